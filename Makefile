@@ -1,0 +1,86 @@
+# lruvec — build, test and benchmark. Everything is built under build/.
+#
+#   make              build/liblruvec.a, build/liblruvec.so, build/lvbench (release)
+#   make check        unit tests, short torture runs of every lock design, spin models (TAP/prove)
+#   make bench        the main benchmark job (lvbench compare churn, built-in defaults)
+#   make tsan | asan  the torture and unit tests under ThreadSanitizer / AddressSanitizer
+#   make torture DURATION=seconds [SEED=n]   a long torture run of every design (debug build)
+
+CC       ?= cc
+BUILD    ?= build
+DURATION ?= 60
+SEED     ?= 1
+PROVE    ?= prove
+
+URCU_CFLAGS := $(shell pkg-config --cflags liburcu-bp 2>/dev/null)
+URCU_LIBS   := $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+BASE     := -std=gnu11 -pthread -Iinclude -Isrc $(URCU_CFLAGS) $(WARN)
+CFLAGS_release := -O2 -g -fPIC
+CFLAGS_debug   := -O1 -g -DLV_DEBUG -fno-omit-frame-pointer
+CFLAGS_tsan    := -O1 -g -DLV_DEBUG -fsanitize=thread
+CFLAGS_asan    := -O1 -g -DLV_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer
+LDLIBS   := $(URCU_LIBS) -lm -pthread
+
+LIB_SRCS   := $(wildcard src/*.c)
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+BENCH_SRCS := $(wildcard tools/lvbench/*.c)
+HDRS       := $(wildcard include/*.h src/*.h tests/*.h tests/unit/*.h tools/lvbench/*.h)
+
+.PHONY: all check bench tsan asan torture deps clean format
+all: $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so $(BUILD)/lvbench
+
+# One object tree per variant: $(BUILD)/<variant>/src/x.o
+define variant
+$(BUILD)/$(1)/%.o: %.c $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE) $$(CFLAGS_$(1)) -c $$< -o $$@
+$(BUILD)/$(1)/liblruvec.a: $(LIB_SRCS:%.c=$(BUILD)/$(1)/%.o)
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(BUILD)/$(1)/tests/%: $(BUILD)/$(1)/tests/unit/%.o $(BUILD)/$(1)/liblruvec.a
+	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDLIBS)
+$(BUILD)/$(1)/torture: $(BUILD)/$(1)/tests/stress/torture.o $(BUILD)/$(1)/liblruvec.a
+	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach v,release debug tsan asan,$(eval $(call variant,$(v))))
+
+$(BUILD)/liblruvec.a: $(BUILD)/release/liblruvec.a
+	cp $< $@
+$(BUILD)/liblruvec.so: $(LIB_SRCS:%.c=$(BUILD)/release/%.o)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+$(BUILD)/lvbench: $(BENCH_SRCS:%.c=$(BUILD)/release/%.o) $(BUILD)/release/liblruvec.a
+	$(CC) -O2 -pthread $^ -o $@ $(LDLIBS)
+
+UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/$(1)/tests/%,$(UNIT_SRCS))
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory $(call UNIT_BINS,debug) $(BUILD)/debug/torture $(BUILD)/lvbench
+	BUILD=$(BUILD) $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
+		tests/models/run-models.sh tests/lvbench.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/lvbench
+	$(BUILD)/lvbench compare churn
+
+tsan: deps
+	@$(MAKE) --no-print-directory $(call UNIT_BINS,tsan) $(BUILD)/tsan/torture
+	BUILD=$(BUILD) VARIANT=tsan $(PROVE) -f $(call UNIT_BINS,tsan) tests/stress/torture.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory $(call UNIT_BINS,asan) $(BUILD)/asan/torture
+	BUILD=$(BUILD) VARIANT=asan $(PROVE) -f $(call UNIT_BINS,asan) tests/stress/torture.sh
+
+torture: deps
+	@$(MAKE) --no-print-directory $(BUILD)/debug/torture
+	BUILD=$(BUILD) TORTURE_DURATION=$(DURATION) TORTURE_SEED=$(SEED) $(PROVE) -v tests/stress/torture.sh
+
+format:
+	clang-format -i include/*.h src/*.[ch] tests/unit/*.[ch] tests/stress/*.c tools/lvbench/*.[ch]
+
+clean:
+	rm -rf $(BUILD)

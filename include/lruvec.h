@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * DOC: lruvec — the Linux kernel's memcg-aware page LRU as a userspace library
+ *
+ * One machine (&struct lv_machine) owns NUMA nodes with real page frames, a tree of memory
+ * cgroups, one LRU vector ("lruvec") per (memcg, node) with the five LRU lists, per-CPU folio
+ * batches and lock statistics. The locking is the kernel's since Linux 5.11: one lock per
+ * lruvec, a folio's lruvec found by lookup, lock and re-check, and PG_lru used as the isolation
+ * pin. The Linux <= 5.10 design (one lock per node) is selectable at run time so both can be
+ * compared in one binary.
+ *
+ * Lifecycle: lv_machine_create() → lv_memcg_create() → lv_folio_alloc() → LRU operations →
+ * lv_folio_put() → lv_memcg_remove() → lv_machine_destroy(). Every folio must be released and
+ * every memcg other than the root removed before the machine is destroyed; a machine destroyed
+ * with folios still allocated reports them and frees the memory anyway.
+ *
+ * Threading: every function is thread-safe unless its comment says otherwise. No function may
+ * be called from a signal handler. Threads need no registration (RCU is liburcu's "bp"
+ * flavour). lv_check() requires a quiescent machine.
+ *
+ * Errors: functions return 0 or a negative errno, or NULL with errno set. Bad input from the
+ * caller is reported, never aborts, and never loses a page.
+ *
+ * Caveats:
+ *  - A folio handle is valid while the caller holds a reference on it. Using a folio after the
+ *    last reference was dropped is undefined, as in the kernel.
+ *  - A memcg handle is valid until lv_memcg_remove() succeeds on it. Removal of a memcg that
+ *    another thread still charges into may fail with -EBUSY or make that charge fail with
+ *    -ENOENT; it never corrupts state.
+ *  - fork() without exec() is not supported while a machine exists.
+ */
+#ifndef LRUVEC_H
+#define LRUVEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lv_machine;
+struct lv_memcg;
+struct lv_folio;
+
+/** enum lv_lock_design - which lock serialises an lruvec's lists. */
+enum lv_lock_design {
+	LV_LOCK_LRUVEC = 0, /* one lock per (memcg, node) lruvec: Linux 5.11+ */
+	LV_LOCK_NODE = 1,   /* all lruvecs of a node share the node's lock: Linux <= 5.10 */
+};
+
+/** enum lv_lock_backend - how every lock of a machine is implemented. */
+enum lv_lock_backend {
+	LV_BACKEND_FUTEX = 0, /* barging futex lock: flat under oversubscription (default) */
+	LV_BACKEND_MUTEX = 1, /* pthread_mutex_t */
+	LV_BACKEND_SPIN = 2,  /* test-and-test-and-set, yields after 100 spins */
+};
+
+/** enum lv_disable_mode - how lv_lru_cache_disable() waits for in-flight adders. */
+enum lv_disable_mode {
+	LV_DISABLE_SWEEP = 0, /* raise the count, then lock and drain every CPU slot (default) */
+	LV_DISABLE_RCU = 1,   /* raise, synchronize_rcu(), drain: the Linux 5.18 regression */
+};
+
+/**
+ * struct lv_config - machine configuration. Start from lv_config_init().
+ * @nr_nodes:       NUMA nodes, 1..64.
+ * @node_mem_bytes: memory per node, a multiple of 4 KiB, at least 4 MiB, at most 64 GiB.
+ * @nr_cpu_slots:   per-CPU batch slots, 1..4096; 0 means get_nprocs_conf().
+ * @lock_design:    see &enum lv_lock_design.
+ * @memcg_disabled: like booting with cgroup_disable=memory: one lruvec per node, no charging.
+ * @lock_backend:   see &enum lv_lock_backend.
+ * @batch_size:     folios per per-CPU batch, 1..31 (31 as in Linux 6.9+, 15 before).
+ * @disable_mode:   see &enum lv_disable_mode.
+ * @metadata_only:  no data frames: lv_folio_data() returns NULL (pure LRU experiments).
+ */
+struct lv_config {
+	unsigned int nr_nodes;
+	size_t node_mem_bytes;
+	unsigned int nr_cpu_slots;
+	enum lv_lock_design lock_design;
+	bool memcg_disabled;
+	enum lv_lock_backend lock_backend;
+	unsigned int batch_size;
+	enum lv_disable_mode disable_mode;
+	bool metadata_only;
+};
+
+#define LV_PAGE_SIZE 4096UL
+#define LV_MAX_ORDER 9 /* largest folio: 2^9 pages = 2 MiB */
+#define LV_MAX_NODES 64
+#define LV_MAX_BATCH 31
+
+/**
+ * lv_config_init - fill @cfg with the defaults: 1 node of 256 MiB, get_nprocs_conf() slots,
+ * per-lruvec locking, memcg enabled, futex locks, batches of 31, sweep-mode disable, real
+ * data frames.
+ * Context: any.
+ */
+void lv_config_init(struct lv_config *cfg);
+
+/**
+ * lv_machine_create - build a machine from @cfg (NULL means the defaults).
+ * Return: the machine, or NULL with errno EINVAL (a field out of range) or ENOMEM. Nothing is
+ * leaked on failure.
+ * Context: may block; allocates.
+ */
+struct lv_machine *lv_machine_create(const struct lv_config *cfg);
+
+/**
+ * lv_machine_destroy - drain all batches, free every memcg and the memory of @m.
+ * Folios still allocated are reported on stderr (a caller bug) and freed with the machine.
+ * Context: no other thread may use @m; may block (waits for RCU callbacks).
+ */
+void lv_machine_destroy(struct lv_machine *m);
+
+/** lv_machine_config - the configuration @m was created with (defaults filled in). */
+const struct lv_config *lv_machine_config(const struct lv_machine *m);
+
+/* ---- Memory cgroups ---------------------------------------------------------------------- */
+
+/**
+ * lv_memcg_root - the root memory cgroup of @m, or NULL when memcg is disabled.
+ * Context: any. The root lives as long as the machine.
+ */
+struct lv_memcg *lv_memcg_root(struct lv_machine *m);
+
+/**
+ * lv_memcg_create - create a child of @parent (NULL means the root) with no limit.
+ * @name: a label for reports, copied (at most 63 bytes used); may be NULL.
+ * Return: the memcg, or NULL with errno EINVAL (memcg disabled, or @parent being removed) or
+ * ENOMEM.
+ * Context: may block; takes the machine's memcg tree mutex.
+ */
+struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name);
+
+/**
+ * lv_memcg_remove - remove an empty memcg. Its memory is freed after an RCU grace period, so
+ * threads still looking it up under RCU are safe; its lock statistics and event counters are
+ * folded into the machine's totals first.
+ * Return: 0; -EBUSY if it still has children, charged pages or LRU folios (reparenting is not
+ * implemented yet); -EINVAL for the root or a memcg already being removed.
+ * Context: may block; takes the memcg tree mutex and briefly each of its lruvec locks.
+ */
+int lv_memcg_remove(struct lv_memcg *memcg);
+
+/**
+ * lv_memcg_set_max - set the hard limit of @memcg in pages (SIZE_MAX: no limit). Lowering it
+ * below the current usage is allowed: new charges fail until usage falls (no reclaim yet).
+ * Return: 0, or -EINVAL for the root.
+ * Context: any; lock-free.
+ */
+int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages);
+
+/** lv_memcg_usage - pages currently charged to @memcg and its descendants. Context: any. */
+size_t lv_memcg_usage(const struct lv_memcg *memcg);
+
+/** lv_memcg_max - the limit of @memcg in pages. Context: any. */
+size_t lv_memcg_max(const struct lv_memcg *memcg);
+
+/** lv_memcg_parent - the parent of @memcg, NULL for the root. Context: any. */
+struct lv_memcg *lv_memcg_parent(const struct lv_memcg *memcg);
+
+/** lv_memcg_name - the label given at creation ("root" for the root). Context: any. */
+const char *lv_memcg_name(const struct lv_memcg *memcg);
+
+/* ---- Folios: allocation and references --------------------------------------------------- */
+
+/** Allocation flags for lv_folio_alloc(). */
+#define LV_FOLIO_ANON 0x1u   /* swap-backed (anon lists); otherwise page cache (file lists) */
+#define LV_FOLIO_ZERO 0x2u   /* zero the data */
+
+/**
+ * lv_folio_alloc - allocate a folio of 2^@order pages on node @nid and charge it to @memcg.
+ * @memcg: the cgroup to charge; NULL means the root. Ignored when memcg is disabled.
+ * @flags: LV_FOLIO_* bits.
+ * Return: the folio with one reference held by the caller, not on any LRU; or NULL with errno
+ * EINVAL (bad node, order or flags, or @memcg being removed: ENOENT), ENOMEM (the node has no
+ * free block of that order, or the charge would exceed a limit of @memcg or an ancestor).
+ * Context: may take the node's zone lock and the CPU slot's page-list lock. Not under an
+ * lruvec lock (the library never calls it so).
+ */
+struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
+				struct lv_memcg *memcg, unsigned int flags);
+
+/** lv_folio_get - take another reference. The caller must already hold one. */
+void lv_folio_get(struct lv_folio *folio);
+
+/**
+ * lv_folio_try_get - take a reference unless the count is zero (the folio is being freed).
+ * Return: true if a reference was taken.
+ */
+bool lv_folio_try_get(struct lv_folio *folio);
+
+/**
+ * lv_folio_put - drop a reference. The last one unlinks the folio from its LRU list (under the
+ * lruvec lock), then uncharges and frees it after the unlock.
+ * Context: takes an lruvec lock if the folio is on an LRU. Must not be called while holding
+ * any library lock (the library never does).
+ */
+void lv_folio_put(struct lv_folio *folio);
+
+/**
+ * lv_folios_put - drop one reference on each of @nr folios. Consecutive folios of the same
+ * lruvec share one lock hold; frees and uncharges happen after the unlock, batched.
+ */
+void lv_folios_put(struct lv_folio **folios, size_t nr);
+
+/** lv_folio_ref_count - the current reference count (racy unless the caller excludes others). */
+int lv_folio_ref_count(const struct lv_folio *folio);
+/** lv_folio_nid - the node the folio's frames belong to. */
+int lv_folio_nid(const struct lv_folio *folio);
+/** lv_folio_nr_pages - 2^order. */
+unsigned int lv_folio_nr_pages(const struct lv_folio *folio);
+/** lv_folio_data - the folio's data (nr_pages * 4 KiB), or NULL in metadata-only mode. */
+void *lv_folio_data(struct lv_folio *folio);
+/**
+ * lv_folio_memcg - the memcg the folio is charged to (NULL with memcg disabled). The answer
+ * can change at once if another thread moves the folio; stable while the caller has it isolated.
+ */
+struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio);
+
+/** Folio flag bits, for lv_folio_test(). */
+enum lv_folio_flag {
+	LV_PG_LRU,	   /* on an LRU list (or pinned by the actor moving it) */
+	LV_PG_ACTIVE,	   /* on (or headed for) an active list */
+	LV_PG_REFERENCED,  /* second-chance bit of lv_folio_mark_accessed() */
+	LV_PG_WORKINGSET,  /* was part of the workingset */
+	LV_PG_UNEVICTABLE, /* accounted on the unevictable list */
+	LV_PG_MLOCKED,	   /* mapped by an mlocked region */
+	LV_PG_SWAPBACKED,  /* anon: selects the anon lists */
+	LV_PG_DIRTY,	   /* data not yet written back */
+	LV_PG_WRITEBACK,   /* under writeback */
+	LV_PG_RECLAIM,	   /* rotate to the tail when writeback ends */
+	LV_PG_MAPPED,	   /* mapped by a process (deactivate_file skips it) */
+	LV_PG_ISOLATED,	   /* isolated by lv_folio_isolate_lru(), awaiting putback */
+	LV_NR_FOLIO_FLAGS
+};
+
+/** lv_folio_test - test one flag (an atomic read). */
+bool lv_folio_test(const struct lv_folio *folio, enum lv_folio_flag flag);
+
+/**
+ * lv_folio_set_state - set or clear one of the caller-owned state flags: LV_PG_DIRTY,
+ * LV_PG_WRITEBACK, LV_PG_MAPPED, or LV_PG_MLOCKED (the last makes the folio unevictable when
+ * it is next added to an LRU, so it may only change while the folio is off the LRU and not
+ * queued). The LRU-owned flags are refused.
+ * Return: 0; -EINVAL for any other flag; -EBUSY for LV_PG_MLOCKED on a folio on an LRU.
+ */
+int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on);
+
+/* ---- LRU operations ---------------------------------------------------------------------- */
+
+/**
+ * lv_folio_add_lru - queue a folio for addition to an LRU list. The list (anon/file, active or
+ * not, unevictable) is decided when the per-CPU batch is drained.
+ * Return: 0; -EINVAL if the folio is already on an LRU or already queued for addition.
+ * Context: takes a CPU slot lock; may take lruvec locks (batch full or cache disabled).
+ */
+int lv_folio_add_lru(struct lv_folio *folio);
+
+/**
+ * lv_folio_mark_accessed - the kernel's second-chance state machine: inactive,unreferenced →
+ * inactive,referenced → active (through the activate batch, or directly if still in this
+ * CPU's lru_add batch) → active,referenced. Lock-free unless it activates.
+ */
+void lv_folio_mark_accessed(struct lv_folio *folio);
+
+/** lv_folio_activate - queue the folio for the active list (no-op unless on an LRU). */
+void lv_folio_activate(struct lv_folio *folio);
+
+/** lv_folio_deactivate - queue an active folio for the inactive list (as MADV_COLD). */
+void lv_folio_deactivate(struct lv_folio *folio);
+
+/**
+ * lv_deactivate_file_folio - queue a file folio whose invalidation failed: dirty or under
+ * writeback → head of the inactive list with PG_reclaim; clean → tail; mapped → untouched.
+ */
+void lv_deactivate_file_folio(struct lv_folio *folio);
+
+/**
+ * lv_folio_mark_lazyfree - MADV_FREE: queue an anon folio to lose PG_swapbacked and move to the
+ * inactive file list.
+ */
+void lv_folio_mark_lazyfree(struct lv_folio *folio);
+
+/**
+ * lv_folio_rotate_reclaimable - writeback ended on a PG_reclaim folio: queue it for the tail
+ * of its inactive list.
+ */
+void lv_folio_rotate_reclaimable(struct lv_folio *folio);
+
+/**
+ * lv_folio_isolate_lru - take the folio off its LRU list, winning the PG_lru pin.
+ * The caller must hold a reference; on success the isolation holds one more, released by
+ * lv_folio_putback_lru() (or by lv_folio_put() if the caller abandons it).
+ * Return: 0; -EBUSY if the folio is not on an LRU (in a batch, isolated by another actor,
+ * never added).
+ * Context: takes the folio's lruvec lock.
+ */
+int lv_folio_isolate_lru(struct lv_folio *folio);
+
+/**
+ * lv_folio_putback_lru - return a folio isolated by lv_folio_isolate_lru() to the LRU (through
+ * the lru_add batch) and drop the isolation reference.
+ * Return: 0; -EINVAL if the folio was not isolated by lv_folio_isolate_lru().
+ */
+int lv_folio_putback_lru(struct lv_folio *folio);
+
+/**
+ * lv_folio_move_memcg - move an on-LRU folio and its charge to @to (cgroup v1 charge moving):
+ * isolate, charge @to up to the common ancestor, rebind under the old lruvec's lock, uncharge
+ * the old memcg, put back.
+ * Return: 0 (also when already in @to); -EBUSY if the folio is not on an LRU or the pin is
+ * lost to another actor; -ENOMEM if @to or an ancestor below the common ancestor is at its
+ * limit; -EINVAL with memcg disabled or @to NULL; -ENOENT if @to is being removed. On every
+ * error nothing has changed.
+ * Context: the caller holds a reference. Takes lruvec locks one at a time and a CPU slot lock.
+ */
+int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to);
+
+/** lv_lru_add_drain - drain the calling CPU slot's batches. Context: takes its slot lock. */
+void lv_lru_add_drain(struct lv_machine *m);
+
+/**
+ * lv_lru_add_drain_all - drain every CPU slot. Concurrent callers coalesce: a caller whose
+ * request is covered by a sweep that started after it was made returns without sweeping.
+ * Every folio whose lv_folio_add_lru() returned before this call is on an LRU when it returns.
+ * Context: may block; takes the drain mutex, then slot locks.
+ */
+void lv_lru_add_drain_all(struct lv_machine *m);
+
+/**
+ * lv_lru_cache_disable - stop batching: until the matching lv_lru_cache_enable(), every add
+ * or move request is applied at once, and all batches are empty when this returns. Nests.
+ * Context: may block (LV_DISABLE_RCU waits for an RCU grace period).
+ */
+void lv_lru_cache_disable(struct lv_machine *m);
+
+/** lv_lru_cache_enable - undo one lv_lru_cache_disable(). */
+void lv_lru_cache_enable(struct lv_machine *m);
+
+/* ---- Statistics -------------------------------------------------------------------------- */
+
+/** enum lv_lock_class - lock classes for the statistics. */
+enum lv_lock_class {
+	LV_LOCK_CLASS_LRUVEC, /* per-(memcg, node) lru_lock */
+	LV_LOCK_CLASS_NODE,   /* per-node lru_lock (node design, or memcg disabled) */
+	LV_LOCK_CLASS_ZONE,   /* buddy allocator */
+	LV_LOCK_CLASS_SLOT,   /* per-CPU batch slot */
+	LV_LOCK_CLASS_PCP,    /* per-CPU page list */
+	LV_LOCK_CLASS_DRAIN,  /* lru_add_drain_all mutex */
+	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
+	LV_NR_LOCK_CLASSES
+};
+
+/** struct lv_lock_stat - the columns of `perf lock report`. Times in nanoseconds. */
+struct lv_lock_stat {
+	uint64_t acquired;
+	uint64_t contended;
+	uint64_t wait_total_ns;
+	uint64_t wait_max_ns;
+	uint64_t wait_min_ns; /* 0 if never contended */
+};
+
+/** lv_lock_class_name - "lruvec", "node", ... */
+const char *lv_lock_class_name(enum lv_lock_class cls);
+
+/**
+ * lv_lock_stats - sum the statistics of every lock of class @cls (including those of removed
+ * memcgs). Racy while threads run; exact at a quiescent point.
+ */
+void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_stat *out);
+
+/** lv_lock_stats_reset - zero every lock's statistics. Context: quiescent machine. */
+void lv_lock_stats_reset(struct lv_machine *m);
+
+/**
+ * lv_lock_stats_print - print one row per lock class that was used, in the columns of
+ * `perf lock report`: Name, acquired, contended, avg wait, total wait, max wait, min wait (ns).
+ */
+void lv_lock_stats_print(struct lv_machine *m, FILE *out);
+
+/** enum lv_stat_item - vmstat-like counters, per node and per memcg. */
+enum lv_stat_item {
+	LV_NR_INACTIVE_ANON, /* list sizes, in pages */
+	LV_NR_ACTIVE_ANON,
+	LV_NR_INACTIVE_FILE,
+	LV_NR_ACTIVE_FILE,
+	LV_NR_UNEVICTABLE,
+	LV_NR_ISOLATED,	 /* isolated by lv_folio_isolate_lru() and not yet put back */
+	LV_NR_CHARGED,	 /* pages charged (memcg: own + descendants; node: allocated) */
+	LV_NR_FREE,	 /* node only: free pages */
+	LV_WMARK_MIN,	 /* node only: watermarks */
+	LV_WMARK_LOW,
+	LV_WMARK_HIGH,
+	LV_PGACTIVATE, /* events */
+	LV_PGDEACTIVATE,
+	LV_PGLAZYFREE,
+	LV_PGROTATED,
+	LV_PGMOVED,	    /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
+	LV_LOCK_RETRIES,    /* folio_lruvec_lock re-check failures */
+	LV_NR_STAT_ITEMS
+};
+
+/** lv_stat_name - "nr_inactive_anon", "pgactivate", ... */
+const char *lv_stat_name(enum lv_stat_item item);
+
+/**
+ * lv_node_stat - a counter of node @nid summed over all its lruvecs (including those of
+ * removed memcgs). Return: the value, or 0 for a bad node or item.
+ * Context: takes the memcg tree mutex; racy while threads run.
+ */
+uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item);
+
+/**
+ * lv_memcg_stat - a counter of @memcg's own lruvecs over all nodes (list sizes and events are
+ * not hierarchical; LV_NR_CHARGED is). Node-only items return 0.
+ */
+uint64_t lv_memcg_stat(struct lv_memcg *memcg, enum lv_stat_item item);
+
+/**
+ * lv_drain_all_stats - how often lv_lru_add_drain_all() was called and how many of those calls
+ * swept the slots themselves (the rest were covered by a concurrent sweep).
+ */
+void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps);
+
+/**
+ * lv_check - verify the invariants at a quiescent point (no other thread using @m): list
+ * lengths equal size counters per lruvec and node; every PG_lru folio is on exactly the list
+ * of exactly the lruvec its flags, node and memcg select; no active and unevictable folio;
+ * unevictable folios counted but not linked; no free frame reachable from a list; batches
+ * empty (after draining them); memcg usage equals the pages charged to it and its
+ * descendants; free + allocated = total pages on every node.
+ * @report: where to describe each violation (NULL: stderr).
+ * Return: 0 if all hold, -EUCLEAN otherwise. Drains all batches first.
+ * Context: quiescent machine; may block.
+ */
+int lv_check(struct lv_machine *m, FILE *report);
+
+/**
+ * lv_bug_count - how many internal invariant violations were detected at run time. Debug
+ * builds abort at the first one instead.
+ */
+uint64_t lv_bug_count(struct lv_machine *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LRUVEC_H */

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Run-time bug reports and lv_check(), the quiescent-point invariant checker
+ * (kernel-lru-lock §9.2, I1–I5 of what this issue builds).
+ *
+ * lv_check() first drains every slot, then walks every list of every lruvec under its lock,
+ * marking each folio it meets in a per-node bitmap, and finally walks every node's memmap
+ * frame by frame. The two walks cross-check each other: a folio is linked iff it is PG_lru and
+ * evictable, on the list its flags select, of the lruvec its node and memcg select; the
+ * unevictable, isolated and charged counts rebuilt from the memmap equal the counters; and
+ * free frames plus allocated frames are exactly the node's frames.
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+#include <string.h>
+
+void lv_bug(struct lv_machine *m, const char *cond, const char *file, int line)
+{
+	uint64_t n = __atomic_add_fetch(&m->bug_count, 1, __ATOMIC_RELAXED);
+
+	if (n <= 10)
+		fprintf(stderr, "lruvec: BUG at %s:%d: %s\n", file, line, cond);
+#ifdef LV_DEBUG
+	abort();
+#endif
+}
+
+uint64_t lv_bug_count(struct lv_machine *m)
+{
+	return __atomic_load_n(&m->bug_count, __ATOMIC_RELAXED);
+}
+
+struct check {
+	struct lv_machine *m;
+	FILE *out;
+	unsigned long errors;
+	struct lruvec **lruvecs; /* every lruvec, sorted by address */
+	size_t nr, cap;
+	unsigned long *unevictable; /* per lruvec, rebuilt from the memmap */
+	long *isolated;		    /* per lruvec */
+	long *charged;		    /* per lruvec: pages of folios bound to it */
+	unsigned char **seen;	    /* per node: bitmap of linked frames */
+};
+
+#define check_fail(c, ...)                                                                        \
+	do {                                                                                      \
+		if ((c)->errors++ < 50) {                                                         \
+			fprintf((c)->out, "lv_check: ");                                          \
+			fprintf((c)->out, __VA_ARGS__);                                           \
+			fputc('\n', (c)->out);                                                    \
+		}                                                                                 \
+	} while (0)
+
+static void collect_lruvec(struct lruvec *lruvec, void *arg)
+{
+	struct check *c = arg;
+
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct lruvec **p = realloc(c->lruvecs, cap * sizeof(*p));
+
+		if (!p) {
+			check_fail(c, "out of memory collecting lruvecs");
+			return;
+		}
+		c->lruvecs = p;
+		c->cap = cap;
+	}
+	c->lruvecs[c->nr++] = lruvec;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long lruvec_index(struct check *c, struct lruvec *lruvec)
+{
+	struct lruvec **p = bsearch(&lruvec, c->lruvecs, c->nr, sizeof(*p), cmp_ptr);
+
+	return p ? p - c->lruvecs : -1;
+}
+
+static void mark_seen(struct check *c, struct lv_folio *f)
+{
+	unsigned long pfn = (unsigned long)(f - f->pgdat->memmap);
+
+	c->seen[f->pgdat->node_id][pfn / 8] |= (unsigned char)(1u << (pfn % 8));
+}
+
+static bool was_seen(struct check *c, struct lv_folio *f)
+{
+	unsigned long pfn = (unsigned long)(f - f->pgdat->memmap);
+
+	return c->seen[f->pgdat->node_id][pfn / 8] & (1u << (pfn % 8));
+}
+
+/* I1, I3, I4 from the lists' side. */
+static void check_lists(struct check *c, struct lruvec *lruvec)
+{
+	lv_lock_acquire(lruvec->lru_lock);
+	for (int l = 0; l < LRU_UNEVICTABLE; l++) {
+		unsigned long pages = 0, steps = 0, limit = lruvec->pgdat->nr_pages + 1;
+		struct list_head *pos;
+
+		list_for_each(pos, &lruvec->lists[l]) {
+			struct lv_folio *f = list_entry(pos, struct lv_folio, lru);
+
+			if (++steps > limit) {
+				check_fail(c, "node %d memcg '%s' list %d: cycle", lruvec->pgdat->node_id,
+					   lruvec->memcg ? lruvec->memcg->name : "-", l);
+				break;
+			}
+			if (!folio_test(f, PG_head)) {
+				check_fail(c, "freed frame %p linked on list %d", (void *)f, l);
+				continue;
+			}
+			if (was_seen(c, f))
+				check_fail(c, "folio %p linked twice", (void *)f);
+			mark_seen(c, f);
+			pages += (unsigned long)folio_nr_pages(f);
+			if (folio_ref_count(f) < 1)
+				check_fail(c, "folio %p linked with refcount %d", (void *)f,
+					   folio_ref_count(f));
+			if (!folio_test_lru(f))
+				check_fail(c, "folio %p linked without PG_lru", (void *)f);
+			if (folio_test_active(f) && folio_test_unevictable(f))
+				check_fail(c, "folio %p active and unevictable", (void *)f);
+			else if ((int)folio_lru_list(f) != l)
+				check_fail(c, "folio %p on list %d, its flags select %d", (void *)f, l,
+					   folio_lru_list(f));
+			if (!folio_matches_lruvec(f, lruvec))
+				check_fail(c, "folio %p linked on a foreign lruvec", (void *)f);
+		}
+		if (pages != lruvec->lru_size[l])
+			check_fail(c, "node %d memcg '%s' list %d: %lu pages linked, size %lu",
+				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
+				   l, pages, lruvec->lru_size[l]);
+	}
+	lv_lock_release(lruvec->lru_lock);
+}
+
+/* I2, I3, I4 from the memmap's side; page accounting of every node. */
+static void check_memmap(struct check *c, struct pglist_data *pgdat)
+{
+	unsigned long free = 0, allocated = 0;
+
+	for (unsigned long pfn = 0; pfn < pgdat->nr_pages;) {
+		struct lv_folio *f = &pgdat->memmap[pfn];
+		unsigned long nr = 1ul << folio_order(f);
+
+		if (folio_test(f, PG_buddy) || folio_test(f, PG_pcp)) {
+			free += nr;
+			if (was_seen(c, f))
+				check_fail(c, "free frame %lu of node %d is linked", pfn,
+					   pgdat->node_id);
+		} else if (folio_test(f, PG_head)) {
+			struct lruvec *lruvec = mem_cgroup_lruvec(f->memcg, pgdat);
+			long i = lruvec_index(c, lruvec);
+
+			allocated += nr;
+			if (i < 0) {
+				check_fail(c, "folio %p bound to an unknown lruvec", (void *)f);
+			} else {
+				c->charged[i] += (long)nr;
+				if (folio_test_isolated(f))
+					c->isolated[i] += (long)nr;
+				if (folio_test_lru(f) && folio_test_unevictable(f))
+					c->unevictable[i] += nr;
+			}
+			if (folio_test(f, PG_adding))
+				check_fail(c, "folio %p still queued for lru_add after draining",
+					   (void *)f);
+			if (folio_test_lru(f) && !folio_test_unevictable(f) && !was_seen(c, f))
+				check_fail(c, "PG_lru folio %p on no list", (void *)f);
+			if (!folio_test_lru(f) && was_seen(c, f))
+				check_fail(c, "folio %p linked without PG_lru", (void *)f);
+			if (folio_test_unevictable(f) && was_seen(c, f))
+				check_fail(c, "unevictable folio %p is linked", (void *)f);
+			if (folio_ref_count(f) < 1)
+				check_fail(c, "allocated folio %p with refcount %d", (void *)f,
+					   folio_ref_count(f));
+			if (mem_cgroup_disabled(c->m) != (f->memcg == NULL))
+				check_fail(c, "folio %p memcg binding %p is wrong", (void *)f,
+					   (void *)f->memcg);
+		} else {
+			check_fail(c, "frame %lu of node %d is neither free nor a folio", pfn,
+				   pgdat->node_id);
+			nr = 1;
+		}
+		pfn += nr;
+	}
+	if (free + allocated != pgdat->nr_pages)
+		check_fail(c, "node %d: %lu free + %lu allocated != %lu frames", pgdat->node_id,
+			   free, allocated, pgdat->nr_pages);
+	if (free != node_free_pages(pgdat))
+		check_fail(c, "node %d: %lu free frames, counters say %lu", pgdat->node_id, free,
+			   node_free_pages(pgdat));
+}
+
+/* Usage of @memcg's subtree, rebuilt from the memmap (c->charged), checked level by level. */
+static long check_memcg_usage(struct check *c, struct lv_memcg *memcg)
+{
+	struct lv_memcg *child;
+	long pages = 0;
+
+	for (unsigned int nid = 0; nid < c->m->cfg.nr_nodes; nid++) {
+		long i = lruvec_index(c, &memcg->nodeinfo[nid]);
+
+		if (i >= 0)
+			pages += c->charged[i];
+	}
+	list_for_each_entry(child, &memcg->children, sibling)
+		pages += check_memcg_usage(c, child);
+	if (memcg->parent && pages != memcg->usage)
+		check_fail(c, "memcg '%s': usage %ld, pages charged %ld", memcg->name, memcg->usage,
+			   pages);
+	return pages;
+}
+
+int lv_check(struct lv_machine *m, FILE *report)
+{
+	struct check c = { .m = m, .out = report ? report : stderr };
+	unsigned int nr_nodes = m->cfg.nr_nodes;
+
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		struct cpu_slot *slot = &m->slots[s];
+
+		lv_lock_acquire(&slot->lock);
+		lru_add_drain_slot(m, slot);
+		for (int op = 0; op < NR_FBATCHES; op++)
+			if (slot->fbatch[op].nr)
+				check_fail(&c, "slot %u batch %d not empty after draining", s, op);
+		lv_lock_release(&slot->lock);
+	}
+
+	for_each_lruvec(m, collect_lruvec, &c);
+	qsort(c.lruvecs, c.nr, sizeof(*c.lruvecs), cmp_ptr);
+	c.unevictable = calloc(c.nr + 1, sizeof(*c.unevictable));
+	c.isolated = calloc(c.nr + 1, sizeof(*c.isolated));
+	c.charged = calloc(c.nr + 1, sizeof(*c.charged));
+	c.seen = calloc(nr_nodes, sizeof(*c.seen));
+	if (!c.unevictable || !c.isolated || !c.charged || !c.seen) {
+		check_fail(&c, "out of memory");
+		goto out;
+	}
+	for (unsigned int nid = 0; nid < nr_nodes; nid++) {
+		c.seen[nid] = calloc(m->nodes[nid]->nr_pages / 8 + 1, 1);
+		if (!c.seen[nid]) {
+			check_fail(&c, "out of memory");
+			goto out;
+		}
+	}
+
+	for (size_t i = 0; i < c.nr; i++)
+		check_lists(&c, c.lruvecs[i]);
+	for (unsigned int nid = 0; nid < nr_nodes; nid++)
+		check_memmap(&c, m->nodes[nid]);
+	for (size_t i = 0; i < c.nr; i++) {
+		struct lruvec *lruvec = c.lruvecs[i];
+
+		if (lruvec->lru_size[LRU_UNEVICTABLE] != c.unevictable[i])
+			check_fail(&c, "node %d memcg '%s': unevictable size %lu, folios %lu",
+				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
+				   lruvec->lru_size[LRU_UNEVICTABLE], c.unevictable[i]);
+		if (lruvec->nr_isolated != c.isolated[i])
+			check_fail(&c, "node %d memcg '%s': isolated count %ld, folios %ld",
+				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
+				   lruvec->nr_isolated, c.isolated[i]);
+	}
+	if (m->root) {
+		lv_lock_acquire(&m->memcg_mutex);
+		check_memcg_usage(&c, m->root);
+		lv_lock_release(&m->memcg_mutex);
+	}
+out:
+	if (c.seen)
+		for (unsigned int nid = 0; nid < nr_nodes; nid++)
+			free(c.seen[nid]);
+	free(c.seen);
+	free(c.unevictable);
+	free(c.isolated);
+	free(c.charged);
+	free(c.lruvecs);
+	if (c.errors > 50)
+		fprintf(c.out, "lv_check: ... %lu violations in all\n", c.errors);
+	return c.errors ? -EUCLEAN : 0;
+}

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal structures shared by src/. Every shared field says what protects it; the complete
+ * synchronization table is docs/locking.md. Names are the kernel's (mm/), unprefixed.
+ */
+#ifndef LV_INTERNAL_H
+#define LV_INTERNAL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "list.h"
+#include "lock.h"
+#include "lruvec.h"
+#include "rcu.h"
+
+/* ---- Folio flags --------------------------------------------------------------------------- */
+
+/*
+ * The public flags (enum lv_folio_flag) keep their numbers; the allocator's own bits follow.
+ * All flag updates are atomic bit operations on folio->flags, except that an exclusive owner
+ * (refcount frozen at zero, or a frame being allocated or freed) may write the word directly.
+ */
+enum pageflags {
+	PG_lru = LV_PG_LRU,
+	PG_active = LV_PG_ACTIVE,
+	PG_referenced = LV_PG_REFERENCED,
+	PG_workingset = LV_PG_WORKINGSET,
+	PG_unevictable = LV_PG_UNEVICTABLE,
+	PG_mlocked = LV_PG_MLOCKED,
+	PG_swapbacked = LV_PG_SWAPBACKED,
+	PG_dirty = LV_PG_DIRTY,
+	PG_writeback = LV_PG_WRITEBACK,
+	PG_reclaim = LV_PG_RECLAIM,
+	PG_mapped = LV_PG_MAPPED,
+	PG_isolated = LV_PG_ISOLATED,
+	PG_head = LV_NR_FOLIO_FLAGS, /* first frame of an allocated folio */
+	PG_buddy,		     /* first frame of a free block in the buddy allocator */
+	PG_pcp,			     /* free frame on a per-CPU page list */
+	PG_adding,		     /* queued in an lru_add batch, not yet on a list */
+	PG_ORDER_SHIFT = 56,	     /* bits 56..59: order of the folio or free block */
+};
+#define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
+
+/*
+ * struct lv_folio - the descriptor of one 4 KiB frame; a folio is its first frame (PG_head).
+ * At most 64 bytes, like struct page (static assertion in page_alloc.c).
+ */
+struct lv_folio {
+	unsigned long flags;	  /* atomic bitops; order in PG_ORDER_MASK (set while exclusive) */
+	int _refcount;		  /* atomic; the LRU lists hold no reference */
+	unsigned int mlock_count; /* unevictable folios: lruvec lock */
+	/*
+	 * On an LRU list: the lruvec lock (and only while PG_lru is set, or by the pin owner).
+	 * Free: the zone lock (buddy) or the slot's pcp lock. Isolated: the isolating owner.
+	 */
+	struct list_head lru;
+	/*
+	 * Binding to the charged memcg (NULL with memcg disabled). Written only by the owner of
+	 * the PG_lru pin while it holds the lock of the folio's current lruvec (memcontrol.c),
+	 * or before the folio is visible. Read under RCU, or under that lock.
+	 */
+	struct lv_memcg *memcg;
+	void *mapping;		   /* owner (page cache or anon region): later issues */
+	unsigned long index;	   /* offset in the owner */
+	struct pglist_data *pgdat; /* node of the frame: constant */
+};
+
+static inline bool folio_test(const struct lv_folio *f, int bit)
+{
+	return (__atomic_load_n(&f->flags, __ATOMIC_ACQUIRE) >> bit) & 1;
+}
+static inline void folio_set(struct lv_folio *f, int bit)
+{
+	__atomic_fetch_or(&f->flags, 1ul << bit, __ATOMIC_RELEASE);
+}
+static inline void folio_clear(struct lv_folio *f, int bit)
+{
+	__atomic_fetch_and(&f->flags, ~(1ul << bit), __ATOMIC_RELEASE);
+}
+static inline bool folio_test_set(struct lv_folio *f, int bit)
+{
+	return (__atomic_fetch_or(&f->flags, 1ul << bit, __ATOMIC_ACQ_REL) >> bit) & 1;
+}
+static inline bool folio_test_clear(struct lv_folio *f, int bit)
+{
+	return (__atomic_fetch_and(&f->flags, ~(1ul << bit), __ATOMIC_ACQ_REL) >> bit) & 1;
+}
+
+#define FOLIO_FLAG_FNS(name, bit)                                                                 \
+	static inline bool folio_test_##name(const struct lv_folio *f)                            \
+	{                                                                                         \
+		return folio_test(f, bit);                                                        \
+	}                                                                                         \
+	static inline void folio_set_##name(struct lv_folio *f)                                   \
+	{                                                                                         \
+		folio_set(f, bit);                                                                \
+	}                                                                                         \
+	static inline void folio_clear_##name(struct lv_folio *f)                                 \
+	{                                                                                         \
+		folio_clear(f, bit);                                                              \
+	}                                                                                         \
+	static inline bool folio_test_clear_##name(struct lv_folio *f)                            \
+	{                                                                                         \
+		return folio_test_clear(f, bit);                                                  \
+	}
+
+FOLIO_FLAG_FNS(lru, PG_lru)
+FOLIO_FLAG_FNS(active, PG_active)
+FOLIO_FLAG_FNS(referenced, PG_referenced)
+FOLIO_FLAG_FNS(workingset, PG_workingset)
+FOLIO_FLAG_FNS(unevictable, PG_unevictable)
+FOLIO_FLAG_FNS(mlocked, PG_mlocked)
+FOLIO_FLAG_FNS(swapbacked, PG_swapbacked)
+FOLIO_FLAG_FNS(dirty, PG_dirty)
+FOLIO_FLAG_FNS(writeback, PG_writeback)
+FOLIO_FLAG_FNS(reclaim, PG_reclaim)
+FOLIO_FLAG_FNS(mapped, PG_mapped)
+FOLIO_FLAG_FNS(isolated, PG_isolated)
+
+static inline unsigned int folio_order(const struct lv_folio *f)
+{
+	return (unsigned int)((READ_ONCE(f->flags) & PG_ORDER_MASK) >> PG_ORDER_SHIFT);
+}
+static inline long folio_nr_pages(const struct lv_folio *f)
+{
+	return 1l << folio_order(f);
+}
+static inline bool folio_test_large(const struct lv_folio *f)
+{
+	return folio_order(f) > 0;
+}
+static inline bool folio_is_file_lru(const struct lv_folio *f)
+{
+	return !folio_test_swapbacked(f);
+}
+/* Reclaim may not evict it: mlocked (unevictable mappings come with the page cache). */
+static inline bool folio_evictable(const struct lv_folio *f)
+{
+	return !folio_test_mlocked(f);
+}
+
+static inline int folio_ref_count(const struct lv_folio *f)
+{
+	return __atomic_load_n(&f->_refcount, __ATOMIC_RELAXED);
+}
+static inline void folio_get(struct lv_folio *f)
+{
+	__atomic_fetch_add(&f->_refcount, 1, __ATOMIC_RELAXED);
+}
+/* folio_try_get - take a reference unless the folio is being freed (count zero). */
+static inline bool folio_try_get(struct lv_folio *f)
+{
+	int c = __atomic_load_n(&f->_refcount, __ATOMIC_RELAXED);
+
+	do {
+		if (c <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&f->_refcount, &c, c + 1, true, __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+/* folio_put_testzero - drop a reference; true if it was the last (the caller frees). */
+static inline bool folio_put_testzero(struct lv_folio *f)
+{
+	return __atomic_sub_fetch(&f->_refcount, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+/* ---- LRU lists ------------------------------------------------------------------------------ */
+
+enum lru_list {
+	LRU_INACTIVE_ANON = 0,
+	LRU_ACTIVE_ANON = 1,
+	LRU_INACTIVE_FILE = 2,
+	LRU_ACTIVE_FILE = 3,
+	LRU_UNEVICTABLE = 4,
+	NR_LRU_LISTS
+};
+#define LRU_ACTIVE 1
+#define LRU_FILE 2
+
+/* Event counters kept per lruvec under its lock; node and memcg values are sums. */
+enum lru_event {
+	EV_PGACTIVATE,
+	EV_PGDEACTIVATE,
+	EV_PGLAZYFREE,
+	EV_PGROTATED,
+	EV_PGMOVED,
+	EV_LOCK_RETRIES,
+	NR_LRU_EVENTS
+};
+
+/*
+ * struct lruvec - the LRU lists of one (memcg, node), or of a node when memcg is disabled.
+ * The list heads come first and the lock sits on a cache line of its own after them (the
+ * LKP false-sharing regression, kernel-lru-lock §8.3).
+ */
+struct lruvec {
+	struct list_head lists[NR_LRU_LISTS];	/* *lru_lock */
+	unsigned long lru_size[NR_LRU_LISTS];	/* *lru_lock; in pages */
+	uint64_t events[NR_LRU_EVENTS];		/* *lru_lock (read racily) */
+	unsigned long anon_cost, file_cost;	/* *lru_lock: reclaim (later issues) */
+	long nr_isolated;			/* atomic: lv_folio_isolate_lru() pages */
+	struct lv_lock *lru_lock; /* constant: &own_lock, or the node's lock */
+	struct lv_memcg *memcg;	  /* constant; NULL for a node's own lruvec */
+	struct pglist_data *pgdat; /* constant */
+	struct lv_lock own_lock ____cacheline_aligned; /* used with LV_LOCK_LRUVEC */
+} ____cacheline_aligned;
+
+/* ---- Nodes and the page allocator ---------------------------------------------------------- */
+
+enum { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
+
+/* struct zone - one zone per node: the buddy allocator. */
+struct zone {
+	struct lv_lock lock ____cacheline_aligned;
+	struct list_head free_area[LV_MAX_ORDER + 1]; /* lock */
+	unsigned long nr_free_area[LV_MAX_ORDER + 1];  /* lock */
+	unsigned long free_pages;		       /* lock for writes; read racily */
+	unsigned long watermark[NR_WMARK];	       /* constant */
+};
+
+struct pglist_data {
+	int node_id;			      /* constant */
+	struct lv_machine *machine;	      /* constant */
+	unsigned long nr_pages;		      /* constant */
+	struct lv_folio *memmap;	      /* constant array of nr_pages descriptors */
+	char *frames;			      /* constant: data arena, NULL if metadata only */
+	struct zone zone;
+	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
+	struct lruvec __lruvec;	 /* used when memcg is disabled */
+	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
+};
+
+/* struct per_cpu_pages - order-0 free frames cached for one (slot, node). */
+struct per_cpu_pages {
+	struct lv_lock lock ____cacheline_aligned;
+	struct list_head list; /* lock */
+	int count;	       /* lock; read racily */
+};
+
+/* ---- CPU slots and batches ------------------------------------------------------------------- */
+
+struct folio_batch {
+	unsigned int nr; /* slot lock; read racily by cpu_needs_drain() */
+	struct lv_folio *folios[LV_MAX_BATCH];
+};
+
+/* Batches in the kernel's drain order (lru_add_drain_cpu). */
+enum fbatch_op {
+	FB_LRU_ADD,
+	FB_MOVE_TAIL,
+	FB_DEACTIVATE_FILE,
+	FB_DEACTIVATE,
+	FB_LAZYFREE,
+	FB_ACTIVATE,
+	NR_FBATCHES
+};
+
+struct cpu_slot {
+	struct lv_lock lock;
+	struct folio_batch fbatch[NR_FBATCHES]; /* lock */
+} ____cacheline_aligned;
+
+/* ---- Memory cgroups -------------------------------------------------------------------------- */
+
+struct lv_memcg {
+	struct lv_machine *machine; /* constant */
+	struct lv_memcg *parent;    /* constant; NULL for the root */
+	struct list_head sibling;   /* memcg tree mutex */
+	struct list_head children;  /* memcg tree mutex */
+	long usage;		    /* atomic page counter: own + descendants (not for root) */
+	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
+	int dying;		    /* atomic: set by lv_memcg_remove() */
+	char name[64];		    /* constant */
+	struct rcu_head rcu;
+	struct lruvec nodeinfo[]; /* one per node, constant count */
+};
+
+/* ---- The machine ----------------------------------------------------------------------------- */
+
+struct lv_machine {
+	struct lv_config cfg;	  /* constant */
+	unsigned int nr_slots;	  /* constant */
+	struct pglist_data **nodes; /* constant array of cfg.nr_nodes */
+	struct lv_memcg *root;	  /* constant; NULL when memcg is disabled */
+	struct cpu_slot *slots;	  /* constant array of nr_slots */
+	struct per_cpu_pages *pcp; /* constant array of nr_slots * nr_nodes */
+
+	struct lv_lock memcg_mutex ____cacheline_aligned; /* cgroup_mutex */
+	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
+
+	struct lv_lock drain_mutex ____cacheline_aligned;
+	unsigned long drain_gen;	 /* atomic: lru_drain_gen */
+	uint64_t drain_calls, drain_sweeps; /* atomic */
+	int lru_disable_count;		 /* atomic */
+
+	uint64_t bug_count; /* atomic */
+};
+
+/* ---- Cross-file internal API ----------------------------------------------------------------- */
+
+static inline struct lv_machine *folio_machine(const struct lv_folio *f)
+{
+	return f->pgdat->machine;
+}
+static inline int folio_nid(const struct lv_folio *f)
+{
+	return f->pgdat->node_id;
+}
+static inline bool mem_cgroup_disabled(const struct lv_machine *m)
+{
+	return m->cfg.memcg_disabled;
+}
+
+/*
+ * folio_matches_lruvec - does @folio belong to @lruvec (same node and memcg)? Stable only while
+ * the caller holds @lruvec's lock and the answer is yes, or owns the folio's PG_lru pin.
+ */
+static inline bool folio_matches_lruvec(const struct lv_folio *folio, const struct lruvec *lruvec)
+{
+	return folio->pgdat == lruvec->pgdat &&
+	       __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED) == lruvec->memcg;
+}
+
+/* debug.c: VM_BUG_ON — abort in debug builds, count in release builds. */
+void lv_bug(struct lv_machine *m, const char *cond, const char *file, int line);
+#define VM_BUG_ON_M(m, cond)                                                                      \
+	do {                                                                                      \
+		if (unlikely(cond))                                                               \
+			lv_bug((m), #cond, __FILE__, __LINE__);                                   \
+	} while (0)
+#define VM_BUG_ON_FOLIO(cond, folio) VM_BUG_ON_M(folio_machine(folio), cond)
+
+/* cpu.c */
+struct cpu_slot *this_cpu_slot(struct lv_machine *m);
+unsigned int this_cpu_index(const struct lv_machine *m);
+
+/* page_alloc.c */
+int node_init(struct lv_machine *m, int nid);
+void node_exit(struct lv_machine *m, int nid);
+int pcp_init(struct lv_machine *m);
+void pcp_exit(struct lv_machine *m);
+void free_folios(struct lv_folio **folios, unsigned int nr);
+unsigned long node_free_pages(struct pglist_data *pgdat);
+void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_memcg *memcg);
+
+/* memcontrol.c */
+int mem_cgroup_init(struct lv_machine *m);
+void mem_cgroup_exit(struct lv_machine *m);
+struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgdat);
+struct lruvec *folio_lruvec(struct lv_folio *folio);
+struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
+struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
+void lruvec_unlock(struct lruvec *lruvec);
+int mem_cgroup_charge(struct lv_memcg *memcg, long nr);
+void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
+/* for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex. */
+void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg);
+
+/* swap.c */
+void folios_put_refs(struct lv_folio **folios, unsigned int nr);
+void folio_add_lru(struct lv_folio *folio);
+void folio_putback_lru(struct lv_folio *folio);
+void lru_add_drain_slot(struct lv_machine *m, struct cpu_slot *slot);
+bool lru_cache_disabled(struct lv_machine *m);
+
+/* vmscan.c */
+bool folio_isolate_lru(struct lv_folio *folio);
+
+/* mm_init.c / cpu.c */
+int cpu_slots_init(struct lv_machine *m);
+void cpu_slots_exit(struct lv_machine *m);
+
+#endif /* LV_INTERNAL_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Doubly linked circular lists with the kernel's names and semantics. */
+#ifndef LV_LIST_H
+#define LV_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define list_entry(ptr, type, member) container_of(ptr, type, member)
+#define list_first_entry(head, type, member) list_entry((head)->next, type, member)
+#define list_last_entry(head, type, member) list_entry((head)->prev, type, member)
+#define list_for_each(pos, head) for (pos = (head)->next; pos != (head); pos = pos->next)
+#define list_for_each_entry(pos, head, member)                                                    \
+	for (pos = list_entry((head)->next, __typeof__(*pos), member); &pos->member != (head);    \
+	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
+
+static inline void INIT_LIST_HEAD(struct list_head *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+static inline void __list_add(struct list_head *n, struct list_head *prev, struct list_head *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+
+static inline void list_add(struct list_head *n, struct list_head *head)
+{
+	__list_add(n, head, head->next);
+}
+
+static inline void list_add_tail(struct list_head *n, struct list_head *head)
+{
+	__list_add(n, head->prev, head);
+}
+
+/* Poison the links so that a use after unlinking faults instead of corrupting a list. */
+#define LIST_POISON1 ((struct list_head *)0x100)
+#define LIST_POISON2 ((struct list_head *)0x122)
+
+static inline void list_del(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	e->next = LIST_POISON1;
+	e->prev = LIST_POISON2;
+}
+
+static inline bool list_empty(const struct list_head *h)
+{
+	return h->next == h;
+}
+
+#endif /* LV_LIST_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lv_lock: the one lock type of the library, with three run-time backends and lock_stat-style
+ * statistics, plus "lockdep-lite" ordering checks in debug builds.
+ *
+ * Statistics cost nothing on the uncontended path but one counter increment: every lock first
+ * tries the lock; only when that fails is the wait timed. All statistics fields are written by
+ * the holder while it holds the lock, so they need no atomic read-modify-write; they are
+ * stored with relaxed atomic stores so that the statistics readers (which do not take the lock)
+ * are data-race free.
+ */
+#ifndef LV_LOCK_H
+#define LV_LOCK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lruvec.h"
+
+#define ____cacheline_aligned __attribute__((aligned(64)))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * struct lv_lock - a lock and its statistics. Keep it on its own cache line (the users align
+ * it): the LKP false-sharing regression of the 5.11 series came from a hot lock sharing a line.
+ */
+struct lv_lock {
+	union {
+		uint32_t futex; /* 0 free, 1 locked, 2 locked with waiters (Drepper's mutex 3) */
+		uint32_t spin;	/* 0 free, 1 locked */
+		pthread_mutex_t mutex;
+	};
+	uint8_t backend; /* enum lv_lock_backend: set at init, never changed */
+	uint8_t cls;	 /* enum lv_lock_class: set at init, never changed */
+	/* Statistics: written by the holder only (relaxed stores), read racily. */
+	uint64_t acquired;
+	uint64_t contended;
+	uint64_t wait_total;
+	uint64_t wait_max;
+	uint64_t wait_min;
+#ifdef LV_DEBUG
+	int owner; /* tid of the holder, 0 when free: for lockdep_assert_held() */
+#endif
+};
+
+void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls);
+void lv_lock_destroy(struct lv_lock *l);
+void lv_lock_acquire(struct lv_lock *l);
+void lv_lock_release(struct lv_lock *l);
+
+/* lv_lock_stat_add - add @l's statistics into @sum (racy read). */
+void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);
+void lv_lock_stat_merge(struct lv_lock_stat *sum, const struct lv_lock_stat *s);
+void lv_lock_stat_clear(struct lv_lock *l);
+
+#ifdef LV_DEBUG
+/*
+ * Lockdep-lite: per-thread counts of held locks per class. The ordering rules (docs/locking.md)
+ * are checked before every acquisition; lockdep_assert_held() checks the owner.
+ */
+extern __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
+void lockdep_assert_held(const struct lv_lock *l);
+void lockdep_assert_no_lru_lock(void);
+#else
+static inline void lockdep_assert_held(const struct lv_lock *l)
+{
+	(void)l;
+}
+static inline void lockdep_assert_no_lru_lock(void)
+{
+}
+#endif
+
+#endif /* LV_LOCK_H */

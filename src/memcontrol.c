@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Memory cgroups: the tree, hierarchical page counters, and the folio → lruvec protocol.
+ *
+ * Theory of operation.
+ *
+ * A folio's lruvec is a function of (node, memcg). The node never changes; the memcg binding
+ * (folio->memcg) changes when lv_folio_move_memcg() moves the charge. A thread that computed
+ * a folio's lruvec and then took that lruvec's lock could therefore hold the wrong lock: the
+ * race that sank the first versions of the per-memcg lru_lock series. Two mechanisms close it,
+ * as in Linux 5.11 plus the later reparenting work (kernel-lru-lock §3):
+ *
+ *  1. The PG_lru pin. Anyone who moves an on-LRU folio first wins folio_test_clear_lru(), after
+ *     taking a reference. A binding changer must isolate the folio (win the same pin), so a
+ *     pin owner's lookup cannot be invalidated.
+ *
+ *  2. Lookup, lock, re-check (folio_lruvec_lock()). Under RCU, read folio->memcg, take that
+ *     lruvec's lock, and re-read folio->memcg; on a mismatch unlock and retry. The binding is
+ *     written only while holding the lock of the folio's *current* (old) lruvec, so a thread
+ *     that holds lruvec L and sees folio->memcg == L's memcg knows it cannot change until it
+ *     unlocks. RCU keeps a memcg freed by a concurrent lv_memcg_remove() readable until the
+ *     re-check has failed; once the re-check succeeds, the folio's own charge keeps the memcg
+ *     alive (a memcg with charged pages cannot be removed), so RCU is dropped.
+ *
+ * With memcg disabled every folio's memcg is NULL and every lruvec is a node's __lruvec, so
+ * the re-check compares NULL with NULL and the loop ends (hazard 9). In the node-lock design
+ * the lruvecs of one node share the node's lock; the re-check is the same, and the batch
+ * relock compares locks, not lruvecs, so the baseline keeps its batching.
+ *
+ * Page counters. Each non-root memcg counts its own and its descendants' pages; the root is
+ * not counted (like the kernel, so that tenants do not all bounce one cache line). A charge
+ * adds along the path to the root and backs out if any level goes over its limit.
+ *
+ * Removal. A memcg with children, charged pages or linked folios cannot be removed (-EBUSY;
+ * reparenting comes later). Removal and charging race through a Dekker pair: the remover sets
+ * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
+ * at least one of them sees the other and backs out. The memory is freed by call_rcu().
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* ---- the tree ----------------------------------------------------------------------------- */
+
+static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *parent,
+				    const char *name)
+{
+	size_t size = sizeof(struct lv_memcg) + m->cfg.nr_nodes * sizeof(struct lruvec);
+	struct lv_memcg *memcg = aligned_alloc(64, (size + 63) & ~(size_t)63);
+
+	if (!memcg)
+		return NULL;
+	memset(memcg, 0, sizeof(*memcg));
+	memcg->machine = m;
+	memcg->parent = parent;
+	memcg->max = LONG_MAX;
+	INIT_LIST_HEAD(&memcg->children);
+	INIT_LIST_HEAD(&memcg->sibling);
+	snprintf(memcg->name, sizeof(memcg->name), "%s", name ? name : "");
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		lruvec_init(&memcg->nodeinfo[nid], m->nodes[nid], memcg);
+	return memcg;
+}
+
+static void memcg_free(struct lv_memcg *memcg)
+{
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
+		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
+	free(memcg);
+}
+
+static void memcg_rcu_free(struct rcu_head *head)
+{
+	memcg_free(container_of(head, struct lv_memcg, rcu));
+}
+
+int mem_cgroup_init(struct lv_machine *m)
+{
+	if (mem_cgroup_disabled(m))
+		return 0;
+	m->root = memcg_alloc(m, NULL, "root");
+	return m->root ? 0 : -ENOMEM;
+}
+
+/* mem_cgroup_exit - free the whole tree; the machine is being destroyed, nobody looks. */
+static void memcg_free_tree(struct lv_memcg *memcg)
+{
+	while (!list_empty(&memcg->children)) {
+		struct lv_memcg *child = list_first_entry(&memcg->children, struct lv_memcg, sibling);
+
+		list_del(&child->sibling);
+		memcg_free_tree(child);
+	}
+	memcg_free(memcg);
+}
+
+void mem_cgroup_exit(struct lv_machine *m)
+{
+	if (m->root)
+		memcg_free_tree(m->root);
+	m->root = NULL;
+}
+
+struct lv_memcg *lv_memcg_root(struct lv_machine *m)
+{
+	return m->root;
+}
+
+struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name)
+{
+	struct lv_memcg *memcg;
+
+	if (!m || mem_cgroup_disabled(m) || (parent && parent->machine != m)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!parent)
+		parent = m->root;
+	memcg = memcg_alloc(m, parent, name);
+	if (!memcg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	lv_lock_acquire(&m->memcg_mutex);
+	if (__atomic_load_n(&parent->dying, __ATOMIC_SEQ_CST)) {
+		lv_lock_release(&m->memcg_mutex);
+		memcg_free(memcg);
+		errno = EINVAL;
+		return NULL;
+	}
+	list_add_tail(&memcg->sibling, &parent->children);
+	lv_lock_release(&m->memcg_mutex);
+	return memcg;
+}
+
+/* Fold a dying memcg's counters into the machine's so that totals survive its removal. */
+static void memcg_retire_stats(struct lv_memcg *memcg)
+{
+	struct lv_machine *m = memcg->machine;
+
+	lockdep_assert_held(&m->memcg_mutex);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct lruvec *lruvec = &memcg->nodeinfo[nid];
+		struct pglist_data *pgdat = lruvec->pgdat;
+
+		/* Taking the lock waits out any holder that looked the lruvec up before removal. */
+		lv_lock_acquire(lruvec->lru_lock);
+		for (int ev = 0; ev < NR_LRU_EVENTS; ev++)
+			pgdat->retired_events[ev] += lruvec->events[ev];
+		lv_lock_release(lruvec->lru_lock);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
+	}
+}
+
+static bool memcg_has_folios(struct lv_memcg *memcg)
+{
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
+		for (int l = 0; l < NR_LRU_LISTS; l++)
+			if (READ_ONCE(memcg->nodeinfo[nid].lru_size[l]))
+				return true;
+	return false;
+}
+
+int lv_memcg_remove(struct lv_memcg *memcg)
+{
+	struct lv_machine *m;
+	int err = 0;
+
+	if (!memcg || !memcg->parent)
+		return -EINVAL;
+	m = memcg->machine;
+	lv_lock_acquire(&m->memcg_mutex);
+	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
+		err = -EINVAL;
+	} else if (!list_empty(&memcg->children)) {
+		err = -EBUSY;
+	} else {
+		__atomic_store_n(&memcg->dying, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&memcg->usage, __ATOMIC_SEQ_CST) != 0 ||
+		    memcg_has_folios(memcg)) {
+			__atomic_store_n(&memcg->dying, 0, __ATOMIC_SEQ_CST);
+			err = -EBUSY;
+		}
+	}
+	if (err) {
+		lv_lock_release(&m->memcg_mutex);
+		return err;
+	}
+	list_del(&memcg->sibling);
+	memcg_retire_stats(memcg);
+	lv_lock_release(&m->memcg_mutex);
+	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
+	call_rcu(&memcg->rcu, memcg_rcu_free);
+	return 0;
+}
+
+int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages)
+{
+	if (!memcg || !memcg->parent)
+		return -EINVAL;
+	__atomic_store_n(&memcg->max, pages > LONG_MAX ? LONG_MAX : (long)pages, __ATOMIC_RELAXED);
+	return 0;
+}
+
+size_t lv_memcg_max(const struct lv_memcg *memcg)
+{
+	long max = __atomic_load_n(&memcg->max, __ATOMIC_RELAXED);
+
+	return max == LONG_MAX ? SIZE_MAX : (size_t)max;
+}
+
+size_t lv_memcg_usage(const struct lv_memcg *memcg)
+{
+	struct lv_machine *m = memcg->machine;
+	size_t used = 0;
+
+	if (memcg->parent)
+		return (size_t)__atomic_load_n(&memcg->usage, __ATOMIC_RELAXED);
+	/* The root is not counted: everything allocated is charged to it or below. */
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		used += m->nodes[nid]->nr_pages - node_free_pages(m->nodes[nid]);
+	return used;
+}
+
+struct lv_memcg *lv_memcg_parent(const struct lv_memcg *memcg)
+{
+	return memcg->parent;
+}
+
+const char *lv_memcg_name(const struct lv_memcg *memcg)
+{
+	return memcg->name;
+}
+
+static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruvec *, void *),
+				  void *arg)
+{
+	struct lv_memcg *child;
+
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
+		fn(&memcg->nodeinfo[nid], arg);
+	list_for_each_entry(child, &memcg->children, sibling)
+		for_each_memcg_lruvec(child, fn, arg);
+}
+
+void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg)
+{
+	lv_lock_acquire(&m->memcg_mutex);
+	if (m->root) {
+		for_each_memcg_lruvec(m->root, fn, arg);
+	} else {
+		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+			fn(&m->nodes[nid]->__lruvec, arg);
+	}
+	lv_lock_release(&m->memcg_mutex);
+}
+
+/* ---- page counters -------------------------------------------------------------------------- */
+
+/* Undo a charge of @nr on every level from @memcg up to, but not including, @stop. */
+static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop, long nr)
+{
+	for (struct lv_memcg *c = memcg; c != stop && c->parent; c = c->parent)
+		__atomic_sub_fetch(&c->usage, nr, __ATOMIC_RELAXED);
+}
+
+/*
+ * try_charge_upto - charge @nr pages on every level from @memcg up to, not including, @stop.
+ * Return: 0, -ENOMEM (a level would exceed its limit) or -ENOENT (@memcg is being removed);
+ * nothing is left charged on failure.
+ * Context: the caller is in an RCU read-side section or holds a charge on @memcg.
+ */
+static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long nr)
+{
+	struct lv_memcg *c;
+
+	for (c = memcg; c != stop && c->parent; c = c->parent) {
+		long usage = __atomic_add_fetch(&c->usage, nr, __ATOMIC_SEQ_CST);
+
+		if (usage > __atomic_load_n(&c->max, __ATOMIC_RELAXED)) {
+			page_counter_uncharge(memcg, c->parent, nr);
+			return -ENOMEM;
+		}
+	}
+	/* The other half of the Dekker pair with lv_memcg_remove(). */
+	if (memcg != stop && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
+		page_counter_uncharge(memcg, stop, nr);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int mem_cgroup_charge(struct lv_memcg *memcg, long nr)
+{
+	return try_charge_upto(memcg, NULL, nr);
+}
+
+/*
+ * mem_cgroup_uncharge_upto - drop @nr pages from @memcg and its ancestors below @stop.
+ * Context: RCU protects the walk: once a level reaches zero it may be removed and freed
+ * after a grace period, and we still read its ->parent.
+ */
+static void mem_cgroup_uncharge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long nr)
+{
+	rcu_read_lock();
+	page_counter_uncharge(memcg, stop, nr);
+	rcu_read_unlock();
+}
+
+void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr)
+{
+	mem_cgroup_uncharge_upto(memcg, NULL, nr);
+}
+
+/* ---- folio → lruvec --------------------------------------------------------------------------- */
+
+struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgdat)
+{
+	return memcg ? &memcg->nodeinfo[pgdat->node_id] : &pgdat->__lruvec;
+}
+
+/*
+ * folio_lruvec - the lruvec @folio is bound to right now.
+ * Context: the answer is stable only for the owner of the PG_lru pin, or under the lock of the
+ * returned lruvec after folio_matches_lruvec(); the caller must be in an RCU read-side section
+ * or have one of those.
+ */
+struct lruvec *folio_lruvec(struct lv_folio *folio)
+{
+	return mem_cgroup_lruvec(rcu_dereference_lv(folio->memcg), folio->pgdat);
+}
+
+/**
+ * folio_lruvec_lock - lock the lruvec @folio belongs to.
+ * Return: the lruvec, locked, which @folio matches; the binding cannot change until unlock.
+ * Context: the caller holds a reference, the pin, or is freeing the folio (refcount zero);
+ * holds no LRU lock.
+ */
+struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
+{
+	struct lruvec *lruvec;
+
+	rcu_read_lock();
+	for (;;) {
+		lruvec = folio_lruvec(folio);
+		lv_lock_acquire(lruvec->lru_lock);
+		if (likely(folio_matches_lruvec(folio, lruvec)))
+			break;
+		/* A charge move rebound the folio between our lookup and our lock. */
+		lruvec_count_event(lruvec, EV_LOCK_RETRIES, 1);
+		lv_lock_release(lruvec->lru_lock);
+	}
+	rcu_read_unlock();
+	return lruvec;
+}
+
+void lruvec_unlock(struct lruvec *lruvec)
+{
+	lv_lock_release(lruvec->lru_lock);
+}
+
+/**
+ * folio_lruvec_relock - switch to @folio's lruvec, keeping the held lock if it covers it.
+ * @locked: the lruvec whose lock is held, or NULL.
+ * The fast path compares locks, not lruvecs: in the node design every lruvec of a node shares
+ * one lock and a batch keeps it across memcgs, as Linux <= 5.10 did. Holding that lock freezes
+ * the binding of any folio whose current lruvec uses it, so the lookup is exact.
+ * Return: @folio's lruvec, whose lock is held.
+ */
+struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked)
+{
+	if (locked) {
+		struct lruvec *lruvec;
+
+		if (folio_matches_lruvec(folio, locked))
+			return locked;
+		rcu_read_lock();
+		lruvec = folio_lruvec(folio);
+		rcu_read_unlock();
+		if (lruvec->lru_lock == locked->lru_lock)
+			return lruvec;
+		lruvec_unlock(locked);
+	}
+	return folio_lruvec_lock(folio);
+}
+
+struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio)
+{
+	return __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE);
+}
+
+/* ---- charge moving -------------------------------------------------------------------------- */
+
+static int memcg_depth(const struct lv_memcg *memcg)
+{
+	int depth = 0;
+
+	for (; memcg->parent; memcg = memcg->parent)
+		depth++;
+	return depth;
+}
+
+static struct lv_memcg *common_ancestor(struct lv_memcg *a, struct lv_memcg *b)
+{
+	int da = memcg_depth(a), db = memcg_depth(b);
+
+	for (; da > db; da--)
+		a = a->parent;
+	for (; db > da; db--)
+		b = b->parent;
+	while (a != b) {
+		a = a->parent;
+		b = b->parent;
+	}
+	return a;
+}
+
+int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
+{
+	struct lv_machine *m = folio_machine(folio);
+	struct lv_memcg *from, *common;
+	struct lruvec *lruvec;
+	long nr = folio_nr_pages(folio);
+	int err;
+
+	if (mem_cgroup_disabled(m) || !to || to->machine != m)
+		return -EINVAL;
+	if (lv_folio_memcg(folio) == to)
+		return 0;
+	if (!folio_isolate_lru(folio))
+		return -EBUSY;
+	/* We own the pin: nobody else can move the folio or change its binding now. */
+	from = folio->memcg;
+	if (from == to) {
+		folio_putback_lru(folio);
+		return 0;
+	}
+	/* Levels above the common ancestor keep the charge; only the two branches change. */
+	common = common_ancestor(from, to);
+	err = try_charge_upto(to, common, nr);
+	if (err) {
+		folio_putback_lru(folio);
+		return err;
+	}
+	/*
+	 * Rebind under the old lruvec's lock: a thread holding that lock and seeing the old
+	 * binding keeps seeing it until it unlocks; one that locks after us sees the new binding
+	 * and retries. Our charge on @from keeps it alive until the uncharge below.
+	 */
+	lruvec = folio_lruvec_lock(folio);
+	__atomic_store_n(&folio->memcg, to, __ATOMIC_RELEASE);
+	lruvec_count_event(lruvec, EV_PGMOVED, nr);
+	lruvec_unlock(lruvec);
+	mem_cgroup_uncharge_upto(from, common, nr);
+	folio_putback_lru(folio);
+	return 0;
+}

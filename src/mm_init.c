@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Machine lifecycle: configuration, creation and teardown. */
+#include "internal.h"
+
+#include <string.h>
+#include <sys/sysinfo.h>
+
+void lv_config_init(struct lv_config *cfg)
+{
+	*cfg = (struct lv_config){
+		.nr_nodes = 1,
+		.node_mem_bytes = 256ul << 20,
+		.nr_cpu_slots = 0,
+		.lock_design = LV_LOCK_LRUVEC,
+		.memcg_disabled = false,
+		.lock_backend = LV_BACKEND_FUTEX,
+		.batch_size = LV_MAX_BATCH,
+		.disable_mode = LV_DISABLE_SWEEP,
+		.metadata_only = false,
+	};
+}
+
+static bool config_valid(const struct lv_config *c)
+{
+	return c->nr_nodes >= 1 && c->nr_nodes <= LV_MAX_NODES &&
+	       c->node_mem_bytes % LV_PAGE_SIZE == 0 && c->node_mem_bytes >= (4ul << 20) &&
+	       c->node_mem_bytes <= (64ul << 30) && c->nr_cpu_slots <= 4096 &&
+	       (c->lock_design == LV_LOCK_LRUVEC || c->lock_design == LV_LOCK_NODE) &&
+	       (c->lock_backend == LV_BACKEND_FUTEX || c->lock_backend == LV_BACKEND_MUTEX ||
+		c->lock_backend == LV_BACKEND_SPIN) &&
+	       c->batch_size >= 1 && c->batch_size <= LV_MAX_BATCH &&
+	       (c->disable_mode == LV_DISABLE_SWEEP || c->disable_mode == LV_DISABLE_RCU);
+}
+
+static void machine_free(struct lv_machine *m)
+{
+	mem_cgroup_exit(m);
+	pcp_exit(m);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		node_exit(m, (int)nid);
+	cpu_slots_exit(m);
+	lv_lock_destroy(&m->memcg_mutex);
+	lv_lock_destroy(&m->drain_mutex);
+	free(m->nodes);
+	free(m);
+}
+
+struct lv_machine *lv_machine_create(const struct lv_config *cfg)
+{
+	struct lv_config defaults;
+	struct lv_machine *m;
+
+	if (!cfg) {
+		lv_config_init(&defaults);
+		cfg = &defaults;
+	}
+	if (!config_valid(cfg)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = aligned_alloc(64, sizeof(*m));
+	if (!m)
+		goto nomem;
+	memset(m, 0, sizeof(*m));
+	m->cfg = *cfg;
+	m->nr_slots = cfg->nr_cpu_slots ? cfg->nr_cpu_slots : (unsigned int)get_nprocs_conf();
+	if (m->nr_slots == 0)
+		m->nr_slots = 1;
+	m->cfg.nr_cpu_slots = m->nr_slots;
+	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
+	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
+	m->nodes = calloc(cfg->nr_nodes, sizeof(*m->nodes));
+	if (!m->nodes || cpu_slots_init(m))
+		goto fail;
+	for (unsigned int nid = 0; nid < cfg->nr_nodes; nid++)
+		if (node_init(m, (int)nid))
+			goto fail;
+	if (pcp_init(m) || mem_cgroup_init(m))
+		goto fail;
+	return m;
+fail:
+	machine_free(m);
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static unsigned long count_allocated(struct lv_machine *m)
+{
+	unsigned long nr = 0;
+
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->nodes[nid];
+
+		for (unsigned long pfn = 0; pfn < pgdat->nr_pages; pfn++)
+			if (folio_test(&pgdat->memmap[pfn], PG_head))
+				nr++;
+	}
+	return nr;
+}
+
+void lv_machine_destroy(struct lv_machine *m)
+{
+	unsigned long leaked;
+
+	if (!m)
+		return;
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		lv_lock_acquire(&m->slots[s].lock);
+		lru_add_drain_slot(m, &m->slots[s]);
+		lv_lock_release(&m->slots[s].lock);
+	}
+	leaked = count_allocated(m);
+	if (leaked)
+		fprintf(stderr, "lruvec: machine destroyed with %lu folios still allocated\n",
+			leaked);
+	/* memcg_rcu_free() reads the machine: wait for every pending callback. */
+	rcu_barrier();
+	machine_free(m);
+}
+
+const struct lv_config *lv_machine_config(const struct lv_machine *m)
+{
+	return &m->cfg;
+}

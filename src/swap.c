@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Per-CPU folio batches, LRU moves, the release path, draining and lru_cache_disable().
+ *
+ * Theory of operation.
+ *
+ * Batches. Each CPU slot (cpu.c) holds six folio batches under the slot's lock: lru_add,
+ * move_tail, deactivate_file, deactivate, lazyfree, activate. A request takes a reference,
+ * appends the folio to the batch of the slot of the CPU it runs on, and flushes the batch when
+ * it is full, when the folio is large (large folios skew accounting while cached), or while
+ * the cache is disabled. A thread that migrates between reading its CPU and taking the slot
+ * lock just uses another slot: correctness never depends on the slot being the current CPU.
+ *
+ * Flushing (folio_batch_move_lru). For every op except lru_add the flusher must first win the
+ * folio's PG_lru pin and skips the folio if it loses (someone else is moving or freeing it);
+ * lru_add folios are not on any list yet and carry PG_adding instead. The flusher relocks
+ * only when the folio's lruvec uses a different lock, applies the move function, publishes
+ * PG_lru while still holding the lock, and after unlocking drops the batch references — which
+ * may be final puts, so they must not happen under the lruvec lock. Move functions re-validate
+ * the folio's state under the lock (it may have changed since it was queued) and never test
+ * PG_lru: the flusher cleared it (the "pgrotated 0" bug, kernel-lru-lock §4.5).
+ *
+ * Draining all slots. lv_lru_add_drain_all() keeps the kernel's generation protocol (A)–(D):
+ * a caller samples the generation after a full fence; under the drain mutex, if the
+ * generation moved, a sweep that began after our sample already covers our folios and we
+ * return. Otherwise we advance it, fence, and sweep every slot that has work.
+ *
+ * Disabling the cache. lv_lru_cache_disable() raises the count and then, in sweep mode, locks
+ * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
+ * after the raise proves that no adder that saw the old count is still adding: every earlier
+ * add is in a batch we then drain, and every later add sees the count and flushes itself. In
+ * rcu mode (Linux 5.18) adders also hold rcu_read_lock() and the disabler waits for a grace
+ * period instead; that costs milliseconds once threads outnumber cores, which is the
+ * stress-ng NUMA regression.
+ *
+ * Lock order: drain mutex → slot lock → lruvec lock. Frees happen after the lruvec unlock,
+ * possibly under the slot lock (pcp and zone locks rank below it).
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+/* ---- move functions (under the lruvec lock; the caller owns the pin or PG_adding) ------------ */
+
+static void lru_add(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	/* Evictability is decided afresh at every add: mlock state may have changed. */
+	folio_clear_unevictable(folio);
+	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
+	if (!folio_evictable(folio)) {
+		/* An mlocked folio: count it on the unevictable list, never link it. */
+		folio_clear_active(folio);
+		folio_set_unevictable(folio);
+		folio->mlock_count = 0;
+	}
+	folio_clear(folio, PG_adding);
+	lruvec_add_folio(lruvec, folio);
+}
+
+static void lru_move_tail(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	if (folio_test_unevictable(folio))
+		return;
+	lruvec_del_folio(lruvec, folio);
+	folio_clear_active(folio);
+	lruvec_add_folio_tail(lruvec, folio);
+	lruvec_count_event(lruvec, EV_PGROTATED, folio_nr_pages(folio));
+}
+
+static void lru_deactivate_file(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	bool active = folio_test_active(folio);
+	long nr = folio_nr_pages(folio);
+
+	if (folio_test_unevictable(folio) || folio_test_mapped(folio))
+		return; /* in use by a process: leave it where it is */
+	lruvec_del_folio(lruvec, folio);
+	folio_clear_active(folio);
+	folio_clear_referenced(folio);
+	if (folio_test_writeback(folio) || folio_test_dirty(folio)) {
+		/* Reclaim would only skip it: queue it near the tail via rotation when written. */
+		lruvec_add_folio(lruvec, folio);
+		folio_set_reclaim(folio);
+	} else {
+		/* Clean and unused: put it where reclaim looks first. */
+		lruvec_add_folio_tail(lruvec, folio);
+		lruvec_count_event(lruvec, EV_PGROTATED, nr);
+	}
+	if (active)
+		lruvec_count_event(lruvec, EV_PGDEACTIVATE, nr);
+}
+
+static void lru_deactivate(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	if (folio_test_unevictable(folio) || !folio_test_active(folio))
+		return;
+	lruvec_del_folio(lruvec, folio);
+	folio_clear_active(folio);
+	folio_clear_referenced(folio);
+	lruvec_add_folio(lruvec, folio);
+	lruvec_count_event(lruvec, EV_PGDEACTIVATE, folio_nr_pages(folio));
+}
+
+static void lru_lazyfree(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	if (!folio_test_swapbacked(folio) || folio_test_unevictable(folio))
+		return;
+	lruvec_del_folio(lruvec, folio);
+	folio_clear_active(folio);
+	folio_clear_referenced(folio);
+	/* PG_swapbacked selects the list, so it may only change while the folio is unlinked. */
+	folio_clear_swapbacked(folio);
+	lruvec_add_folio(lruvec, folio);
+	lruvec_count_event(lruvec, EV_PGLAZYFREE, folio_nr_pages(folio));
+}
+
+static void lru_activate(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	if (folio_test_active(folio) || folio_test_unevictable(folio))
+		return;
+	lruvec_del_folio(lruvec, folio);
+	folio_set_active(folio);
+	lruvec_add_folio(lruvec, folio);
+	lruvec_count_event(lruvec, EV_PGACTIVATE, folio_nr_pages(folio));
+}
+
+typedef void (*move_fn_t)(struct lruvec *lruvec, struct lv_folio *folio);
+
+static const move_fn_t move_fns[NR_FBATCHES] = {
+	[FB_LRU_ADD] = lru_add,
+	[FB_MOVE_TAIL] = lru_move_tail,
+	[FB_DEACTIVATE_FILE] = lru_deactivate_file,
+	[FB_DEACTIVATE] = lru_deactivate,
+	[FB_LAZYFREE] = lru_lazyfree,
+	[FB_ACTIVATE] = lru_activate,
+};
+
+/* ---- the release path ------------------------------------------------------------------------ */
+
+/* The folio's count is zero, so it is frozen: flags may be cleared without the pin. */
+static void __folio_clear_lru_flags(struct lv_folio *folio)
+{
+	folio_clear_lru(folio);
+	if (folio_test_active(folio) && folio_test_unevictable(folio))
+		return; /* leave both for the bad-state check */
+	folio_clear_active(folio);
+	folio_clear_unevictable(folio);
+}
+
+/**
+ * folios_put_refs - drop one reference on each folio; unlink and free those that reach zero.
+ * Consecutive folios of lruvecs sharing a lock share one lock hold. Frees and uncharges run
+ * after the unlock, a batch at a time.
+ * Context: no LRU lock held.
+ */
+void folios_put_refs(struct lv_folio **folios, unsigned int nr)
+{
+	struct lv_folio *to_free[LV_MAX_BATCH];
+	struct lruvec *lruvec = NULL;
+	unsigned int nr_free = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		struct lv_folio *folio = folios[i];
+
+		if (!folio_put_testzero(folio))
+			continue;
+		/*
+		 * Isolators take a reference before the pin, so a folio at zero with PG_lru clear
+		 * is on no list, and one with PG_lru set is linked and needs unlinking.
+		 */
+		if (folio_test_lru(folio)) {
+			lruvec = folio_lruvec_relock(folio, lruvec);
+			lruvec_del_folio(lruvec, folio);
+			__folio_clear_lru_flags(folio);
+		}
+		to_free[nr_free++] = folio;
+		if (nr_free == LV_MAX_BATCH) {
+			if (lruvec)
+				lruvec_unlock(lruvec);
+			lruvec = NULL;
+			free_folios(to_free, nr_free);
+			nr_free = 0;
+		}
+	}
+	if (lruvec)
+		lruvec_unlock(lruvec);
+	free_folios(to_free, nr_free);
+}
+
+void lv_folio_put(struct lv_folio *folio)
+{
+	folios_put_refs(&folio, 1);
+}
+
+void lv_folios_put(struct lv_folio **folios, size_t nr)
+{
+	while (nr > 0) {
+		unsigned int n = nr > 4096 ? 4096 : (unsigned int)nr;
+
+		folios_put_refs(folios, n);
+		folios += n;
+		nr -= n;
+	}
+}
+
+void lv_folio_get(struct lv_folio *folio)
+{
+	folio_get(folio);
+}
+
+bool lv_folio_try_get(struct lv_folio *folio)
+{
+	return folio_try_get(folio);
+}
+
+/* ---- batches ------------------------------------------------------------------------------- */
+
+/*
+ * folio_batch_move_lru - apply @op to every folio of @fbatch and empty it.
+ * Context: the slot lock that protects @fbatch is held; no LRU lock held.
+ */
+static void folio_batch_move_lru(struct folio_batch *fbatch, enum fbatch_op op)
+{
+	struct lruvec *lruvec = NULL;
+
+	for (unsigned int i = 0; i < fbatch->nr; i++) {
+		struct lv_folio *folio = fbatch->folios[i];
+
+		/* Only the winner of the pin may move an on-LRU folio. */
+		if (op != FB_LRU_ADD && !folio_test_clear_lru(folio))
+			continue;
+		lruvec = folio_lruvec_relock(folio, lruvec);
+#ifdef LV_DEBUG
+		VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio);
+#endif
+		move_fns[op](lruvec, folio);
+		/* Publish while still holding the lock: the folio is linked and counted. */
+		folio_set_lru(folio);
+	}
+	if (lruvec)
+		lruvec_unlock(lruvec);
+	folios_put_refs(fbatch->folios, fbatch->nr);
+	WRITE_ONCE(fbatch->nr, 0);
+}
+
+bool lru_cache_disabled(struct lv_machine *m)
+{
+	return __atomic_load_n(&m->lru_disable_count, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
+{
+	struct lv_machine *m = folio_machine(folio);
+	struct folio_batch *fbatch;
+	struct cpu_slot *slot;
+
+	folio_get(folio); /* the batch's own reference */
+	/* Only LV_DISABLE_RCU needs the read-side section; it is ~1 ns, so always take it. */
+	rcu_read_lock();
+	slot = this_cpu_slot(m);
+	lv_lock_acquire(&slot->lock);
+	fbatch = &slot->fbatch[op];
+	fbatch->folios[fbatch->nr] = folio;
+	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
+	if (fbatch->nr >= m->cfg.batch_size || folio_test_large(folio) || lru_cache_disabled(m))
+		folio_batch_move_lru(fbatch, op);
+	lv_lock_release(&slot->lock);
+	rcu_read_unlock();
+}
+
+/* folio_add_lru - queue a folio that is on no LRU list (new, or isolated by us). */
+void folio_add_lru(struct lv_folio *folio)
+{
+	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
+	folio_set(folio, PG_adding);
+	folio_batch_add_and_move(folio, FB_LRU_ADD);
+}
+
+int lv_folio_add_lru(struct lv_folio *folio)
+{
+	if (folio_test_lru(folio) || folio_test_isolated(folio))
+		return -EINVAL;
+	/* A second add while the first is still queued would link the folio twice. */
+	if (folio_test_set(folio, PG_adding))
+		return -EINVAL;
+	folio_batch_add_and_move(folio, FB_LRU_ADD);
+	return 0;
+}
+
+/* folio_putback_lru - return a folio we isolated and drop the isolation reference. */
+void folio_putback_lru(struct lv_folio *folio)
+{
+	folio_add_lru(folio);
+	lv_folio_put(folio);
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+void lv_folio_activate(struct lv_folio *folio)
+{
+	if (folio_test_active(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
+		return;
+	folio_batch_add_and_move(folio, FB_ACTIVATE);
+}
+
+/*
+ * __lru_cache_activate_folio - a folio not yet on the LRU is probably in this CPU's lru_add
+ * batch: mark it active there so it is added to the active list. Only the local batch is
+ * searched: a folio in a remote batch may be being drained, and marking it active just after
+ * it was added to an inactive list would corrupt the accounting.
+ */
+static void __lru_cache_activate_folio(struct lv_folio *folio)
+{
+	struct cpu_slot *slot = this_cpu_slot(folio_machine(folio));
+	struct folio_batch *fbatch;
+
+	lv_lock_acquire(&slot->lock);
+	fbatch = &slot->fbatch[FB_LRU_ADD];
+	for (int i = (int)fbatch->nr - 1; i >= 0; i--) {
+		if (fbatch->folios[i] == folio) {
+			folio_set_active(folio);
+			break;
+		}
+	}
+	lv_lock_release(&slot->lock);
+}
+
+void lv_folio_mark_accessed(struct lv_folio *folio)
+{
+	if (!folio_test_referenced(folio)) {
+		folio_set_referenced(folio);
+	} else if (folio_test_unevictable(folio)) {
+		/* The unevictable list is never rotated: an access changes nothing. */
+	} else if (!folio_test_active(folio)) {
+		/* Second access: activate, and start the second-chance cycle again. */
+		if (folio_test_lru(folio))
+			lv_folio_activate(folio);
+		else
+			__lru_cache_activate_folio(folio);
+		folio_clear_referenced(folio);
+	}
+}
+
+void lv_folio_deactivate(struct lv_folio *folio)
+{
+	if (folio_test_unevictable(folio) || !folio_test_lru(folio) || !folio_test_active(folio))
+		return;
+	folio_batch_add_and_move(folio, FB_DEACTIVATE);
+}
+
+void lv_deactivate_file_folio(struct lv_folio *folio)
+{
+	if (folio_test_unevictable(folio) || !folio_test_lru(folio))
+		return;
+	folio_batch_add_and_move(folio, FB_DEACTIVATE_FILE);
+}
+
+void lv_folio_mark_lazyfree(struct lv_folio *folio)
+{
+	if (!folio_test_swapbacked(folio) || folio_test_unevictable(folio) ||
+	    !folio_test_lru(folio))
+		return;
+	folio_batch_add_and_move(folio, FB_LAZYFREE);
+}
+
+void lv_folio_rotate_reclaimable(struct lv_folio *folio)
+{
+	if (folio_test_dirty(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
+		return;
+	folio_batch_add_and_move(folio, FB_MOVE_TAIL);
+}
+
+/* ---- draining ----------------------------------------------------------------------------- */
+
+/* lru_add_drain_slot - flush every batch of @slot. Context: @slot's lock held. */
+void lru_add_drain_slot(struct lv_machine *m, struct cpu_slot *slot)
+{
+	(void)m;
+	lockdep_assert_held(&slot->lock);
+	for (int op = 0; op < NR_FBATCHES; op++)
+		if (slot->fbatch[op].nr)
+			folio_batch_move_lru(&slot->fbatch[op], op);
+}
+
+static void drain_slot(struct lv_machine *m, struct cpu_slot *slot)
+{
+	lv_lock_acquire(&slot->lock);
+	lru_add_drain_slot(m, slot);
+	lv_lock_release(&slot->lock);
+}
+
+void lv_lru_add_drain(struct lv_machine *m)
+{
+	drain_slot(m, this_cpu_slot(m));
+}
+
+/* A racy peek: the generation protocol's fences make a stale zero harmless (see above). */
+static bool cpu_needs_drain(struct cpu_slot *slot)
+{
+	for (int op = 0; op < NR_FBATCHES; op++)
+		if (READ_ONCE(slot->fbatch[op].nr))
+			return true;
+	return false;
+}
+
+static void __lru_add_drain_all(struct lv_machine *m, bool force_all_slots)
+{
+	unsigned long this_gen;
+
+	__atomic_fetch_add(&m->drain_calls, 1, __ATOMIC_RELAXED);
+	/* (A) our batch stores must be visible before we sample the generation. */
+	smp_mb();
+	/* (B) */
+	this_gen = smp_load_acquire(&m->drain_gen);
+	/* Our own slot first: it helps everyone, and it needs no mutex. */
+	lv_lru_add_drain(m);
+
+	lv_lock_acquire(&m->drain_mutex);
+	/*
+	 * (C) the generation moved after (B): a sweep that started after we sampled has read
+	 * every slot after its fence (D), so it saw our folios. Nothing left for us to do.
+	 */
+	if (!force_all_slots && this_gen != READ_ONCE(m->drain_gen))
+		goto done;
+	/* (D) advance, then fence before reading any slot's counts. */
+	__atomic_store_n(&m->drain_gen, m->drain_gen + 1, __ATOMIC_RELAXED);
+	smp_mb();
+	__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
+	for (unsigned int s = 0; s < m->nr_slots; s++)
+		if (force_all_slots || cpu_needs_drain(&m->slots[s]))
+			drain_slot(m, &m->slots[s]);
+done:
+	lv_lock_release(&m->drain_mutex);
+}
+
+void lv_lru_add_drain_all(struct lv_machine *m)
+{
+	__lru_add_drain_all(m, false);
+}
+
+void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
+{
+	if (calls)
+		*calls = __atomic_load_n(&m->drain_calls, __ATOMIC_RELAXED);
+	if (sweeps)
+		*sweeps = __atomic_load_n(&m->drain_sweeps, __ATOMIC_RELAXED);
+}
+
+void lv_lru_cache_disable(struct lv_machine *m)
+{
+	__atomic_fetch_add(&m->lru_disable_count, 1, __ATOMIC_SEQ_CST);
+	if (m->cfg.disable_mode == LV_DISABLE_RCU) {
+		/* Every adder that read the old count was inside a read-side section. */
+		synchronize_rcu();
+		__lru_add_drain_all(m, true);
+		return;
+	}
+	/* Each slot lock taken after the raise is the proof for that slot (see the top). */
+	for (unsigned int s = 0; s < m->nr_slots; s++)
+		drain_slot(m, &m->slots[s]);
+}
+
+void lv_lru_cache_enable(struct lv_machine *m)
+{
+	int c = __atomic_load_n(&m->lru_disable_count, __ATOMIC_RELAXED);
+
+	/* An unmatched enable is a caller bug; never let the count go negative. */
+	do {
+		if (c <= 0)
+			return;
+	} while (!__atomic_compare_exchange_n(&m->lru_disable_count, &c, c - 1, true,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Statistics: vmstat-like counters per node and per memcg, lock statistics per class, and the
+ * folio accessors of the public header.
+ *
+ * Counters are kept where they are cheapest to update: list sizes and events in the lruvec,
+ * under its lock (no atomics on the hot path); node values are sums over the node's lruvecs,
+ * plus what removed memcgs left behind.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+static const char *const class_names[LV_NR_LOCK_CLASSES] = {
+	[LV_LOCK_CLASS_LRUVEC] = "lruvec", [LV_LOCK_CLASS_NODE] = "node",
+	[LV_LOCK_CLASS_ZONE] = "zone",	   [LV_LOCK_CLASS_SLOT] = "slot",
+	[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
+	[LV_LOCK_CLASS_MEMCG] = "memcg",
+};
+
+static const char *const stat_names[LV_NR_STAT_ITEMS] = {
+	[LV_NR_INACTIVE_ANON] = "nr_inactive_anon",
+	[LV_NR_ACTIVE_ANON] = "nr_active_anon",
+	[LV_NR_INACTIVE_FILE] = "nr_inactive_file",
+	[LV_NR_ACTIVE_FILE] = "nr_active_file",
+	[LV_NR_UNEVICTABLE] = "nr_unevictable",
+	[LV_NR_ISOLATED] = "nr_isolated",
+	[LV_NR_CHARGED] = "nr_charged",
+	[LV_NR_FREE] = "nr_free_pages",
+	[LV_WMARK_MIN] = "wmark_min",
+	[LV_WMARK_LOW] = "wmark_low",
+	[LV_WMARK_HIGH] = "wmark_high",
+	[LV_PGACTIVATE] = "pgactivate",
+	[LV_PGDEACTIVATE] = "pgdeactivate",
+	[LV_PGLAZYFREE] = "pglazyfree",
+	[LV_PGROTATED] = "pgrotated",
+	[LV_PGMOVED] = "pgmoved",
+	[LV_LOCK_RETRIES] = "lock_retries",
+};
+
+const char *lv_lock_class_name(enum lv_lock_class cls)
+{
+	return (unsigned int)cls < LV_NR_LOCK_CLASSES ? class_names[cls] : "?";
+}
+
+const char *lv_stat_name(enum lv_stat_item item)
+{
+	return (unsigned int)item < LV_NR_STAT_ITEMS ? stat_names[item] : "?";
+}
+
+/* ---- lock statistics ---------------------------------------------------------------------- */
+
+/* for_each_lock - call @fn on every lock of class @cls (or of every class if @cls < 0). */
+struct lock_walk {
+	int cls;
+	void (*fn)(struct lv_lock *, void *);
+	void *arg;
+};
+
+static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
+{
+	struct lock_walk *w = arg;
+
+	if (lruvec->memcg)
+		w->fn(&lruvec->own_lock, w->arg);
+}
+
+static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lock *, void *),
+			  void *arg)
+{
+	struct lock_walk w = { cls, fn, arg };
+
+	if (cls < 0 || cls == LV_LOCK_CLASS_LRUVEC)
+		for_each_lruvec(m, walk_lruvec_lock, &w);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		if (cls < 0 || cls == LV_LOCK_CLASS_NODE)
+			fn(&m->nodes[nid]->lru_lock, arg);
+		if (cls < 0 || cls == LV_LOCK_CLASS_ZONE)
+			fn(&m->nodes[nid]->zone.lock, arg);
+	}
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		if (cls < 0 || cls == LV_LOCK_CLASS_SLOT)
+			fn(&m->slots[s].lock, arg);
+		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+			if (cls < 0 || cls == LV_LOCK_CLASS_PCP)
+				fn(&m->pcp[s * m->cfg.nr_nodes + nid].lock, arg);
+	}
+	if (cls < 0 || cls == LV_LOCK_CLASS_DRAIN)
+		fn(&m->drain_mutex, arg);
+	if (cls < 0 || cls == LV_LOCK_CLASS_MEMCG)
+		fn(&m->memcg_mutex, arg);
+}
+
+static void sum_lock(struct lv_lock *l, void *arg)
+{
+	lv_lock_stat_add(arg, l);
+}
+
+static void clear_lock(struct lv_lock *l, void *arg)
+{
+	(void)arg;
+	lv_lock_stat_clear(l);
+}
+
+void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_stat *out)
+{
+	memset(out, 0, sizeof(*out));
+	if ((unsigned int)cls >= LV_NR_LOCK_CLASSES)
+		return;
+	for_each_lock(m, cls, sum_lock, out);
+	lv_lock_acquire(&m->memcg_mutex);
+	lv_lock_stat_merge(out, &m->retired_lock_stats[cls]);
+	lv_lock_release(&m->memcg_mutex);
+}
+
+void lv_lock_stats_reset(struct lv_machine *m)
+{
+	for_each_lock(m, -1, clear_lock, NULL);
+	lv_lock_acquire(&m->memcg_mutex);
+	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
+	lv_lock_release(&m->memcg_mutex);
+}
+
+void lv_lock_stats_print(struct lv_machine *m, FILE *out)
+{
+	fprintf(out, "%20s %12s %12s %15s %17s %15s %15s\n", "Name", "acquired", "contended",
+		"avg wait (ns)", "total wait (ns)", "max wait (ns)", "min wait (ns)");
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++) {
+		struct lv_lock_stat s;
+
+		lv_lock_stats(m, cls, &s);
+		if (!s.acquired)
+			continue;
+		fprintf(out, "%20s %12llu %12llu %15llu %17llu %15llu %15llu\n",
+			lv_lock_class_name(cls), (unsigned long long)s.acquired,
+			(unsigned long long)s.contended,
+			(unsigned long long)(s.contended ? s.wait_total_ns / s.contended : 0),
+			(unsigned long long)s.wait_total_ns, (unsigned long long)s.wait_max_ns,
+			(unsigned long long)s.wait_min_ns);
+	}
+}
+
+/* ---- vmstat ------------------------------------------------------------------------------- */
+
+static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
+	[LV_PGACTIVATE] = EV_PGACTIVATE,     [LV_PGDEACTIVATE] = EV_PGDEACTIVATE,
+	[LV_PGLAZYFREE] = EV_PGLAZYFREE,     [LV_PGROTATED] = EV_PGROTATED,
+	[LV_PGMOVED] = EV_PGMOVED,	     [LV_LOCK_RETRIES] = EV_LOCK_RETRIES,
+};
+
+static bool item_is_event(enum lv_stat_item item)
+{
+	return item >= LV_PGACTIVATE && item < LV_NR_STAT_ITEMS;
+}
+
+/* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
+static uint64_t lruvec_stat(struct lruvec *lruvec, enum lv_stat_item item)
+{
+	if (item <= LV_NR_UNEVICTABLE)
+		return READ_ONCE(lruvec->lru_size[item - LV_NR_INACTIVE_ANON]);
+	if (item == LV_NR_ISOLATED)
+		return (uint64_t)__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED);
+	if (item_is_event(item))
+		return READ_ONCE(lruvec->events[item_event[item]]);
+	return 0;
+}
+
+struct node_sum {
+	int nid;
+	enum lv_stat_item item;
+	uint64_t sum;
+};
+
+static void sum_node_lruvec(struct lruvec *lruvec, void *arg)
+{
+	struct node_sum *ns = arg;
+
+	if (lruvec->pgdat->node_id == ns->nid)
+		ns->sum += lruvec_stat(lruvec, ns->item);
+}
+
+uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
+{
+	struct node_sum ns = { nid, item, 0 };
+	struct pglist_data *pgdat;
+
+	if (nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || (unsigned int)item >= LV_NR_STAT_ITEMS)
+		return 0;
+	pgdat = m->nodes[nid];
+	switch (item) {
+	case LV_NR_CHARGED:
+		return pgdat->nr_pages - node_free_pages(pgdat);
+	case LV_NR_FREE:
+		return node_free_pages(pgdat);
+	case LV_WMARK_MIN:
+	case LV_WMARK_LOW:
+	case LV_WMARK_HIGH:
+		return pgdat->zone.watermark[item - LV_WMARK_MIN];
+	default:
+		break;
+	}
+	for_each_lruvec(m, sum_node_lruvec, &ns);
+	if (item_is_event(item)) {
+		lv_lock_acquire(&m->memcg_mutex);
+		ns.sum += pgdat->retired_events[item_event[item]];
+		lv_lock_release(&m->memcg_mutex);
+	}
+	return ns.sum;
+}
+
+uint64_t lv_memcg_stat(struct lv_memcg *memcg, enum lv_stat_item item)
+{
+	uint64_t sum = 0;
+
+	if ((unsigned int)item >= LV_NR_STAT_ITEMS)
+		return 0;
+	if (item == LV_NR_CHARGED)
+		return lv_memcg_usage(memcg);
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
+		sum += lruvec_stat(&memcg->nodeinfo[nid], item);
+	return sum;
+}
+
+/* ---- folio accessors ---------------------------------------------------------------------- */
+
+int lv_folio_ref_count(const struct lv_folio *folio)
+{
+	return folio_ref_count(folio);
+}
+
+int lv_folio_nid(const struct lv_folio *folio)
+{
+	return folio_nid(folio);
+}
+
+unsigned int lv_folio_nr_pages(const struct lv_folio *folio)
+{
+	return 1u << folio_order(folio);
+}
+
+bool lv_folio_test(const struct lv_folio *folio, enum lv_folio_flag flag)
+{
+	return (unsigned int)flag < LV_NR_FOLIO_FLAGS && folio_test(folio, (int)flag);
+}
+
+int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
+{
+	switch (flag) {
+	case LV_PG_MLOCKED:
+		/* Evictability is decided at add time; it may not change under a linked folio. */
+		if (folio_test_lru(folio) || folio_test(folio, PG_adding))
+			return -EBUSY;
+		break;
+	case LV_PG_DIRTY:
+	case LV_PG_WRITEBACK:
+	case LV_PG_MAPPED:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (on)
+		folio_set(folio, (int)flag);
+	else
+		folio_clear(folio, (int)flag);
+	return 0;
+}

@@ -1,0 +1,247 @@
+/*
+ * drain_add.pml -- per-CPU lru_add batches versus lv_lru_cache_disable() and
+ * lv_lru_add_drain_all(): no folio is lost or left hidden in a batch.
+ *
+ * WHAT IS MODELLED
+ *   NSLOT per-CPU slots (peers-and-style.md 2.4 design A), each with a slot
+ *   lock and an lru_add batch of capacity CAP.  Folios are identified by
+ *   small numbers; onlru[f] says folio f has been moved onto an LRU list
+ *   (the lruvec lock and lists are abstracted away: lruvec_lock.pml covers
+ *   them).  Processes:
+ *     adder      the add path (kernel folio_add_lru()): pick ANY slot
+ *                (the thread may migrate between sched_getcpu() and taking
+ *                the slot lock), take the slot lock, append the folio, flush the batch
+ *                (folio_batch_move_lru(fbatch, lru_add)) if the cache is
+ *                disabled (disable_count != 0) or the batch is full, unlock.
+ *     disabler   lv_lru_cache_disable() in "sweep" mode: publish
+ *                disable_count++, then for every slot: slot lock, flush,
+ *                slot unlock.  In userspace the slot lock replaces the
+ *                kernel's synchronize_rcu_expedited(): an adder that read
+ *                disable_count == 0 did so inside its slot critical
+ *                section, and the sweep of that slot waits for it.
+ *     drainer x2 adds its own folio, then lv_lru_add_drain_all() with the
+ *                kernel's generation protocol (kernel-lru-lock.md 5.4):
+ *                  (A) smp_mb()                 -- implicit, see below
+ *                  (B) this_gen = gen
+ *                      lock drain mutex
+ *                  (C) if this_gen != gen: a drain that started after our
+ *                      (B) covers our folio -> skip
+ *                  (D) gen++ (then smp_mb())
+ *                      for every slot that needs a drain (racy peek of the
+ *                      batch count): slot lock, flush, slot unlock
+ *                      unlock drain mutex
+ *   Promela interleaves statements under sequential consistency, so the
+ *   smp_mb() of (A) and (D) are implicit; the model checks the protocol
+ *   logic (ordering of steps, coalescing), not the C11/LKMM barriers.
+ *
+ * WHAT THE ASSERTIONS MEAN
+ *   adder (under the slot lock)  once the disabler has finished, a batch
+ *                    is empty whenever its slot lock is released (I5: adds
+ *                    flush immediately while the cache is disabled).
+ *   disabler (on return)  every add that completed (released its slot
+ *                    lock) before lv_lru_cache_disable() returned has its
+ *                    folio on the LRU, and no unlocked slot holds folios.
+ *   drainer (on return)   its own folio, added before the call, is on the
+ *                    LRU -- coalescing through the generation counter never
+ *                    loses a caller's folio.
+ *   init (end state)      no folio is lost (each added folio is on the LRU
+ *                    or in exactly one batch) and, since the cache was
+ *                    disabled and never re-enabled, all are on the LRU.
+ *   pan also reports deadlocks (invalid end states).
+ *
+ * SEEDED BUGS (spin -DNAME -a drain_add.pml; all must FAIL)
+ *   BUG_LATE_INC    the disabler increments disable_count AFTER its sweep:
+ *                   an add that slips in behind the sweep stays in its
+ *                   batch.  drain_add_bug.pml is this file with it defined.
+ *   BUG_GEN_LATE    lv_lru_add_drain_all() bumps gen after its sweep
+ *                   instead of before it (step D moved): a caller that
+ *                   samples gen after the sweep passed its slot skips at (C)
+ *                   and returns with its folio still batched.
+ *   BUG_EARLY_SAMPLE  a drainer samples gen (B) before its own add is
+ *                   complete -- under sequential consistency this is what a
+ *                   missing smp_mb() at (A) allows: a concurrent drain sweeps
+ *                   before our add, bumps gen, and we skip at (C).
+ *   BUG_RACY_SWEEP  lv_lru_cache_disable() flushes without taking the slot
+ *                   lock: an append racing with the flush is lost.
+ *
+ * MAPPING TO C
+ *   slot_lock[s]   the per-slot lock of struct cpu_batch (slot lock)
+ *   cnt/batch      the slot's lru_add folio_batch
+ *   flush(s)       folio_batch_move_lru(fbatch, lru_add)
+ *   lru_add(f)     the add path (folio_add_lru() ->
+ *                  __folio_batch_add_and_move())
+ *   disable_count  lru_disable_count; disabler = lv_lru_cache_disable()
+ *   gen, drain_mutex, drain_all()  lru_drain_gen, the static mutex and
+ *                  lv_lru_add_drain_all()
+ */
+
+#define NSLOT 2
+#define CAP   2
+#define NF    3         /* folio 0: plain adder; 1, 2: the drainers */
+
+bit  slot_lock[NSLOT];
+byte cnt[NSLOT];
+byte batch[NSLOT * CAP];        /* batch[s * CAP + i] */
+bit  onlru[NF];
+bit  added[NF];                 /* add completed (slot lock released) */
+byte disable_count;
+bit  disabled_done;             /* lv_lru_cache_disable() has returned */
+byte gen;                       /* lru_drain_gen */
+bit  drain_mutex;
+
+inline lock(m)   { atomic { m == 0 -> m = 1 } }
+inline unlock(m) { m = 0 }
+
+/* folio_batch_move_lru(fbatch, lru_add): the caller holds the slot lock. */
+inline flush(s, i)
+{
+	i = 0;
+	do
+	:: i < cnt[s] -> onlru[batch[s * CAP + i]] = 1; i++
+	:: else -> break
+	od;
+	cnt[s] = 0
+}
+
+/* the add path: folio_add_lru() -> __folio_batch_add_and_move() */
+inline lru_add(f, s, i)
+{
+	if                              /* sched_getcpu(), then maybe migrate */
+	:: s = 0
+	:: s = 1
+	fi;
+	lock(slot_lock[s]);
+	batch[s * CAP + cnt[s]] = f;
+	cnt[s]++;
+	if
+	:: disable_count != 0 || cnt[s] == CAP -> flush(s, i)
+	:: else -> skip
+	fi;
+	assert(!disabled_done || cnt[s] == 0);
+	atomic { unlock(slot_lock[s]); added[f] = 1 }
+}
+
+proctype adder(byte f)
+{
+	byte s, i;
+
+	lru_add(f, s, i)
+}
+
+/* lv_lru_cache_disable(), sweep mode */
+proctype disabler()
+{
+	byte s, i;
+
+#ifndef BUG_LATE_INC
+	disable_count++;
+#endif
+	s = 0;
+	do
+	:: s < NSLOT ->
+#ifndef BUG_RACY_SWEEP
+		lock(slot_lock[s]);
+		flush(s, i);
+		unlock(slot_lock[s]);
+#else
+		flush(s, i);            /* no slot lock: races with appends */
+#endif
+		s++
+	:: else -> break
+	od;
+#ifdef BUG_LATE_INC
+	disable_count++;
+#endif
+	atomic {
+		disabled_done = 1;
+		i = 0;
+		do
+		:: i < NF -> assert(!added[i] || onlru[i]); i++
+		:: else -> break
+		od;
+		s = 0;
+		do
+		:: s < NSLOT -> assert(slot_lock[s] || cnt[s] == 0); s++
+		:: else -> break
+		od
+	}
+}
+
+/* lv_lru_add_drain_all() */
+inline drain_all(this_gen, s, i)
+{
+	/* (A) smp_mb(): implicit under sequential consistency */
+#ifndef BUG_EARLY_SAMPLE
+	this_gen = gen;                         /* (B) */
+#endif
+	lock(drain_mutex);
+	if
+	:: this_gen != gen -> skip              /* (C) covered by a newer drain */
+	:: else ->
+#ifndef BUG_GEN_LATE
+		gen++;                          /* (D) */
+#endif
+		s = 0;
+		do
+		:: s < NSLOT ->
+			if
+			:: cnt[s] != 0 ->       /* cpu_needs_drain(): racy peek */
+				lock(slot_lock[s]);
+				flush(s, i);
+				unlock(slot_lock[s])
+			:: else -> skip
+			fi;
+			s++
+		:: else -> break
+		od;
+#ifdef BUG_GEN_LATE
+		gen++;
+#endif
+	fi;
+	unlock(drain_mutex)
+}
+
+proctype drainer(byte f)
+{
+	byte s, i, this_gen;
+
+#ifdef BUG_EARLY_SAMPLE
+	this_gen = gen;                 /* (B) hoisted above our own add */
+#endif
+	lru_add(f, s, i);
+	drain_all(this_gen, s, i);
+	assert(onlru[f])                /* our own folio is not left behind */
+}
+
+init {
+	byte f, s, i, n;
+
+	atomic {
+		run adder(0);
+		run drainer(1);
+		run drainer(2);
+		run disabler()
+	}
+	_nr_pr == 1;
+
+	f = 0;
+	do
+	:: f < NF ->
+		n = 0;
+		s = 0;
+		do
+		:: s < NSLOT ->
+			i = 0;
+			do
+			:: i < cnt[s] -> n = n + (batch[s * CAP + i] == f); i++
+			:: else -> break
+			od;
+			s++
+		:: else -> break
+		od;
+		assert(onlru[f] || n == 1);     /* no folio lost */
+		assert(onlru[f]);               /* cache disabled: none hidden */
+		f++
+	:: else -> break
+	od
+}
