@@ -19,8 +19,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 BASE     := -std=gnu11 -pthread -Iinclude -Isrc $(URCU_CFLAGS) $(WARN)
 CFLAGS_release := -O2 -g -fPIC
 CFLAGS_debug   := -O1 -g -DLV_DEBUG -fno-omit-frame-pointer
-CFLAGS_tsan    := -O1 -g -DLV_DEBUG -fsanitize=thread
-CFLAGS_asan    := -O1 -g -DLV_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS_tsan    := -O1 -g -DLV_DEBUG -DLV_TSAN -fsanitize=thread
+CFLAGS_asan    := -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDLIBS   := $(URCU_LIBS) -lm -pthread
 
 LIB_SRCS   := $(wildcard src/*.c)

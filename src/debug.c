@@ -204,7 +204,7 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 /* Usage of @memcg's subtree, rebuilt from the memmap (c->charged), checked level by level. */
 static long check_memcg_usage(struct check *c, struct lv_memcg *memcg)
 {
-	struct lv_memcg *child;
+	struct list_head *pos;
 	long pages = 0;
 
 	for (unsigned int nid = 0; nid < c->m->cfg.nr_nodes; nid++) {
@@ -213,8 +213,8 @@ static long check_memcg_usage(struct check *c, struct lv_memcg *memcg)
 		if (i >= 0)
 			pages += c->charged[i];
 	}
-	list_for_each_entry(child, &memcg->children, sibling)
-		pages += check_memcg_usage(c, child);
+	list_for_each(pos, &memcg->children)
+		pages += check_memcg_usage(c, list_entry(pos, struct lv_memcg, sibling));
 	if (memcg->parent && pages != memcg->usage)
 		check_fail(c, "memcg '%s': usage %ld, pages charged %ld", memcg->name, memcg->usage,
 			   pages);

@@ -26,7 +26,16 @@
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#ifdef LV_TSAN
+/* gcc refuses fences under ThreadSanitizer; a locked RMW is the same full barrier on x86. */
+#define smp_mb()                                                                                  \
+	do {                                                                                      \
+		int __fence = 0;                                                                  \
+		__atomic_fetch_add(&__fence, 0, __ATOMIC_SEQ_CST);                                \
+	} while (0)
+#else
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 
 /*
  * struct lv_lock - a lock and its statistics. Keep it on its own cache line (the users align

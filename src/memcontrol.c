@@ -237,12 +237,12 @@ const char *lv_memcg_name(const struct lv_memcg *memcg)
 static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruvec *, void *),
 				  void *arg)
 {
-	struct lv_memcg *child;
+	struct list_head *pos;
 
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
 		fn(&memcg->nodeinfo[nid], arg);
-	list_for_each_entry(child, &memcg->children, sibling)
-		for_each_memcg_lruvec(child, fn, arg);
+	list_for_each(pos, &memcg->children)
+		for_each_memcg_lruvec(list_entry(pos, struct lv_memcg, sibling), fn, arg);
 }
 
 void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg)

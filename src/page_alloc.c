@@ -235,9 +235,7 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 	f->lru.prev = LIST_POISON2;
 	f->memcg = memcg;
 	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
-	/* Publishing PG_head with release orders the fields above before any lookup. */
 	set_order(f, order, (1ul << PG_head) | (flags & LV_FOLIO_ANON ? 1ul << PG_swapbacked : 0));
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if ((flags & LV_FOLIO_ZERO) && pgdat->frames)
 		memset(lv_folio_data(f), 0, LV_PAGE_SIZE << order);
 	return f;

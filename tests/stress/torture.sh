@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the torture test once per lock design and backend, as TAP (one test point per run).
+#   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${BUILD:-build}
+variant=${VARIANT:-debug}
+duration=${TORTURE_DURATION:-3}
+seed=${TORTURE_SEED:-$RANDOM}
+bin=$build/$variant/torture
+export TSAN_OPTIONS="suppressions=$here/../tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}"
+export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
+
+# More threads than the 2 cores in every run: the oversubscribed case is the normal one.
+configs=(
+	"--lock lruvec --threads 8"
+	"--lock node --threads 8"
+	"--lock nomemcg --threads 8"
+	"--lock lruvec --threads 6 --disable rcu"
+	"--lock lruvec --threads 16 --backend spin"
+	"--lock node --threads 8 --backend mutex --batch 15"
+	"--lock lruvec --threads 4 --batch 1 --slots 7"
+)
+
+echo "1..${#configs[@]}"
+if [ ! -x "$bin" ]; then
+	echo "Bail out! $bin not built"
+	exit 1
+fi
+n=0 fail=0
+for c in "${configs[@]}"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	out=$("$bin" --seed "$seed" --duration "$duration" $c 2>&1)
+	rc=$?
+	summary=$(printf '%s\n' "$out" | sed -n 's/^ok 1 - //p')
+	if [ $rc -eq 0 ]; then
+		echo "ok $n - torture $c: $summary"
+	else
+		fail=1
+		echo "not ok $n - torture $c (seed $seed, exit $rc)"
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+done
+exit $fail

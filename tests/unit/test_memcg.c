@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Memory cgroups: root, create/tree/name, limits and hierarchical charging, usage, removal
+ * and its errors, per-memcg statistics, memcg disabled. */
+#include "lvtest.h"
+
+static void test_root(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *root = lv_memcg_root(m);
+	struct lv_folio *f, *g;
+
+	ok(root != NULL, "root exists");
+	ok(lv_memcg_root(m) == root, "lv_memcg_root is stable");
+	ok(lv_memcg_parent(root) == NULL, "root has no parent");
+	is_str(lv_memcg_name(root), "root", "root is named 'root'");
+	is(lv_memcg_max(root), SIZE_MAX, "root has no limit");
+	is(lv_memcg_set_max(root, 10), -EINVAL, "set_max on the root -> -EINVAL");
+	is(lv_memcg_max(root), SIZE_MAX, "root limit unchanged");
+	is(lv_memcg_remove(root), -EINVAL, "remove the root -> -EINVAL");
+	is(lv_memcg_usage(root), 0, "root usage 0 on an empty machine");
+	f = alloc_or_bail(m, 0, 4, NULL, 0);
+	ok(lv_folio_memcg(f) == root, "NULL memcg charges the root");
+	is(lv_memcg_usage(root), 16, "root usage counts the folio");
+	g = alloc_or_bail(m, 0, 1, root, 0);
+	ok(lv_folio_memcg(g) == root, "explicit root charge");
+	is(lv_memcg_usage(root), 18, "root usage 18");
+	is(lv_memcg_stat(root, LV_NR_CHARGED), 18, "root LV_NR_CHARGED 18");
+	lv_folio_put(f);
+	is(lv_memcg_usage(root), 2, "root usage after a put");
+	lv_folio_put(g);
+	is(lv_memcg_remove(root), -EINVAL, "remove the empty root -> still -EINVAL");
+	finish(m, "root machine");
+}
+
+static void test_disabled(void)
+{
+	struct lv_config cfg = small_config(), ocfg = small_config();
+	struct lv_machine *m, *other;
+	struct lv_memcg *foreign;
+	struct lv_folio *f, *g;
+
+	cfg.memcg_disabled = true;
+	m = new_machine(&cfg);
+	other = new_machine(&ocfg);
+	foreign = lv_memcg_create(other, NULL, "foreign");
+	ok(lv_memcg_root(m) == NULL, "memcg disabled: root is NULL");
+	errno = 0;
+	ok(lv_memcg_create(m, NULL, "x") == NULL && errno == EINVAL,
+	   "memcg disabled: lv_memcg_create -> NULL, EINVAL");
+	f = alloc_or_bail(m, 0, 2, NULL, LV_FOLIO_ANON);
+	ok(lv_folio_memcg(f) == NULL, "memcg disabled: folio not charged (memcg NULL)");
+	g = lv_folio_alloc(m, 0, 0, foreign, 0);
+	ok(g != NULL && lv_folio_memcg(g) == NULL, "memcg disabled: @memcg is ignored");
+	is(lv_memcg_usage(foreign), 0, "the ignored memcg was not charged");
+	is(lv_node_stat(m, 0, LV_NR_CHARGED), 5, "the node still counts allocated pages");
+	lv_folio_add_lru(f);
+	if (g)
+		lv_folio_add_lru(g);
+	lv_lru_add_drain_all(m);
+	is(lv_node_stat(m, 0, LV_NR_INACTIVE_ANON), 4, "memcg disabled: LRU works (anon)");
+	is(lv_node_stat(m, 0, LV_NR_INACTIVE_FILE), 1, "memcg disabled: LRU works (file)");
+	check_ok(m, "disabled with folios on the LRU");
+	lv_folio_put(f);
+	if (g)
+		lv_folio_put(g);
+	finish(m, "disabled machine");
+	is(lv_memcg_remove(foreign), 0, "foreign memcg removed");
+	finish(other, "other machine");
+}
+
+static void test_tree(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *root = lv_memcg_root(m), *a, *b, *c, *anon, *lng;
+	char name[128], longname[101];
+	const char *n;
+
+	strcpy(name, "alpha");
+	a = lv_memcg_create(m, NULL, name);
+	ok(a != NULL, "create a child of the root (parent NULL)");
+	strcpy(name, "XXXXX");
+	is_str(lv_memcg_name(a), "alpha", "the name was copied");
+	ok(lv_memcg_parent(a) == root, "parent NULL means the root");
+	is(lv_memcg_max(a), SIZE_MAX, "a new memcg has no limit");
+	is(lv_memcg_usage(a), 0, "a new memcg has no usage");
+	b = lv_memcg_create(m, a, "beta");
+	ok(b && lv_memcg_parent(b) == a, "child of a has parent a");
+	c = lv_memcg_create(m, root, "gamma");
+	ok(c && lv_memcg_parent(c) == root, "explicit root parent");
+	ok(a != b && b != c && a != c, "distinct handles");
+	anon = lv_memcg_create(m, b, NULL);
+	ok(anon != NULL, "NULL name is allowed");
+	n = anon ? lv_memcg_name(anon) : "";
+	ok(n == NULL || n[0] == '\0', "a NULL name gives an empty label");
+	memset(longname, 'n', 100);
+	longname[100] = '\0';
+	lng = lv_memcg_create(m, NULL, longname);
+	ok(lng != NULL, "long name is allowed");
+	n = lng ? lv_memcg_name(lng) : "";
+	is(strlen(n), 63, "at most 63 bytes of the name are used");
+	ok(strncmp(n, longname, 63) == 0, "the kept part is the name's prefix");
+
+	is(lv_memcg_remove(anon), 0, "remove leaf (NULL name)");
+	is(lv_memcg_remove(lng), 0, "remove leaf (long name)");
+	is(lv_memcg_remove(b), 0, "remove b");
+	is(lv_memcg_remove(a), 0, "remove a after its child");
+	is(lv_memcg_remove(c), 0, "remove c");
+	finish(m, "tree machine");
+}
+
+static void test_limits(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = lv_memcg_create(m, NULL, "limited");
+	struct lv_folio *f8, *f2, *f1, *x;
+
+	is(lv_memcg_set_max(a, 10), 0, "set_max 10");
+	is(lv_memcg_max(a), 10, "max is 10");
+	errno = 0;
+	ok(lv_folio_alloc(m, 0, 4, a, 0) == NULL && errno == ENOMEM, "16 pages over a limit of 10 -> ENOMEM");
+	is(lv_memcg_usage(a), 0, "failed charge leaves usage 0");
+	f8 = lv_folio_alloc(m, 0, 3, a, 0);
+	ok(f8 != NULL, "8 pages under the limit");
+	f2 = lv_folio_alloc(m, 0, 1, a, 0);
+	ok(f2 != NULL, "2 more: exactly at the limit succeeds");
+	is(lv_memcg_usage(a), 10, "usage 10 = limit");
+	errno = 0;
+	x = lv_folio_alloc(m, 0, 0, a, 0);
+	ok(x == NULL && errno == ENOMEM, "one page beyond the limit -> NULL, ENOMEM");
+	if (x)
+		lv_folio_put(x);
+	is(lv_memcg_usage(a), 10, "usage unchanged by the failure");
+	is(lv_node_stat(m, 0, LV_NR_CHARGED), 10, "the node allocated nothing for the failure");
+	lv_folio_put(f2);
+	is(lv_memcg_usage(a), 8, "freeing uncharges");
+	f1 = lv_folio_alloc(m, 0, 0, a, 0);
+	ok(f1 != NULL, "room again after a free");
+
+	/* Lowering below usage is allowed; new charges fail until usage falls. */
+	is(lv_memcg_set_max(a, 5), 0, "set_max below usage is allowed");
+	is(lv_memcg_usage(a), 9, "usage not touched by lowering the limit");
+	errno = 0;
+	x = lv_folio_alloc(m, 0, 0, a, 0);
+	ok(x == NULL && errno == ENOMEM, "over the lowered limit -> ENOMEM");
+	if (x)
+		lv_folio_put(x);
+	lv_folio_put(f8);
+	is(lv_memcg_usage(a), 1, "usage 1 after freeing 8");
+	x = lv_folio_alloc(m, 0, 2, a, 0);
+	ok(x != NULL, "1 + 4 = 5 pages fits the lowered limit exactly");
+	lv_folio_put(x);
+
+	is(lv_memcg_set_max(a, 0), 0, "set_max 0");
+	errno = 0;
+	x = lv_folio_alloc(m, 0, 0, a, 0);
+	ok(x == NULL && errno == ENOMEM, "limit 0: every charge fails");
+	if (x)
+		lv_folio_put(x);
+	is(lv_memcg_set_max(a, SIZE_MAX), 0, "set_max SIZE_MAX");
+	is(lv_memcg_max(a), SIZE_MAX, "SIZE_MAX reads back as no limit");
+	x = lv_folio_alloc(m, 0, LV_MAX_ORDER, a, 0);
+	ok(x != NULL, "unlimited again: 512 pages");
+	if (x)
+		lv_folio_put(x);
+	lv_folio_put(f1);
+	is(lv_memcg_usage(a), 0, "all uncharged");
+	is(lv_memcg_remove(a), 0, "remove limited");
+	finish(m, "limits machine");
+}
+
+static void test_hierarchy(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = lv_memcg_create(m, NULL, "p");
+	struct lv_memcg *c1 = lv_memcg_create(m, p, "c1");
+	struct lv_memcg *c2 = lv_memcg_create(m, p, "c2");
+	struct lv_memcg *gc = lv_memcg_create(m, c1, "gc");
+	struct lv_folio *fp, *f1, *fg, *f2, *x;
+
+	ok(p && c1 && c2 && gc, "tree p/{c1/gc, c2}");
+	fp = alloc_or_bail(m, 0, 0, p, 0);
+	f1 = alloc_or_bail(m, 0, 1, c1, 0);
+	fg = alloc_or_bail(m, 0, 2, gc, 0);
+	f2 = alloc_or_bail(m, 0, 3, c2, 0);
+	is(lv_memcg_usage(gc), 4, "gc usage: own 4");
+	is(lv_memcg_usage(c1), 6, "c1 usage: own 2 + gc 4");
+	is(lv_memcg_usage(c2), 8, "c2 usage: own 8");
+	is(lv_memcg_usage(p), 15, "p usage: 1 + 6 + 8");
+	is(lv_memcg_stat(p, LV_NR_CHARGED), 15, "LV_NR_CHARGED is hierarchical");
+	is(lv_memcg_usage(lv_memcg_root(m)), 15, "root usage: everything");
+
+	/* The parent's limit restricts the children. */
+	is(lv_memcg_set_max(p, 16), 0, "p limited to 16");
+	errno = 0;
+	x = lv_folio_alloc(m, 0, 1, gc, 0);
+	ok(x == NULL && errno == ENOMEM, "grandchild charge over p's limit -> ENOMEM");
+	if (x)
+		lv_folio_put(x);
+	is(lv_memcg_usage(gc), 4, "gc usage backed out after the ancestor refused");
+	is(lv_memcg_usage(c1), 6, "c1 usage backed out");
+	is(lv_memcg_usage(p), 15, "p usage unchanged");
+	x = lv_folio_alloc(m, 0, 0, c2, 0);
+	ok(x != NULL, "the last page under p's limit fits (sibling)");
+	is(lv_memcg_usage(p), 16, "p at its limit");
+	errno = 0;
+	ok(lv_folio_alloc(m, 0, 0, c1, 0) == NULL && errno == ENOMEM, "c1 (no own limit) is full through p");
+	ok(lv_folio_alloc(m, 0, 0, p, 0) == NULL, "p itself is full");
+	lv_folio_put(x);
+	/* A child's own limit below the parent's. */
+	is(lv_memcg_set_max(c2, 8), 0, "c2 limited to its usage");
+	ok(lv_folio_alloc(m, 0, 0, c2, 0) == NULL, "c2 full at its own limit while p has room");
+	x = lv_folio_alloc(m, 0, 0, c1, 0);
+	ok(x != NULL, "c1 can still use p's room");
+	lv_folio_put(x);
+
+	lv_folio_put(fg);
+	is(lv_memcg_usage(c1), 2, "uncharge climbs the tree (c1)");
+	is(lv_memcg_usage(p), 11, "uncharge climbs the tree (p)");
+	lv_folio_put(fp);
+	lv_folio_put(f1);
+	lv_folio_put(f2);
+	is(lv_memcg_usage(p), 0, "p empty");
+	is(lv_memcg_remove(gc), 0, "remove gc");
+	is(lv_memcg_remove(c1), 0, "remove c1");
+	is(lv_memcg_remove(c2), 0, "remove c2");
+	is(lv_memcg_remove(p), 0, "remove p");
+	finish(m, "hierarchy machine");
+}
+
+static void test_remove(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = lv_memcg_create(m, NULL, "p");
+	struct lv_memcg *c = lv_memcg_create(m, p, "c");
+	struct lv_memcg *k;
+	struct lv_folio *f, *g;
+
+	is(lv_memcg_remove(p), -EBUSY, "remove with a child -> -EBUSY");
+	k = lv_memcg_create(m, p, "k");
+	ok(k != NULL, "p still accepts children after the refused removal");
+	is(lv_memcg_remove(k), 0, "remove k");
+
+	f = alloc_or_bail(m, 0, 0, c, 0);
+	is(lv_memcg_remove(c), -EBUSY, "remove with a charged folio (not on the LRU) -> -EBUSY");
+	g = lv_folio_alloc(m, 0, 0, c, 0);
+	ok(g != NULL, "after a refused removal the memcg still charges");
+	is(lv_memcg_usage(c), 2, "usage 2");
+	lv_folio_put(g);
+
+	is(lv_folio_add_lru(f), 0, "add the folio to the LRU");
+	is(lv_memcg_remove(c), -EBUSY, "remove with a queued folio -> -EBUSY");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 1, "folio on c's list");
+	is(lv_memcg_remove(c), -EBUSY, "remove with an LRU folio -> -EBUSY");
+	is(lv_memcg_remove(p), -EBUSY, "remove the parent (child and usage) -> -EBUSY");
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 1, "the refused removals changed nothing");
+	check_ok(m, "after refused removals");
+
+	/* Released while still queued: only the drain frees it; then removal works. */
+	g = alloc_or_bail(m, 0, 1, c, LV_FOLIO_ANON);
+	lv_folio_add_lru(g);
+	lv_folio_put(g);
+	lv_folio_put(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(c), 0, "c empty after the drain released the queued folio");
+	is(lv_memcg_remove(c), 0, "remove c -> 0");
+	is(lv_memcg_remove(p), 0, "remove p now that it is empty -> 0");
+	is(lv_memcg_usage(lv_memcg_root(m)), 0, "nothing charged");
+	finish(m, "remove machine");
+}
+
+static void test_memcg_stats(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_memcg *p, *c;
+	struct lv_folio *fs[6];
+
+	cfg.nr_nodes = 2;
+	m = new_machine(&cfg);
+	p = lv_memcg_create(m, NULL, "p");
+	c = lv_memcg_create(m, p, "c");
+	fs[0] = alloc_or_bail(m, 0, 0, c, 0);		/* file, node 0 */
+	fs[1] = alloc_or_bail(m, 1, 1, c, 0);		/* file, node 1 */
+	fs[2] = alloc_or_bail(m, 0, 2, c, LV_FOLIO_ANON); /* anon, node 0 */
+	fs[3] = alloc_or_bail(m, 1, 0, p, LV_FOLIO_ANON); /* anon in the parent */
+	fs[4] = alloc_or_bail(m, 0, 0, c, 0);		/* mlocked: unevictable */
+	fs[5] = alloc_or_bail(m, 1, 3, c, 0);		/* isolated later */
+	is(lv_folio_set_state(fs[4], LV_PG_MLOCKED, true), 0, "mlock one folio");
+	for (int i = 0; i < 6; i++)
+		lv_folio_add_lru(fs[i]);
+	lv_lru_add_drain_all(m);
+	is(lv_folio_isolate_lru(fs[5]), 0, "isolate the order-3 folio");
+
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 3, "c inactive file: 1 + 2 pages over both nodes");
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_ANON), 4, "c inactive anon: 4");
+	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1, "c unevictable: 1");
+	is(lv_memcg_stat(c, LV_NR_ISOLATED), 8, "c isolated: 8");
+	is(lv_memcg_stat(c, LV_NR_ACTIVE_FILE), 0, "c active file: 0");
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 0, "list sizes are not hierarchical (p file)");
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_ANON), 1, "p inactive anon: its own folio only");
+	is(lv_memcg_stat(p, LV_NR_ISOLATED), 0, "isolated not hierarchical");
+	is(lv_memcg_stat(c, LV_NR_CHARGED), 16, "c charged: 1+2+4+1+8");
+	is(lv_memcg_stat(p, LV_NR_CHARGED), 17, "p charged is hierarchical: 16 + 1");
+	is(lv_memcg_stat(c, LV_NR_FREE), 0, "node-only item LV_NR_FREE -> 0");
+	is(lv_memcg_stat(c, LV_WMARK_MIN), 0, "node-only item LV_WMARK_MIN -> 0");
+	is(lv_memcg_stat(c, LV_WMARK_LOW), 0, "node-only item LV_WMARK_LOW -> 0");
+	is(lv_memcg_stat(c, LV_WMARK_HIGH), 0, "node-only item LV_WMARK_HIGH -> 0");
+	is(lv_memcg_stat(c, LV_NR_STAT_ITEMS), 0, "bad item -> 0");
+	is(lv_node_stat(m, 0, LV_NR_INACTIVE_ANON), 4, "node 0 anon sums the memcgs");
+	is(lv_node_stat(m, 1, LV_NR_INACTIVE_ANON), 1, "node 1 anon sums the memcgs");
+
+	lv_folio_activate(fs[0]);
+	lv_folio_activate(fs[3]);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(c, LV_PGACTIVATE), 1, "c pgactivate: its own event");
+	is(lv_memcg_stat(p, LV_PGACTIVATE), 1, "p pgactivate: its own event only");
+	is(lv_memcg_stat(c, LV_NR_ACTIVE_FILE), 1, "c active file 1");
+	is(lv_memcg_stat(p, LV_NR_ACTIVE_ANON), 1, "p active anon 1");
+	is(lv_node_stat(m, 0, LV_PGACTIVATE) + lv_node_stat(m, 1, LV_PGACTIVATE), 2,
+	   "node events sum the memcgs");
+	is(lv_memcg_stat(lv_memcg_root(m), LV_PGACTIVATE), 0, "root's own lruvecs saw nothing");
+	check_ok(m, "memcg stats with folios everywhere");
+
+	is(lv_folio_putback_lru(fs[5]), 0, "putback");
+	lv_folios_put(fs, 6);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE) + lv_memcg_stat(c, LV_NR_INACTIVE_ANON) +
+		   lv_memcg_stat(c, LV_NR_UNEVICTABLE) + lv_memcg_stat(c, LV_NR_ACTIVE_FILE),
+	   0, "c lists empty after release");
+	is(lv_memcg_stat(c, LV_PGACTIVATE), 1, "events survive the folios");
+	is(lv_memcg_remove(c), 0, "remove c");
+	is(lv_memcg_remove(p), 0, "remove p");
+	finish(m, "memcg stats machine");
+}
+
+int main(void)
+{
+	test_root();
+	test_disabled();
+	test_tree();
+	test_limits();
+	test_hierarchy();
+	test_remove();
+	test_memcg_stats();
+	return done_testing();
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * churn - every LRU operation of the library, from many threads in many containers.
+ *
+ * Not one of the published workloads of benchmarks.md: it is the library's own stress mix, and
+ * it is meant to make the difference between the two lock designs visible. Each thread owns a
+ * working set of folio slots and visits them in a cycle. An empty slot gets a new folio
+ * (allocated on the thread's node, charged to the thread's container, added to the LRU); a full
+ * one gets one operation drawn at random:
+ *
+ *   40%  touched twice (lv_folio_mark_accessed x2: referenced, then activated)
+ *   15%  deactivated (lv_folio_deactivate; an inactive folio is touched twice instead)
+ *   15%  isolated and put back (lv_folio_isolate_lru + lv_folio_putback_lru)
+ *   10%  moved to another container (lv_folio_move_memcg; touched with one container)
+ *   20%  released: queued for the next lv_folios_put() of --batch folios, its slot emptied
+ *
+ * Every library call is one op (an allocation and its add together are one). Calls that fail
+ * for expected reasons — a lost pin (-EBUSY), a full memcg or node (-ENOMEM) — still count, and
+ * are counted apart as well. Half of the folios are anonymous, half page cache, so both halves
+ * of the LRU are used. In the node design every lruvec of a node shares one lock, so the
+ * containers' traffic meets there; in the lruvec design it meets only where it really
+ * overlaps (moves between containers, the shared per-CPU batch slots).
+ */
+#include "lvbench.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct churn_params {
+	unsigned int working_set; /* folio slots per thread */
+	unsigned int limit_mib;	  /* per container; 0: no limit */
+};
+
+static const struct lvb_opt churn_opts[] = {
+	{ "working-set", LVB_OPT_UINT, offsetof(struct churn_params, working_set), 1, 1u << 20,
+	  NULL, "N", "folios each thread cycles through (default 256)" },
+	{ "limit", LVB_OPT_UINT, offsetof(struct churn_params, limit_mib), 0, 1u << 20, NULL,
+	  "MIB", "memory limit of each container in MiB; 0: none (default 0)" },
+	{ 0 }
+};
+
+static void churn_defaults(void *params)
+{
+	struct churn_params *p = params;
+
+	p->working_set = 256;
+	p->limit_mib = 0;
+}
+
+/* Operation mix, in percent of the visits of an occupied slot; the rest is release. */
+enum {
+	MIX_TOUCH = 40,
+	MIX_DEACTIVATE = 15,
+	MIX_ISOLATE = 15,
+	MIX_MOVE = 10,
+};
+
+enum churn_counter {
+	CHURN_ALLOC_ENOMEM,
+	CHURN_ISOLATE_EBUSY,
+	CHURN_MOVE_EBUSY,
+	CHURN_MOVE_ENOMEM,
+	CHURN_NR_COUNTERS
+};
+
+static const char *const churn_counter_names[CHURN_NR_COUNTERS] = {
+	[CHURN_ALLOC_ENOMEM] = "alloc_enomem",
+	[CHURN_ISOLATE_EBUSY] = "isolate_ebusy",
+	[CHURN_MOVE_EBUSY] = "move_ebusy",
+	[CHURN_MOVE_ENOMEM] = "move_enomem",
+};
+
+struct churn_thread {
+	struct lv_folio **ws; /* the working set; NULL: an empty slot */
+	unsigned int ws_size, next;
+	struct lv_folio *rel[LV_MAX_BATCH]; /* released, waiting for lv_folios_put() */
+	unsigned int nr_rel, rel_batch;
+	struct lv_memcg *memcg;
+	int nid;
+	uint64_t rng;
+};
+
+/* xorshift64*: per-thread, so threads never share a cache line for randomness. */
+static uint32_t churn_rand(struct churn_thread *ct)
+{
+	ct->rng ^= ct->rng >> 12;
+	ct->rng ^= ct->rng << 25;
+	ct->rng ^= ct->rng >> 27;
+	return (uint32_t)((ct->rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/* splitmix64, to turn (seed, thread) into well-spread non-zero xorshift states. */
+static uint64_t churn_seed(uint64_t seed, unsigned int thread)
+{
+	uint64_t z = seed + (thread + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z ? z : 1;
+}
+
+static void churn_flush(struct lvb_worker *w, struct churn_thread *ct)
+{
+	if (!ct->nr_rel)
+		return;
+	lv_folios_put(ct->rel, ct->nr_rel);
+	w->ops += ct->nr_rel;
+	ct->nr_rel = 0;
+}
+
+static void churn_release(struct lvb_worker *w, struct churn_thread *ct, unsigned int i)
+{
+	ct->rel[ct->nr_rel++] = ct->ws[i];
+	ct->ws[i] = NULL;
+	if (ct->nr_rel == ct->rel_batch)
+		churn_flush(w, ct);
+}
+
+/*
+ * Out of memory (our container's limit or the node): give back a batch of our own folios,
+ * as a process under memory pressure would, and try again on a later visit.
+ */
+static void churn_relieve(struct lvb_worker *w, struct churn_thread *ct)
+{
+	unsigned int freed = ct->nr_rel;
+
+	churn_flush(w, ct);
+	for (unsigned int k = 0; k < ct->ws_size && freed < ct->rel_batch; k++) {
+		unsigned int i = (ct->next + k) % ct->ws_size;
+
+		if (ct->ws[i]) {
+			churn_release(w, ct, i);
+			freed++;
+		}
+	}
+	churn_flush(w, ct);
+	/* Others hold the memory: let them run rather than spin on the allocator. */
+	if (!freed)
+		sched_yield();
+}
+
+static void churn_fill(struct lvb_worker *w, struct churn_thread *ct, unsigned int i)
+{
+	unsigned int flags = (churn_rand(ct) & 1) ? LV_FOLIO_ANON : 0;
+	struct lv_folio *folio;
+	int err;
+
+	folio = lv_folio_alloc(w->env->m, ct->nid, 0, ct->memcg, flags);
+	if (!folio) {
+		if (errno == ENOMEM) {
+			w->counters[CHURN_ALLOC_ENOMEM]++;
+			churn_relieve(w, ct);
+		} else {
+			lvb_worker_error(w, "lv_folio_alloc", errno);
+		}
+		return;
+	}
+	err = lv_folio_add_lru(folio);
+	w->ops++;
+	if (err) {
+		lvb_worker_error(w, "lv_folio_add_lru", -err);
+		lv_folio_put(folio);
+		return;
+	}
+	ct->ws[i] = folio;
+}
+
+static void churn_touch(struct lvb_worker *w, struct lv_folio *folio)
+{
+	lv_folio_mark_accessed(folio);
+	lv_folio_mark_accessed(folio);
+	w->ops += 2;
+}
+
+static void churn_isolate(struct lvb_worker *w, struct lv_folio *folio)
+{
+	int err = lv_folio_isolate_lru(folio);
+
+	w->ops++;
+	if (err == -EBUSY) {
+		w->counters[CHURN_ISOLATE_EBUSY]++; /* still in a batch, or pinned by a mover */
+		return;
+	}
+	if (err) {
+		lvb_worker_error(w, "lv_folio_isolate_lru", -err);
+		return;
+	}
+	err = lv_folio_putback_lru(folio);
+	w->ops++;
+	if (err)
+		lvb_worker_error(w, "lv_folio_putback_lru", -err);
+}
+
+static void churn_move(struct lvb_worker *w, struct churn_thread *ct, struct lv_folio *folio)
+{
+	struct lvb_env *env = w->env;
+	unsigned int k = churn_rand(ct) % env->nr_memcgs;
+	int err;
+
+	/* Always a real move: the folio may already sit in another container than ours. */
+	if (env->memcgs[k] == lv_folio_memcg(folio))
+		k = (k + 1) % env->nr_memcgs;
+	err = lv_folio_move_memcg(folio, env->memcgs[k]);
+	w->ops++;
+	if (err == -EBUSY)
+		w->counters[CHURN_MOVE_EBUSY]++;
+	else if (err == -ENOMEM)
+		w->counters[CHURN_MOVE_ENOMEM]++;
+	else if (err)
+		lvb_worker_error(w, "lv_folio_move_memcg", -err);
+}
+
+static void churn_step(struct lvb_worker *w)
+{
+	struct churn_thread *ct = w->priv;
+	unsigned int i = ct->next, r;
+	struct lv_folio *folio = ct->ws[i];
+
+	if (++ct->next == ct->ws_size)
+		ct->next = 0;
+	if (!folio) {
+		churn_fill(w, ct, i);
+		return;
+	}
+	r = churn_rand(ct) % 100;
+	if (r < MIX_TOUCH) {
+		churn_touch(w, folio);
+	} else if ((r -= MIX_TOUCH) < MIX_DEACTIVATE) {
+		if (lv_folio_test(folio, LV_PG_ACTIVE)) {
+			lv_folio_deactivate(folio);
+			w->ops++;
+		} else {
+			churn_touch(w, folio);
+		}
+	} else if ((r -= MIX_DEACTIVATE) < MIX_ISOLATE) {
+		churn_isolate(w, folio);
+	} else if ((r -= MIX_ISOLATE) < MIX_MOVE) {
+		if (w->env->nr_memcgs > 1)
+			churn_move(w, ct, folio);
+		else
+			churn_touch(w, folio);
+	} else {
+		churn_release(w, ct, i);
+	}
+}
+
+static void churn_release_all(struct lvb_worker *w)
+{
+	struct churn_thread *ct = w->priv;
+	unsigned int n = 0;
+
+	churn_flush(w, ct);
+	for (unsigned int i = 0; i < ct->ws_size; i++)
+		if (ct->ws[i])
+			ct->ws[n++] = ct->ws[i];
+	lv_folios_put(ct->ws, n);
+	memset(ct->ws, 0, ct->ws_size * sizeof(*ct->ws));
+}
+
+static const struct lvb_thread_ops churn_thread_ops = {
+	.step = churn_step,
+	.release = churn_release_all,
+};
+
+static int churn_run(const struct lvb_common *opt, const void *params,
+		     enum lv_lock_design design, struct lvb_result *res)
+{
+	const struct churn_params *p = params;
+	struct lvb_worker *workers = NULL;
+	struct churn_thread *threads = NULL;
+	unsigned int n = opt->threads;
+	struct lvb_env env;
+	int err;
+
+	err = lvb_env_create(&env, opt, design);
+	if (err)
+		return err;
+	if (p->limit_mib)
+		for (unsigned int c = 0; c < env.nr_memcgs; c++)
+			lv_memcg_set_max(env.memcgs[c], ((size_t)p->limit_mib << 20) / LV_PAGE_SIZE);
+
+	err = -ENOMEM;
+	workers = aligned_alloc(64, n * sizeof(*workers));
+	threads = calloc(n, sizeof(*threads));
+	if (!workers || !threads)
+		goto out;
+	memset(workers, 0, n * sizeof(*workers));
+	for (unsigned int t = 0; t < n; t++) {
+		struct churn_thread *ct = &threads[t];
+
+		ct->ws = calloc(p->working_set, sizeof(*ct->ws));
+		if (!ct->ws)
+			goto out;
+		ct->ws_size = p->working_set;
+		ct->rel_batch = opt->batch;
+		ct->memcg = env.memcgs[t % env.nr_memcgs];
+		ct->nid = (int)(t % opt->nodes);
+		ct->rng = churn_seed(opt->seed, t);
+		workers[t].priv = ct;
+	}
+	res->nr_counters = CHURN_NR_COUNTERS;
+	for (unsigned int c = 0; c < CHURN_NR_COUNTERS; c++)
+		res->counter_names[c] = churn_counter_names[c];
+	err = lvb_run_threads(&env, workers, &churn_thread_ops, res);
+out:
+	if (threads)
+		for (unsigned int t = 0; t < n; t++)
+			free(threads[t].ws);
+	free(threads);
+	free(workers);
+	res->failures += lvb_env_destroy(&env);
+	return err;
+}
+
+const struct lvb_workload lvb_churn = {
+	.name = "churn",
+	.summary = "containers x threads churning folios through every LRU operation",
+	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C. Each thread\n"
+		"cycles through a working set of folio slots: an empty slot gets a new folio\n"
+		"(allocated, charged to the thread's container, added to the LRU); an occupied\n"
+		"one is touched twice (40%), deactivated (15%), isolated and put back (15%),\n"
+		"moved to another container (10%) or released in batches of --batch (20%).\n"
+		"One op = one library call. Allocation failures (memcg limit, node full) release\n"
+		"a batch of the thread's folios and go on.\n"
+		"This is the library's own stress mix, not a workload of benchmarks.md: use it\n"
+		"for lock contention and correctness, not to reproduce published numbers.",
+	.opts = churn_opts,
+	.params_size = sizeof(struct churn_params),
+	.defaults = churn_defaults,
+	.run = churn_run,
+};

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The machinery every workload shares: one machine with its containers, a set of threads that
+ * start together and stop together, and the checks that turn each round into a correctness
+ * smoke test as well.
+ *
+ * Statistics are taken at a quiescent point: the threads finish their current step when the
+ * duration is over and wait there, still holding their folios. Lock statistics and vmstat
+ * are read then, so the teardown (releasing every folio, draining, removing memcgs) never
+ * pollutes the numbers, and lv_check() runs on a populated machine, where it has the most to
+ * verify. A second lv_check() after the teardown checks the empty machine.
+ */
+#define _GNU_SOURCE
+#include "lvbench.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+unsigned int lvb_online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_until(double t)
+{
+	struct timespec ts = { .tv_sec = (time_t)t };
+
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* ---- progress ------------------------------------------------------------------------------ */
+
+static char progress_label[96];
+
+void lvb_progress_label(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(progress_label, sizeof(progress_label), fmt, ap);
+	va_end(ap);
+}
+
+/* Redirected output is parsed by scripts: only a person at a terminal wants the ticker. */
+static bool progress_wanted(void)
+{
+	return isatty(STDERR_FILENO);
+}
+
+static void progress_show(double done, double total)
+{
+	fprintf(stderr, "\rlvbench: %s: %.0f/%.0f s \033[K", progress_label, done, total);
+	fflush(stderr);
+}
+
+static void progress_clear(void)
+{
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
+/* ---- machine and containers ---------------------------------------------------------------- */
+
+int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt,
+		   enum lv_lock_design design)
+{
+	struct lv_config cfg;
+
+	memset(env, 0, sizeof(*env));
+	env->opt = opt;
+	env->design = design;
+	lv_config_init(&cfg);
+	cfg.nr_nodes = opt->nodes;
+	cfg.node_mem_bytes = (size_t)opt->memory_mib << 20;
+	cfg.lock_design = design;
+	cfg.lock_backend = (enum lv_lock_backend)opt->backend;
+	cfg.batch_size = opt->batch;
+	/* The LRU is what is measured; untouched data frames would only cost address space. */
+	cfg.metadata_only = true;
+	env->m = lv_machine_create(&cfg);
+	if (!env->m)
+		return -errno;
+	env->memcgs = calloc(opt->containers, sizeof(*env->memcgs));
+	if (!env->memcgs)
+		goto fail;
+	for (unsigned int c = 0; c < opt->containers; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "c%u", c);
+		env->memcgs[c] = lv_memcg_create(env->m, NULL, name);
+		if (!env->memcgs[c])
+			goto fail;
+		env->nr_memcgs++;
+	}
+	return 0;
+fail: {
+	int err = errno ? errno : ENOMEM;
+
+	for (unsigned int c = 0; c < env->nr_memcgs; c++)
+		lv_memcg_remove(env->memcgs[c]);
+	free(env->memcgs);
+	lv_machine_destroy(env->m);
+	env->m = NULL;
+	return -err;
+}
+}
+
+unsigned int lvb_env_destroy(struct lvb_env *env)
+{
+	const char *design = lvb_lock_names[env->design];
+	struct lv_machine *m = env->m;
+	unsigned int failures = 0;
+	uint64_t bugs;
+
+	lv_lru_add_drain_all(m);
+	if (lv_check(m, stderr)) {
+		fprintf(stderr, "lvbench: %s design: lv_check failed after every folio was released\n",
+			design);
+		failures++;
+	}
+	for (unsigned int nid = 0; nid < env->opt->nodes; nid++) {
+		uint64_t left = lv_node_stat(m, (int)nid, LV_NR_CHARGED);
+
+		if (left) {
+			fprintf(stderr,
+				"lvbench: %s design: node %u has %llu pages allocated after every "
+				"folio was released\n",
+				design, nid, (unsigned long long)left);
+			failures++;
+		}
+	}
+	for (unsigned int c = 0; c < env->nr_memcgs; c++) {
+		size_t usage = lv_memcg_usage(env->memcgs[c]);
+		int err;
+
+		if (usage) {
+			fprintf(stderr, "lvbench: %s design: memcg c%u still has %zu pages charged\n",
+				design, c, usage);
+			failures++;
+		}
+		err = lv_memcg_remove(env->memcgs[c]);
+		if (err) {
+			fprintf(stderr, "lvbench: %s design: lv_memcg_remove(c%u): %s\n", design, c,
+				strerror(-err));
+			failures++;
+		}
+	}
+	bugs = lv_bug_count(m);
+	if (bugs) {
+		fprintf(stderr, "lvbench: %s design: the library detected %llu internal bugs\n",
+			design, (unsigned long long)bugs);
+		failures++;
+	}
+	lv_machine_destroy(m);
+	free(env->memcgs);
+	memset(env, 0, sizeof(*env));
+	return failures;
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+enum run_phase {
+	PHASE_WAIT,    /* created, waiting for the others */
+	PHASE_RUN,     /* stepping */
+	PHASE_STOP,    /* finish the current step and wait */
+	PHASE_RELEASE, /* statistics taken: release everything and exit */
+};
+
+struct run_ctl {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int phase; /* enum run_phase; read without the lock by stepping threads */
+	unsigned int ready, stopped;
+	const struct lvb_thread_ops *ops;
+};
+
+struct thread_arg {
+	struct run_ctl *ctl;
+	struct lvb_worker *w;
+};
+
+static int phase_read(struct run_ctl *ctl)
+{
+	return __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE);
+}
+
+/* Context: ctl->lock held. */
+static void phase_set(struct run_ctl *ctl, enum run_phase phase)
+{
+	__atomic_store_n(&ctl->phase, phase, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&ctl->cond);
+}
+
+/* Context: ctl->lock held. */
+static void phase_wait(struct run_ctl *ctl, int phase)
+{
+	while (phase_read(ctl) < phase)
+		pthread_cond_wait(&ctl->cond, &ctl->lock);
+}
+
+static void *worker_main(void *p)
+{
+	struct thread_arg *a = p;
+	struct run_ctl *ctl = a->ctl;
+	struct lvb_worker *w = a->w;
+
+	pthread_mutex_lock(&ctl->lock);
+	ctl->ready++;
+	pthread_cond_broadcast(&ctl->cond);
+	phase_wait(ctl, PHASE_RUN);
+	pthread_mutex_unlock(&ctl->lock);
+
+	while (phase_read(ctl) == PHASE_RUN)
+		ctl->ops->step(w);
+
+	pthread_mutex_lock(&ctl->lock);
+	ctl->stopped++;
+	pthread_cond_broadcast(&ctl->cond);
+	phase_wait(ctl, PHASE_RELEASE);
+	pthread_mutex_unlock(&ctl->lock);
+
+	ctl->ops->release(w);
+	return NULL;
+}
+
+void lvb_worker_error(struct lvb_worker *w, const char *what, int err)
+{
+	if (!w->nr_errors++) {
+		w->error_what = what;
+		w->error = err;
+	}
+}
+
+static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uint64_t *sweeps)
+{
+	for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++) {
+		vmstat[item] = 0;
+		for (unsigned int nid = 0; nid < env->opt->nodes; nid++)
+			vmstat[item] += lv_node_stat(env->m, (int)nid, (enum lv_stat_item)item);
+	}
+	lv_drain_all_stats(env->m, calls, sweeps);
+}
+
+static void wait_duration(double t0, double duration)
+{
+	double end = t0 + duration;
+
+	if (!progress_wanted()) {
+		sleep_until(end);
+		return;
+	}
+	for (double t = t0; t < end;) {
+		progress_show(t - t0, duration);
+		sleep_until(t + 0.5 < end ? t + 0.5 : end);
+		t = now_sec();
+	}
+	progress_clear();
+}
+
+/**
+ * lvb_run_threads - run env->opt->threads workers for env->opt->duration seconds.
+ * @workers: one per thread, priv filled in by the workload; ids and env are set here.
+ * Fills the per-thread op counts, lock statistics, vmstat deltas and the workload counters of
+ * @res (nr_counters and counter_names set by the caller) and counts failures in it.
+ * Return: 0, or -errno if the threads could not be created (nothing was measured then).
+ */
+int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
+		    const struct lvb_thread_ops *ops, struct lvb_result *res)
+{
+	unsigned int n = env->opt->threads, created = 0;
+	uint64_t vm0[LV_NR_STAT_ITEMS], calls0, sweeps0;
+	struct run_ctl ctl = { .ops = ops };
+	struct thread_arg *args;
+	pthread_t *tids;
+	double t0, t1;
+	int err = 0;
+
+	res->design = env->design;
+	res->nr_threads = n;
+	res->thread_ops = calloc(n, sizeof(*res->thread_ops));
+	args = calloc(n, sizeof(*args));
+	tids = calloc(n, sizeof(*tids));
+	if (!res->thread_ops || !args || !tids) {
+		free(args);
+		free(tids);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ctl.lock, NULL);
+	pthread_cond_init(&ctl.cond, NULL);
+
+	lv_lock_stats_reset(env->m);
+	snapshot(env, vm0, &calls0, &sweeps0);
+	for (; created < n; created++) {
+		workers[created].id = created;
+		workers[created].env = env;
+		args[created] = (struct thread_arg){ &ctl, &workers[created] };
+		err = pthread_create(&tids[created], NULL, worker_main, &args[created]);
+		if (err)
+			break;
+	}
+
+	pthread_mutex_lock(&ctl.lock);
+	if (err) {
+		/* Nothing was measured: let whoever started release and leave. */
+		phase_set(&ctl, PHASE_RELEASE);
+		pthread_mutex_unlock(&ctl.lock);
+		goto join;
+	}
+	while (ctl.ready < n)
+		pthread_cond_wait(&ctl.cond, &ctl.lock);
+	t0 = now_sec();
+	phase_set(&ctl, PHASE_RUN);
+	pthread_mutex_unlock(&ctl.lock);
+
+	wait_duration(t0, env->opt->duration);
+
+	pthread_mutex_lock(&ctl.lock);
+	phase_set(&ctl, PHASE_STOP);
+	t1 = now_sec();
+	while (ctl.stopped < n)
+		pthread_cond_wait(&ctl.cond, &ctl.lock);
+	pthread_mutex_unlock(&ctl.lock);
+
+	res->elapsed = t1 - t0;
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
+		lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
+	snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);
+	for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
+		res->vmstat[item] -= vm0[item];
+	res->drain_calls -= calls0;
+	res->drain_sweeps -= sweeps0;
+	if (lv_check(env->m, stderr)) {
+		fprintf(stderr, "lvbench: %s design: lv_check failed at the end of the run\n",
+			lvb_lock_names[env->design]);
+		res->failures++;
+	}
+
+	pthread_mutex_lock(&ctl.lock);
+	phase_set(&ctl, PHASE_RELEASE);
+	pthread_mutex_unlock(&ctl.lock);
+join:
+	for (unsigned int t = 0; t < created; t++)
+		pthread_join(tids[t], NULL);
+	for (unsigned int t = 0; t < created; t++) {
+		struct lvb_worker *w = &workers[t];
+
+		res->thread_ops[t] = w->ops;
+		for (unsigned int c = 0; c < res->nr_counters; c++)
+			res->counters[c] += w->counters[c];
+		if (w->nr_errors) {
+			fprintf(stderr, "lvbench: %s design: thread %u: %s: %s (%u unexpected answers)\n",
+				lvb_lock_names[env->design], t, w->error_what, strerror(w->error),
+				w->nr_errors);
+			res->failures++;
+		}
+	}
+	pthread_cond_destroy(&ctl.cond);
+	pthread_mutex_destroy(&ctl.lock);
+	free(args);
+	free(tids);
+	return -err;
+}

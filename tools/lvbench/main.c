@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * lvbench - benchmark CLI of the lruvec library: subcommand dispatch, options, usage.
+ *
+ *   lvbench WORKLOAD [OPTIONS]            one lock design
+ *   lvbench compare WORKLOAD [OPTIONS]    node and lruvec designs alternately, side by side
+ *
+ * Options are long options only ("--name value" or "--name=value"), described by tables so
+ * that a workload adds its own without touching this file, and so that every error can name
+ * the option it is about. Bad usage exits with 2, a failed run with 1.
+ */
+#include "lvbench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NODE] = "node",
+				       NULL };
+const char *const lvb_backend_names[] = { [LV_BACKEND_FUTEX] = "futex",
+					  [LV_BACKEND_MUTEX] = "mutex",
+					  [LV_BACKEND_SPIN] = "spin", NULL };
+
+static const struct lvb_workload *const workloads[] = { &lvb_churn };
+
+#define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
+#define COMMON(field) offsetof(struct lvb_common, field)
+
+static const struct lvb_opt common_opts[] = {
+	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, 1024, NULL, "N",
+	  "memory cgroups; thread t runs in container t % N (default 16)" },
+	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, 1024, NULL, "N",
+	  "benchmark threads (default 32)" },
+	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
+	  "length of one round in seconds, fractions allowed (default 5)" },
+	{ "rounds", LVB_OPT_UINT, COMMON(rounds), 1, 1000, NULL, "N",
+	  "rounds per design, each on a fresh machine (default 1; compare: 3)" },
+	{ "lock", LVB_OPT_CHOICE, COMMON(lock), 0, 0, lvb_lock_names, "DESIGN",
+	  "lruvec (per-lruvec lru_lock, Linux 5.11+; default) or\n"
+	  "node (per-node lru_lock, Linux <= 5.10); compare runs both" },
+	{ "backend", LVB_OPT_CHOICE, COMMON(backend), 0, 0, lvb_backend_names, "KIND",
+	  "lock implementation: futex (default), mutex or spin" },
+	{ "batch", LVB_OPT_UINT, COMMON(batch), 1, LV_MAX_BATCH, NULL, "N",
+	  "folios per per-CPU batch and per lv_folios_put() release (default 31;\n"
+	  "15 as in Linux 5.x)" },
+	{ "nodes", LVB_OPT_UINT, COMMON(nodes), 1, LV_MAX_NODES, NULL, "N",
+	  "NUMA nodes; thread t allocates on node t % N (default 1)" },
+	{ "memory", LVB_OPT_UINT, COMMON(memory_mib), 4, 65536, NULL, "MIB",
+	  "memory per node in MiB (default 256)" },
+	{ "seed", LVB_OPT_U64, COMMON(seed), 0, 0, NULL, "N",
+	  "seed of the per-thread random streams (default 1)" },
+	{ "json", LVB_OPT_FLAG, COMMON(json), 0, 0, NULL, NULL,
+	  "print JSON instead of tables: one object per design, one per line" },
+	{ "help", LVB_OPT_FLAG, COMMON(help), 0, 0, NULL, NULL, "print this help and exit" },
+	{ 0 }
+};
+
+static void common_defaults(struct lvb_common *c)
+{
+	*c = (struct lvb_common){
+		.containers = 16,
+		.threads = 32,
+		.duration = 5.0,
+		.rounds = LVB_UNSET,
+		.lock = LVB_UNSET,
+		.backend = LV_BACKEND_FUTEX,
+		.batch = LV_MAX_BATCH,
+		.nodes = 1,
+		.memory_mib = 256,
+		.seed = 1,
+	};
+}
+
+/* ---- usage --------------------------------------------------------------------------------- */
+
+static void print_opts(FILE *out, const struct lvb_opt *opts)
+{
+	for (const struct lvb_opt *o = opts; o && o->name; o++) {
+		char head[40];
+		const char *help = o->help;
+
+		snprintf(head, sizeof(head), "--%s%s%s", o->name, o->metavar ? " " : "",
+			 o->metavar ? o->metavar : "");
+		/* Continuation lines of the help text line up under its first line. */
+		fprintf(out, "  %-18s ", head);
+		for (const char *nl; (nl = strchr(help, '\n')); help = nl + 1)
+			fprintf(out, "%.*s\n  %-18s ", (int)(nl - help), help, "");
+		fprintf(out, "%s\n", help);
+	}
+}
+
+static void print_workloads(FILE *out)
+{
+	fprintf(out, "Workloads:\n");
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		fprintf(out, "  %-18s %s\n", workloads[i]->name, workloads[i]->summary);
+}
+
+static const char output_help[] =
+	"Output: a table of ops/s per thread as mmtests compare prints it (Min, Max, Hmean,\n"
+	"Stddev, CoeffVar, BHmean-50/95/99 over the ops/s of every thread of every round), the\n"
+	"lock table in the columns of perf lock report plus the contended fraction\n"
+	"(contended/acquired) per lock class, vmstat counters and the thread-to-CPU ratio\n"
+	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
+	"(node first with compare), with the keys workload, lock, backend, threads, containers,\n"
+	"nodes, cpus, threads_per_cpu, duration_s, rounds, batch, seed, ops, ops_per_sec (all\n"
+	"threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, hmean, stddev,\n"
+	"coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
+	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], vmstat,\n"
+	"drain_all, counters and check (\"ok\" or \"failed\").\n"
+	"Every round also runs lv_check() on the populated and on the emptied machine.\n"
+	"A progress line is shown on stderr when it is a terminal.\n"
+	"Exit status: 0 success, 1 the run failed (library error or invariant violation,\n"
+	"described on stderr), 2 bad usage.\n";
+
+static void usage_main(FILE *out)
+{
+	fprintf(out,
+		"Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
+		"       lvbench compare WORKLOAD [OPTIONS]   run the node and lruvec designs\n"
+		"                                            alternately and compare them\n"
+		"       lvbench [compare] [WORKLOAD] --help\n\n"
+		"Benchmarks the lruvec library: Linux's memcg-aware page LRU with the per-lruvec\n"
+		"lru_lock of Linux 5.11 against the per-node lru_lock of Linux <= 5.10.\n\n");
+	print_workloads(out);
+	fprintf(out, "\nOptions of every workload:\n");
+	print_opts(out, common_opts);
+	fprintf(out, "\n%s", output_help);
+}
+
+static const char compare_help[] =
+	"Runs the node (A, the baseline) and lruvec (B) designs alternately, ABAB..., --rounds\n"
+	"rounds each (default 3), every round on a fresh machine in this process, then prints\n"
+	"them side by side. The percentage next to a value is relative to the node design as in\n"
+	"mmtests compare: new*100/base - 100 for Min, Max, Hmean, BHmean-N and Total (higher is\n"
+	"better), 100 - new*100/base for Stddev and CoeffVar (so less variance is positive).\n"
+	"With --json: two lines, the node object, then the lruvec object.\n";
+
+static void usage_compare(FILE *out, const struct lvb_workload *wl)
+{
+	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s\n", wl ? wl->name : "WORKLOAD",
+		compare_help);
+	if (wl) {
+		fprintf(out, "%s\n", wl->help);
+		if (wl->opts) {
+			fprintf(out, "\nOptions of %s:\n", wl->name);
+			print_opts(out, wl->opts);
+		}
+	} else {
+		print_workloads(out);
+	}
+	fprintf(out, "\nOptions of every workload (--lock excepted):\n");
+	print_opts(out, common_opts);
+	fprintf(out, "\n%s", output_help);
+}
+
+static void usage_workload(FILE *out, const struct lvb_workload *wl)
+{
+	fprintf(out, "Usage: lvbench %s [OPTIONS]\n       lvbench compare %s [OPTIONS]\n\n%s\n",
+		wl->name, wl->name, wl->help);
+	if (wl->opts) {
+		fprintf(out, "\nOptions of %s:\n", wl->name);
+		print_opts(out, wl->opts);
+	}
+	fprintf(out, "\nOptions of every workload:\n");
+	print_opts(out, common_opts);
+	fprintf(out, "\n%s", output_help);
+}
+
+/* ---- parsing ------------------------------------------------------------------------------- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lvbench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'lvbench --help'.\n");
+	return -1;
+}
+
+static const struct lvb_opt *find_opt(const struct lvb_opt *opts, const char *name, size_t len)
+{
+	for (const struct lvb_opt *o = opts; o && o->name; o++)
+		if (strlen(o->name) == len && !strncmp(o->name, name, len))
+			return o;
+	return NULL;
+}
+
+/* Only plain decimal digits: strtoull would accept "-1", " 7" and "0x10". */
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	return errno ? -errno : 0;
+}
+
+static const char *choices_list(const char *const *choices, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; choices[i] && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "|" : "", choices[i]);
+	return buf;
+}
+
+static int set_value(const struct lvb_opt *o, void *base, const char *arg)
+{
+	char *p = (char *)base + o->off;
+	char list[128];
+	uint64_t u;
+	double d;
+	char *end;
+	int err;
+
+	switch (o->kind) {
+	case LVB_OPT_FLAG:
+		*(bool *)p = true;
+		return 0;
+	case LVB_OPT_CHOICE:
+		for (unsigned int i = 0; o->choices[i]; i++) {
+			if (!strcmp(arg, o->choices[i])) {
+				*(unsigned int *)p = i;
+				return 0;
+			}
+		}
+		return usage_error("--%s: unknown value '%s' (%s)", o->name, arg,
+				   choices_list(o->choices, list, sizeof(list)));
+	case LVB_OPT_U64:
+	case LVB_OPT_UINT:
+		err = parse_u64(arg, &u);
+		if (err == -EINVAL)
+			return usage_error("--%s: '%s' is not a non-negative integer", o->name, arg);
+		if (o->kind == LVB_OPT_U64) {
+			if (err)
+				return usage_error("--%s: %s is out of range", o->name, arg);
+			*(uint64_t *)p = u;
+			return 0;
+		}
+		if (err || (double)u < o->min || (double)u > o->max)
+			return usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name, arg,
+					   o->min, o->max);
+		*(unsigned int *)p = (unsigned int)u;
+		return 0;
+	case LVB_OPT_DOUBLE:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (end == arg || *end || !isfinite(d) || ((*arg < '0' || *arg > '9') && *arg != '.'))
+			return usage_error("--%s: '%s' is not a number", o->name, arg);
+		if (errno || d < o->min || d > o->max)
+			return usage_error("--%s: %s is out of range (%g..%g)", o->name, arg, o->min,
+					   o->max);
+		*(double *)p = d;
+		return 0;
+	}
+	return usage_error("--%s: internal error: bad option kind", o->name);
+}
+
+/*
+ * parse_opts - parse argv[0..argc) into @common and the workload's @params.
+ * Return: 0, or -1 after describing the error.
+ */
+static int parse_opts(int argc, char **argv, struct lvb_common *common,
+		      const struct lvb_workload *wl, void *params)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i], *name, *eq, *val = NULL;
+		const struct lvb_opt *o;
+		void *base = common;
+		size_t len;
+
+		if (!strcmp(arg, "-h")) {
+			common->help = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) || !arg[2]) {
+			if (arg[0] == '-')
+				return usage_error("unknown option '%s'", arg);
+			return usage_error("unexpected argument '%s'", arg);
+		}
+		name = arg + 2;
+		eq = strchr(name, '=');
+		len = eq ? (size_t)(eq - name) : strlen(name);
+		o = find_opt(common_opts, name, len);
+		if (!o && wl) {
+			o = find_opt(wl->opts, name, len);
+			base = params;
+		}
+		if (!o)
+			return usage_error("unknown option '--%.*s'", (int)len, name);
+		if (o->kind == LVB_OPT_FLAG) {
+			if (eq)
+				return usage_error("option '--%s' takes no value", o->name);
+		} else if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			return usage_error("option '--%s' needs a value (%s)", o->name, o->metavar);
+		}
+		if (set_value(o, base, val))
+			return -1;
+	}
+	return 0;
+}
+
+static const struct lvb_workload *find_workload(const char *name)
+{
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		if (!strcmp(workloads[i]->name, name))
+			return workloads[i];
+	return NULL;
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h") || !strcmp(arg, "help");
+}
+
+int main(int argc, char **argv)
+{
+	static const enum lv_lock_design both[] = { LV_LOCK_NODE, LV_LOCK_LRUVEC };
+	const struct lvb_workload *wl;
+	struct lvb_common common;
+	enum lv_lock_design one;
+	bool compare = false;
+	void *params = NULL;
+	int first, ret;
+
+	if (argc < 2) {
+		usage_main(stderr);
+		return LVB_EXIT_USAGE;
+	}
+	if (is_help(argv[1])) {
+		usage_main(stdout);
+		return LVB_EXIT_OK;
+	}
+	first = 1;
+	if (!strcmp(argv[1], "compare")) {
+		compare = true;
+		first = 2;
+		if (argc < 3 || argv[2][0] == '-') {
+			if (argc >= 3 && is_help(argv[2])) {
+				usage_compare(stdout, NULL);
+				return LVB_EXIT_OK;
+			}
+			usage_error("compare: missing workload (see 'lvbench compare --help')");
+			return LVB_EXIT_USAGE;
+		}
+	}
+	wl = find_workload(argv[first]);
+	if (!wl) {
+		if (compare)
+			usage_error("compare: unknown workload '%s'", argv[first]);
+		else if (argv[first][0] == '-')
+			usage_error("unknown option '%s' (a workload or compare comes first)",
+				    argv[first]);
+		else
+			usage_error("unknown subcommand or workload '%s'", argv[first]);
+		return LVB_EXIT_USAGE;
+	}
+
+	common_defaults(&common);
+	params = calloc(1, wl->params_size ? wl->params_size : 1);
+	if (!params) {
+		perror("lvbench");
+		return LVB_EXIT_FAIL;
+	}
+	if (wl->defaults)
+		wl->defaults(params);
+	if (parse_opts(argc - first - 1, argv + first + 1, &common, wl, params)) {
+		free(params);
+		return LVB_EXIT_USAGE;
+	}
+	if (common.help) {
+		if (compare)
+			usage_compare(stdout, wl);
+		else
+			usage_workload(stdout, wl);
+		free(params);
+		return LVB_EXIT_OK;
+	}
+	if (compare && common.lock != LVB_UNSET) {
+		usage_error("compare: option '--lock' does not apply (compare runs both designs)");
+		free(params);
+		return LVB_EXIT_USAGE;
+	}
+	if (common.rounds == LVB_UNSET)
+		common.rounds = compare ? 3 : 1;
+
+	if (compare) {
+		ret = lvb_bench(wl, &common, params, both, 2);
+	} else {
+		one = common.lock == LVB_UNSET ? LV_LOCK_LRUVEC : (enum lv_lock_design)common.lock;
+		ret = lvb_bench(wl, &common, params, &one, 1);
+	}
+	free(params);
+	return ret;
+}

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Statistics and output formats: the rows of mmtests compare, the lock table of
+ * `perf lock report`, and JSON.
+ *
+ * The statistics follow mmtests as of 2019 (benchmarks.md §2.4) so that numbers can be put next
+ * to published ones: samples sorted best first (descending: ops/s are higher-is-better),
+ * harmonic mean rather than arithmetic, sample standard deviation (divisor n - 1), and
+ * BHmean-N as the harmonic mean of the best max(1, int(n * N / 100)) samples.
+ */
+#include "lvbench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics ---------------------------------------------------------------------------- */
+
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* A thread that never ran makes the harmonic mean collapse to 0, as 1/0 would. */
+static double hmean(const double *x, size_t n)
+{
+	double inv = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] <= 0)
+			return 0;
+		inv += 1 / x[i];
+	}
+	return n ? (double)n / inv : 0;
+}
+
+/* @sorted is best first; integer arithmetic gives mmtests' int(n * pct / 100) exactly. */
+static double bhmean(const double *sorted, size_t n, size_t pct)
+{
+	size_t k = n * pct / 100;
+
+	return hmean(sorted, k ? k : 1);
+}
+
+int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st)
+{
+	double *s, sum = 0, sq = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->n = n;
+	if (!n)
+		return 0;
+	s = malloc(n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_desc);
+	st->max = s[0];
+	st->min = s[n - 1];
+	for (size_t i = 0; i < n; i++)
+		sum += s[i];
+	st->amean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += (s[i] - st->amean) * (s[i] - st->amean);
+	st->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
+	st->coeffvar = st->amean ? 100 * st->stddev / st->amean : 0;
+	st->hmean = hmean(s, n);
+	st->bhmean50 = bhmean(s, n, 50);
+	st->bhmean95 = bhmean(s, n, 95);
+	st->bhmean99 = bhmean(s, n, 99);
+	free(s);
+	return 0;
+}
+
+double lvb_contended_fraction(const struct lv_lock_stat *s)
+{
+	return s->acquired ? (double)s->contended / (double)s->acquired : 0;
+}
+
+/* ---- the lock table ------------------------------------------------------------------------ */
+
+static uint64_t avg_wait(const struct lv_lock_stat *s)
+{
+	return s->contended ? s->wait_total_ns / s->contended : 0;
+}
+
+/**
+ * lvb_print_locks - the lock classes @s used, most acquired first as `perf lock report` sorts,
+ * in its columns, plus the contended fraction.
+ */
+void lvb_print_locks(FILE *out, const struct lvb_series *s)
+{
+	int order[LV_NR_LOCK_CLASSES], n = 0;
+
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
+		if (s->locks[cls].acquired)
+			order[n++] = cls;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && s->locks[order[j]].acquired >
+					 s->locks[order[j - 1]].acquired; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+
+	fprintf(out, "%20s %12s %12s %15s %17s %15s %15s %10s\n", "Name", "acquired",
+		"contended", "avg wait (ns)", "total wait (ns)", "max wait (ns)", "min wait (ns)",
+		"contended%");
+	for (int i = 0; i < n; i++) {
+		const struct lv_lock_stat *l = &s->locks[order[i]];
+
+		fprintf(out, "%20s %12llu %12llu %15llu %17llu %15llu %15llu %9.3f%%\n",
+			lv_lock_class_name((enum lv_lock_class)order[i]),
+			(unsigned long long)l->acquired, (unsigned long long)l->contended,
+			(unsigned long long)avg_wait(l), (unsigned long long)l->wait_total_ns,
+			(unsigned long long)l->wait_max_ns, (unsigned long long)l->wait_min_ns,
+			100 * lvb_contended_fraction(l));
+	}
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------- */
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* JSON has no NaN or infinity. */
+static void json_number(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.3f", v);
+	else
+		fputs("null", out);
+}
+
+static void json_key(FILE *out, bool *first, const char *key)
+{
+	if (!*first)
+		fputc(',', out);
+	*first = false;
+	json_string(out, key);
+	fputc(':', out);
+}
+
+static void json_u64(FILE *out, bool *first, const char *key, uint64_t v)
+{
+	json_key(out, first, key);
+	fprintf(out, "%llu", (unsigned long long)v);
+}
+
+static void json_double(FILE *out, bool *first, const char *key, double v)
+{
+	json_key(out, first, key);
+	json_number(out, v);
+}
+
+static void json_str(FILE *out, bool *first, const char *key, const char *v)
+{
+	json_key(out, first, key);
+	json_string(out, v);
+}
+
+static void json_stats(FILE *out, const struct lvb_stats *st)
+{
+	bool first = true;
+
+	fputc('{', out);
+	json_u64(out, &first, "n", st->n);
+	json_double(out, &first, "min", st->min);
+	json_double(out, &first, "max", st->max);
+	json_double(out, &first, "hmean", st->hmean);
+	json_double(out, &first, "stddev", st->stddev);
+	json_double(out, &first, "coeffvar", st->coeffvar);
+	json_double(out, &first, "bhmean50", st->bhmean50);
+	json_double(out, &first, "bhmean95", st->bhmean95);
+	json_double(out, &first, "bhmean99", st->bhmean99);
+	fputc('}', out);
+}
+
+static void json_locks(FILE *out, const struct lvb_series *s)
+{
+	/* Every class, used or not, so that consumers can index by name in both designs. */
+	fputc('[', out);
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++) {
+		const struct lv_lock_stat *l = &s->locks[cls];
+		bool first = true;
+
+		fputs(cls ? ",{" : "{", out);
+		json_str(out, &first, "name", lv_lock_class_name((enum lv_lock_class)cls));
+		json_u64(out, &first, "acquired", l->acquired);
+		json_u64(out, &first, "contended", l->contended);
+		json_key(out, &first, "contended_fraction");
+		fprintf(out, "%.6f", lvb_contended_fraction(l));
+		json_u64(out, &first, "wait_total_ns", l->wait_total_ns);
+		json_u64(out, &first, "wait_avg_ns", avg_wait(l));
+		json_u64(out, &first, "wait_max_ns", l->wait_max_ns);
+		json_u64(out, &first, "wait_min_ns", l->wait_min_ns);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static const enum lv_stat_item json_vmstat_items[] = {
+	LV_PGACTIVATE, LV_PGDEACTIVATE, LV_PGLAZYFREE, LV_PGROTATED, LV_PGMOVED, LV_LOCK_RETRIES,
+};
+
+/** lvb_print_json - @s as one JSON object on one line. */
+void lvb_print_json(FILE *out, const char *workload, const struct lvb_common *opt,
+		    const struct lvb_series *s)
+{
+	unsigned int cpus = lvb_online_cpus();
+	struct lvb_stats st;
+	bool first = true, f;
+
+	lvb_stats_compute(s->samples, s->nr_samples, &st);
+	fputc('{', out);
+	json_str(out, &first, "workload", workload);
+	json_str(out, &first, "lock", lvb_lock_names[s->design]);
+	json_str(out, &first, "backend", lvb_backend_names[opt->backend]);
+	json_u64(out, &first, "threads", opt->threads);
+	json_u64(out, &first, "containers", opt->containers);
+	json_u64(out, &first, "nodes", opt->nodes);
+	json_u64(out, &first, "memory_mib_per_node", opt->memory_mib);
+	json_u64(out, &first, "cpus", cpus);
+	json_double(out, &first, "threads_per_cpu", (double)opt->threads / cpus);
+	json_double(out, &first, "duration_s", opt->duration);
+	json_u64(out, &first, "rounds", s->rounds);
+	json_u64(out, &first, "batch", opt->batch);
+	json_u64(out, &first, "seed", opt->seed);
+	json_double(out, &first, "elapsed_s", s->elapsed);
+	json_u64(out, &first, "ops", s->ops);
+	json_double(out, &first, "ops_per_sec", s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	json_key(out, &first, "round_ops_per_sec");
+	fputc('[', out);
+	for (unsigned int r = 0; r < s->rounds; r++) {
+		if (r)
+			fputc(',', out);
+		json_number(out, s->round_rate[r]);
+	}
+	fputc(']', out);
+	json_key(out, &first, "ops_per_sec_per_thread");
+	json_stats(out, &st);
+	json_key(out, &first, "locks");
+	json_locks(out, s);
+
+	json_key(out, &first, "vmstat");
+	fputc('{', out);
+	f = true;
+	for (size_t i = 0; i < sizeof(json_vmstat_items) / sizeof(json_vmstat_items[0]); i++)
+		json_u64(out, &f, lv_stat_name(json_vmstat_items[i]),
+			 s->vmstat[json_vmstat_items[i]]);
+	fputc('}', out);
+	json_key(out, &first, "drain_all");
+	fputc('{', out);
+	f = true;
+	json_u64(out, &f, "calls", s->drain_calls);
+	json_u64(out, &f, "sweeps", s->drain_sweeps);
+	fputc('}', out);
+	json_key(out, &first, "counters");
+	fputc('{', out);
+	f = true;
+	for (unsigned int c = 0; c < s->nr_counters; c++)
+		json_u64(out, &f, s->counter_names[c], s->counters[c]);
+	fputc('}', out);
+	json_str(out, &first, "check", s->failures ? "failed" : "ok");
+	fputs("}\n", out);
+}
