@@ -171,9 +171,9 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 				if (folio_test_lru(f) && folio_test_unevictable(f))
 					c->unevictable[i] += nr;
 			}
-			if (folio_test(f, PG_adding))
-				check_fail(c, "folio %p still queued for lru_add after draining",
-					   (void *)f);
+			if (folio_test(f, PG_lru_claimed) != folio_test_lru(f))
+				check_fail(c, "folio %p: PG_lru %d but claimed by the LRU %d after draining",
+					   (void *)f, folio_test_lru(f), folio_test(f, PG_lru_claimed));
 			if (folio_test_lru(f) && !folio_test_unevictable(f) && !was_seen(c, f))
 				check_fail(c, "PG_lru folio %p on no list", (void *)f);
 			if (!folio_test_lru(f) && was_seen(c, f))

@@ -42,7 +42,13 @@ enum pageflags {
 	PG_head = LV_NR_FOLIO_FLAGS, /* first frame of an allocated folio */
 	PG_buddy,		     /* first frame of a free block in the buddy allocator */
 	PG_pcp,			     /* free frame on a per-CPU page list */
-	PG_adding,		     /* queued in an lru_add batch, not yet on a list */
+	/*
+	 * PG_lru_claimed: the folio belongs to the LRU — queued for lru_add, on a list, or pinned
+	 * by an actor that will put it back. Set by adding, cleared only when the folio leaves
+	 * the LRU for its caller (lv_folio_isolate_lru) or is freed. It turns a second add into
+	 * -EINVAL whatever transient state the folio is in.
+	 */
+	PG_lru_claimed,
 	PG_ORDER_SHIFT = 56,	     /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)

@@ -26,7 +26,7 @@ static inline void INIT_LIST_HEAD(struct list_head *h)
 	h->prev = h;
 }
 
-static inline void __list_add(struct list_head *n, struct list_head *prev, struct list_head *next)
+static inline void list_insert(struct list_head *n, struct list_head *prev, struct list_head *next)
 {
 	next->prev = n;
 	n->next = next;
@@ -36,12 +36,12 @@ static inline void __list_add(struct list_head *n, struct list_head *prev, struc
 
 static inline void list_add(struct list_head *n, struct list_head *head)
 {
-	__list_add(n, head, head->next);
+	list_insert(n, head, head->next);
 }
 
 static inline void list_add_tail(struct list_head *n, struct list_head *head)
 {
-	__list_add(n, head->prev, head);
+	list_insert(n, head->prev, head);
 }
 
 /* Poison the links so that a use after unlinking faults instead of corrupting a list. */

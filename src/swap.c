@@ -13,7 +13,7 @@
  *
  * Flushing (folio_batch_move_lru). For every op except lru_add the flusher must first win the
  * folio's PG_lru pin and skips the folio if it loses (someone else is moving or freeing it);
- * lru_add folios are not on any list yet and carry PG_adding instead. The flusher relocks
+ * lru_add folios are not on any list yet and nobody else can pin them. The flusher relocks
  * only when the folio's lruvec uses a different lock, applies the move function, publishes
  * PG_lru while still holding the lock, and after unlocking drops the batch references — which
  * may be final puts, so they must not happen under the lruvec lock. Move functions re-validate
@@ -39,7 +39,7 @@
 #include "internal.h"
 #include "mm_inline.h"
 
-/* ---- move functions (under the lruvec lock; the caller owns the pin or PG_adding) ------------ */
+/* ---- move functions (under the lruvec lock; the caller owns the pin, or the folio is new) ------------ */
 
 static void lru_add(struct lruvec *lruvec, struct lv_folio *folio)
 {
@@ -52,7 +52,6 @@ static void lru_add(struct lruvec *lruvec, struct lv_folio *folio)
 		folio_set_unevictable(folio);
 		folio->mlock_count = 0;
 	}
-	folio_clear(folio, PG_adding);
 	lruvec_add_folio(lruvec, folio);
 }
 
@@ -137,7 +136,7 @@ static const move_fn_t move_fns[NR_FBATCHES] = {
 /* ---- the release path ------------------------------------------------------------------------ */
 
 /* The folio's count is zero, so it is frozen: flags may be cleared without the pin. */
-static void __folio_clear_lru_flags(struct lv_folio *folio)
+static void folio_clear_lru_flags(struct lv_folio *folio)
 {
 	folio_clear_lru(folio);
 	if (folio_test_active(folio) && folio_test_unevictable(folio))
@@ -170,7 +169,7 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 		if (folio_test_lru(folio)) {
 			lruvec = folio_lruvec_relock(folio, lruvec);
 			lruvec_del_folio(lruvec, folio);
-			__folio_clear_lru_flags(folio);
+			folio_clear_lru_flags(folio);
 		}
 		to_free[nr_free++] = folio;
 		if (nr_free == LV_MAX_BATCH) {
@@ -271,7 +270,7 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 void folio_add_lru(struct lv_folio *folio)
 {
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
-	folio_set(folio, PG_adding);
+	folio_set(folio, PG_lru_claimed);
 	folio_batch_add_and_move(folio, FB_LRU_ADD);
 }
 
@@ -279,8 +278,8 @@ int lv_folio_add_lru(struct lv_folio *folio)
 {
 	if (folio_test_lru(folio) || folio_test_isolated(folio))
 		return -EINVAL;
-	/* A second add while the first is still queued would link the folio twice. */
-	if (folio_test_set(folio, PG_adding))
+	/* A second add while the first is queued, or the folio pinned, would link it twice. */
+	if (folio_test_set(folio, PG_lru_claimed))
 		return -EINVAL;
 	folio_batch_add_and_move(folio, FB_LRU_ADD);
 	return 0;
@@ -303,12 +302,12 @@ void lv_folio_activate(struct lv_folio *folio)
 }
 
 /*
- * __lru_cache_activate_folio - a folio not yet on the LRU is probably in this CPU's lru_add
+ * lru_cache_activate_folio - a folio not yet on the LRU is probably in this CPU's lru_add
  * batch: mark it active there so it is added to the active list. Only the local batch is
  * searched: a folio in a remote batch may be being drained, and marking it active just after
  * it was added to an inactive list would corrupt the accounting.
  */
-static void __lru_cache_activate_folio(struct lv_folio *folio)
+static void lru_cache_activate_folio(struct lv_folio *folio)
 {
 	struct cpu_slot *slot = this_cpu_slot(folio_machine(folio));
 	struct folio_batch *fbatch;
@@ -335,7 +334,7 @@ void lv_folio_mark_accessed(struct lv_folio *folio)
 		if (folio_test_lru(folio))
 			lv_folio_activate(folio);
 		else
-			__lru_cache_activate_folio(folio);
+			lru_cache_activate_folio(folio);
 		folio_clear_referenced(folio);
 	}
 }
@@ -402,7 +401,7 @@ static bool cpu_needs_drain(struct cpu_slot *slot)
 	return false;
 }
 
-static void __lru_add_drain_all(struct lv_machine *m, bool force_all_slots)
+static void drain_all_slots(struct lv_machine *m, bool force_all_slots)
 {
 	unsigned long this_gen;
 
@@ -434,7 +433,7 @@ done:
 
 void lv_lru_add_drain_all(struct lv_machine *m)
 {
-	__lru_add_drain_all(m, false);
+	drain_all_slots(m, false);
 }
 
 void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
@@ -451,7 +450,7 @@ void lv_lru_cache_disable(struct lv_machine *m)
 	if (m->cfg.disable_mode == LV_DISABLE_RCU) {
 		/* Every adder that read the old count was inside a read-side section. */
 		synchronize_rcu();
-		__lru_add_drain_all(m, true);
+		drain_all_slots(m, true);
 		return;
 	}
 	/* Each slot lock taken after the raise is the proof for that slot (see the top). */

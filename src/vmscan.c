@@ -33,8 +33,9 @@ int lv_folio_isolate_lru(struct lv_folio *folio)
 {
 	if (!folio_isolate_lru(folio))
 		return -EBUSY;
-	/* We own the folio now: its binding and therefore its lruvec are stable. */
+	/* The folio is the caller's now: its binding and therefore its lruvec are stable. */
 	folio_set_isolated(folio);
+	folio_clear(folio, PG_lru_claimed);
 	__atomic_fetch_add(&mem_cgroup_lruvec(folio->memcg, folio->pgdat)->nr_isolated,
 			   folio_nr_pages(folio), __ATOMIC_RELAXED);
 	return 0;

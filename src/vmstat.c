@@ -248,7 +248,7 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
 	switch (flag) {
 	case LV_PG_MLOCKED:
 		/* Evictability is decided at add time; it may not change under a linked folio. */
-		if (folio_test_lru(folio) || folio_test(folio, PG_adding))
+		if (folio_test(folio, PG_lru_claimed))
 			return -EBUSY;
 		break;
 	case LV_PG_DIRTY:

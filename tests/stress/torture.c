@@ -206,6 +206,11 @@ static void op_on_folio(uint64_t *s, struct lv_folio *f)
 	}
 	case 10:
 		lv_folio_set_state(f, LV_PG_MAPPED, rnd(s) & 1);
+		/* A shared folio is queued, on a list, pinned or isolated: adding it is a bug. */
+		if (lv_folio_add_lru(f) != -EINVAL) {
+			fprintf(stderr, "# double add accepted\n");
+			abort();
+		}
 		break;
 	default:
 		lv_folio_mark_accessed(f);
