@@ -169,8 +169,8 @@ const char *lv_memcg_name(const struct lv_memcg *memcg);
 /* ---- Folios: allocation and references --------------------------------------------------- */
 
 /** Allocation flags for lv_folio_alloc(). */
-#define LV_FOLIO_ANON 0x1u   /* swap-backed (anon lists); otherwise page cache (file lists) */
-#define LV_FOLIO_ZERO 0x2u   /* zero the data */
+#define LV_FOLIO_ANON 0x1u /* swap-backed (anon lists); otherwise page cache (file lists) */
+#define LV_FOLIO_ZERO 0x2u /* zero the data */
 
 /**
  * lv_folio_alloc - allocate a folio of 2^@order pages on node @nid and charge it to @memcg.
@@ -390,18 +390,18 @@ enum lv_stat_item {
 	LV_NR_INACTIVE_FILE,
 	LV_NR_ACTIVE_FILE,
 	LV_NR_UNEVICTABLE,
-	LV_NR_ISOLATED,	 /* isolated by lv_folio_isolate_lru() and not yet put back */
-	LV_NR_CHARGED,	 /* pages charged (memcg: own + descendants; node: allocated) */
-	LV_NR_FREE,	 /* node only: free pages */
-	LV_WMARK_MIN,	 /* node only: watermarks */
+	LV_NR_ISOLATED, /* isolated by lv_folio_isolate_lru() and not yet put back */
+	LV_NR_CHARGED,	/* pages charged (memcg: own + descendants; node: allocated) */
+	LV_NR_FREE,	/* node only: free pages */
+	LV_WMARK_MIN,	/* node only: watermarks */
 	LV_WMARK_LOW,
 	LV_WMARK_HIGH,
 	LV_PGACTIVATE, /* events */
 	LV_PGDEACTIVATE,
 	LV_PGLAZYFREE,
 	LV_PGROTATED,
-	LV_PGMOVED,	    /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
-	LV_LOCK_RETRIES,    /* folio_lruvec_lock re-check failures */
+	LV_PGMOVED,	 /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
+	LV_LOCK_RETRIES, /* folio_lruvec_lock re-check failures */
 	LV_NR_STAT_ITEMS
 };
 

@@ -43,13 +43,13 @@ struct check {
 	unsigned char **seen;	    /* per node: bitmap of linked frames */
 };
 
-#define check_fail(c, ...)                                                                        \
-	do {                                                                                      \
-		if ((c)->errors++ < 50) {                                                         \
-			fprintf((c)->out, "lv_check: ");                                          \
-			fprintf((c)->out, __VA_ARGS__);                                           \
-			fputc('\n', (c)->out);                                                    \
-		}                                                                                 \
+#define check_fail(c, ...)                                                                         \
+	do {                                                                                       \
+		if ((c)->errors++ < 50) {                                                          \
+			fprintf((c)->out, "lv_check: ");                                           \
+			fprintf((c)->out, __VA_ARGS__);                                            \
+			fputc('\n', (c)->out);                                                     \
+		}                                                                                  \
 	} while (0)
 
 static void collect_lruvec(struct lruvec *lruvec, void *arg)
@@ -106,11 +106,12 @@ static void check_lists(struct check *c, struct lruvec *lruvec)
 		unsigned long pages = 0, steps = 0, limit = lruvec->pgdat->nr_pages + 1;
 		struct list_head *pos;
 
-		list_for_each(pos, &lruvec->lists[l]) {
+		list_for_each (pos, &lruvec->lists[l]) {
 			struct lv_folio *f = list_entry(pos, struct lv_folio, lru);
 
 			if (++steps > limit) {
-				check_fail(c, "node %d memcg '%s' list %d: cycle", lruvec->pgdat->node_id,
+				check_fail(c, "node %d memcg '%s' list %d: cycle",
+					   lruvec->pgdat->node_id,
 					   lruvec->memcg ? lruvec->memcg->name : "-", l);
 				break;
 			}
@@ -130,15 +131,16 @@ static void check_lists(struct check *c, struct lruvec *lruvec)
 			if (folio_test_active(f) && folio_test_unevictable(f))
 				check_fail(c, "folio %p active and unevictable", (void *)f);
 			else if ((int)folio_lru_list(f) != l)
-				check_fail(c, "folio %p on list %d, its flags select %d", (void *)f, l,
-					   folio_lru_list(f));
+				check_fail(c, "folio %p on list %d, its flags select %d", (void *)f,
+					   l, folio_lru_list(f));
 			if (!folio_matches_lruvec(f, lruvec))
 				check_fail(c, "folio %p linked on a foreign lruvec", (void *)f);
 		}
 		if (pages != lruvec->lru_size[l])
 			check_fail(c, "node %d memcg '%s' list %d: %lu pages linked, size %lu",
-				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
-				   l, pages, lruvec->lru_size[l]);
+				   lruvec->pgdat->node_id,
+				   lruvec->memcg ? lruvec->memcg->name : "-", l, pages,
+				   lruvec->lru_size[l]);
 	}
 	lv_lock_release(lruvec->lru_lock);
 }
@@ -172,8 +174,11 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 					c->unevictable[i] += nr;
 			}
 			if (folio_test(f, PG_lru_claimed) != folio_test_lru(f))
-				check_fail(c, "folio %p: PG_lru %d but claimed by the LRU %d after draining",
-					   (void *)f, folio_test_lru(f), folio_test(f, PG_lru_claimed));
+				check_fail(c,
+					   "folio %p: PG_lru %d but claimed by the LRU %d after "
+					   "draining",
+					   (void *)f, folio_test_lru(f),
+					   folio_test(f, PG_lru_claimed));
 			if (folio_test_lru(f) && !folio_test_unevictable(f) && !was_seen(c, f))
 				check_fail(c, "PG_lru folio %p on no list", (void *)f);
 			if (!folio_test_lru(f) && was_seen(c, f))
@@ -213,7 +218,7 @@ static long check_memcg_usage(struct check *c, struct lv_memcg *memcg)
 		if (i >= 0)
 			pages += c->charged[i];
 	}
-	list_for_each(pos, &memcg->children)
+	list_for_each (pos, &memcg->children)
 		pages += check_memcg_usage(c, list_entry(pos, struct lv_memcg, sibling));
 	if (memcg->parent && pages != memcg->usage)
 		check_fail(c, "memcg '%s': usage %ld, pages charged %ld", memcg->name, memcg->usage,
@@ -264,12 +269,14 @@ int lv_check(struct lv_machine *m, FILE *report)
 
 		if (lruvec->lru_size[LRU_UNEVICTABLE] != c.unevictable[i])
 			check_fail(&c, "node %d memcg '%s': unevictable size %lu, folios %lu",
-				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
+				   lruvec->pgdat->node_id,
+				   lruvec->memcg ? lruvec->memcg->name : "-",
 				   lruvec->lru_size[LRU_UNEVICTABLE], c.unevictable[i]);
 		if (lruvec->nr_isolated != c.isolated[i])
 			check_fail(&c, "node %d memcg '%s': isolated count %ld, folios %ld",
-				   lruvec->pgdat->node_id, lruvec->memcg ? lruvec->memcg->name : "-",
-				   lruvec->nr_isolated, c.isolated[i]);
+				   lruvec->pgdat->node_id,
+				   lruvec->memcg ? lruvec->memcg->name : "-", lruvec->nr_isolated,
+				   c.isolated[i]);
 	}
 	if (m->root) {
 		lv_lock_acquire(&m->memcg_mutex);

@@ -49,7 +49,7 @@ enum pageflags {
 	 * -EINVAL whatever transient state the folio is in.
 	 */
 	PG_lru_claimed,
-	PG_ORDER_SHIFT = 56,	     /* bits 56..59: order of the folio or free block */
+	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
 
@@ -98,22 +98,22 @@ static inline bool folio_test_clear(struct lv_folio *f, int bit)
 	return (__atomic_fetch_and(&f->flags, ~(1ul << bit), __ATOMIC_ACQ_REL) >> bit) & 1;
 }
 
-#define FOLIO_FLAG_FNS(name, bit)                                                                 \
-	static inline bool folio_test_##name(const struct lv_folio *f)                            \
-	{                                                                                         \
-		return folio_test(f, bit);                                                        \
-	}                                                                                         \
-	static inline void folio_set_##name(struct lv_folio *f)                                   \
-	{                                                                                         \
-		folio_set(f, bit);                                                                \
-	}                                                                                         \
-	static inline void folio_clear_##name(struct lv_folio *f)                                 \
-	{                                                                                         \
-		folio_clear(f, bit);                                                              \
-	}                                                                                         \
-	static inline bool folio_test_clear_##name(struct lv_folio *f)                            \
-	{                                                                                         \
-		return folio_test_clear(f, bit);                                                  \
+#define FOLIO_FLAG_FNS(name, bit)                                                                  \
+	static inline bool folio_test_##name(const struct lv_folio *f)                             \
+	{                                                                                          \
+		return folio_test(f, bit);                                                         \
+	}                                                                                          \
+	static inline void folio_set_##name(struct lv_folio *f)                                    \
+	{                                                                                          \
+		folio_set(f, bit);                                                                 \
+	}                                                                                          \
+	static inline void folio_clear_##name(struct lv_folio *f)                                  \
+	{                                                                                          \
+		folio_clear(f, bit);                                                               \
+	}                                                                                          \
+	static inline bool folio_test_clear_##name(struct lv_folio *f)                             \
+	{                                                                                          \
+		return folio_test_clear(f, bit);                                                   \
 	}
 
 FOLIO_FLAG_FNS(lru, PG_lru)
@@ -188,7 +188,7 @@ enum lru_list {
 	NR_LRU_LISTS
 };
 #define LRU_ACTIVE 1
-#define LRU_FILE 2
+#define LRU_FILE   2
 
 /* Event counters kept per lruvec under its lock; node and memcg values are sums. */
 enum lru_event {
@@ -207,14 +207,14 @@ enum lru_event {
  * LKP false-sharing regression, kernel-lru-lock §8.3).
  */
 struct lruvec {
-	struct list_head lists[NR_LRU_LISTS];	/* *lru_lock */
-	unsigned long lru_size[NR_LRU_LISTS];	/* *lru_lock; in pages */
-	uint64_t events[NR_LRU_EVENTS];		/* *lru_lock (read racily) */
-	unsigned long anon_cost, file_cost;	/* *lru_lock: reclaim (later issues) */
-	long nr_isolated;			/* atomic: lv_folio_isolate_lru() pages */
-	struct lv_lock *lru_lock; /* constant: &own_lock, or the node's lock */
-	struct lv_memcg *memcg;	  /* constant; NULL for a node's own lruvec */
-	struct pglist_data *pgdat; /* constant */
+	struct list_head lists[NR_LRU_LISTS];	       /* *lru_lock */
+	unsigned long lru_size[NR_LRU_LISTS];	       /* *lru_lock; in pages */
+	uint64_t events[NR_LRU_EVENTS];		       /* *lru_lock (read racily) */
+	unsigned long anon_cost, file_cost;	       /* *lru_lock: reclaim (later issues) */
+	long nr_isolated;			       /* atomic: lv_folio_isolate_lru() pages */
+	struct lv_lock *lru_lock;		       /* constant: &own_lock, or the node's lock */
+	struct lv_memcg *memcg;			       /* constant; NULL for a node's own lruvec */
+	struct pglist_data *pgdat;		       /* constant */
 	struct lv_lock own_lock ____cacheline_aligned; /* used with LV_LOCK_LRUVEC */
 } ____cacheline_aligned;
 
@@ -226,20 +226,20 @@ enum { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 struct zone {
 	struct lv_lock lock ____cacheline_aligned;
 	struct list_head free_area[LV_MAX_ORDER + 1]; /* lock */
-	unsigned long nr_free_area[LV_MAX_ORDER + 1];  /* lock */
-	unsigned long free_pages;		       /* lock for writes; read racily */
-	unsigned long watermark[NR_WMARK];	       /* constant */
+	unsigned long nr_free_area[LV_MAX_ORDER + 1]; /* lock */
+	unsigned long free_pages;		      /* lock for writes; read racily */
+	unsigned long watermark[NR_WMARK];	      /* constant */
 };
 
 struct pglist_data {
-	int node_id;			      /* constant */
-	struct lv_machine *machine;	      /* constant */
-	unsigned long nr_pages;		      /* constant */
-	struct lv_folio *memmap;	      /* constant array of nr_pages descriptors */
-	char *frames;			      /* constant: data arena, NULL if metadata only */
+	int node_id;		    /* constant */
+	struct lv_machine *machine; /* constant */
+	unsigned long nr_pages;	    /* constant */
+	struct lv_folio *memmap;    /* constant array of nr_pages descriptors */
+	char *frames;		    /* constant: data arena, NULL if metadata only */
 	struct zone zone;
 	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
-	struct lruvec __lruvec;	 /* used when memcg is disabled */
+	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
 };
 
@@ -291,20 +291,20 @@ struct lv_memcg {
 /* ---- The machine ----------------------------------------------------------------------------- */
 
 struct lv_machine {
-	struct lv_config cfg;	  /* constant */
-	unsigned int nr_slots;	  /* constant */
+	struct lv_config cfg;	    /* constant */
+	unsigned int nr_slots;	    /* constant */
 	struct pglist_data **nodes; /* constant array of cfg.nr_nodes */
-	struct lv_memcg *root;	  /* constant; NULL when memcg is disabled */
-	struct cpu_slot *slots;	  /* constant array of nr_slots */
-	struct per_cpu_pages *pcp; /* constant array of nr_slots * nr_nodes */
+	struct lv_memcg *root;	    /* constant; NULL when memcg is disabled */
+	struct cpu_slot *slots;	    /* constant array of nr_slots */
+	struct per_cpu_pages *pcp;  /* constant array of nr_slots * nr_nodes */
 
-	struct lv_lock memcg_mutex ____cacheline_aligned; /* cgroup_mutex */
+	struct lv_lock memcg_mutex ____cacheline_aligned;	    /* cgroup_mutex */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
 	struct lv_lock drain_mutex ____cacheline_aligned;
-	unsigned long drain_gen;	 /* atomic: lru_drain_gen */
+	unsigned long drain_gen;	    /* atomic: lru_drain_gen */
 	uint64_t drain_calls, drain_sweeps; /* atomic */
-	int lru_disable_count;		 /* atomic */
+	int lru_disable_count;		    /* atomic */
 
 	uint64_t bug_count; /* atomic */
 };
@@ -336,10 +336,10 @@ static inline bool folio_matches_lruvec(const struct lv_folio *folio, const stru
 
 /* debug.c: VM_BUG_ON — abort in debug builds, count in release builds. */
 void lv_bug(struct lv_machine *m, const char *cond, const char *file, int line);
-#define VM_BUG_ON_M(m, cond)                                                                      \
-	do {                                                                                      \
-		if (unlikely(cond))                                                               \
-			lv_bug((m), #cond, __FILE__, __LINE__);                                   \
+#define VM_BUG_ON_M(m, cond)                                                                       \
+	do {                                                                                       \
+		if (unlikely(cond))                                                                \
+			lv_bug((m), #cond, __FILE__, __LINE__);                                    \
 	} while (0)
 #define VM_BUG_ON_FOLIO(cond, folio) VM_BUG_ON_M(folio_machine(folio), cond)
 

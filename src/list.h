@@ -10,10 +10,10 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-#define list_entry(ptr, type, member) container_of(ptr, type, member)
+#define container_of(ptr, type, member)	     ((type *)((char *)(ptr)-offsetof(type, member)))
+#define list_entry(ptr, type, member)	     container_of(ptr, type, member)
 #define list_first_entry(head, type, member) list_entry((head)->next, type, member)
-#define list_last_entry(head, type, member) list_entry((head)->prev, type, member)
+#define list_last_entry(head, type, member)  list_entry((head)->prev, type, member)
 /*
  * No list_for_each_entry: computing an entry from the head sentinel is undefined behaviour
  * that UBSan reports; iterate the links and convert inside the loop.

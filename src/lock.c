@@ -64,7 +64,7 @@ __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
  * lruvec and node locks share a rank: never two LRU locks at once.
  */
 static const int lock_rank[LV_NR_LOCK_CLASSES] = {
-	[LV_LOCK_CLASS_DRAIN] = 0, [LV_LOCK_CLASS_SLOT] = 1, [LV_LOCK_CLASS_MEMCG] = 2,
+	[LV_LOCK_CLASS_DRAIN] = 0,  [LV_LOCK_CLASS_SLOT] = 1, [LV_LOCK_CLASS_MEMCG] = 2,
 	[LV_LOCK_CLASS_LRUVEC] = 3, [LV_LOCK_CLASS_NODE] = 3, [LV_LOCK_CLASS_PCP] = 4,
 	[LV_LOCK_CLASS_ZONE] = 5,
 };

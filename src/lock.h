@@ -19,19 +19,19 @@
 #include "lruvec.h"
 
 #define ____cacheline_aligned __attribute__((aligned(64)))
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#define likely(x)	      __builtin_expect(!!(x), 1)
+#define unlikely(x)	      __builtin_expect(!!(x), 0)
 
-#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #ifdef LV_TSAN
 /* gcc refuses fences under ThreadSanitizer; a locked RMW is the same full barrier on x86. */
-#define smp_mb()                                                                                  \
-	do {                                                                                      \
-		int __fence = 0;                                                                  \
-		__atomic_fetch_add(&__fence, 0, __ATOMIC_SEQ_CST);                                \
+#define smp_mb()                                                                                   \
+	do {                                                                                       \
+		int __fence = 0;                                                                   \
+		__atomic_fetch_add(&__fence, 0, __ATOMIC_SEQ_CST);                                 \
 	} while (0)
 #else
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)

@@ -44,8 +44,7 @@
 
 /* ---- the tree ----------------------------------------------------------------------------- */
 
-static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *parent,
-				    const char *name)
+static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *parent, const char *name)
 {
 	size_t size = sizeof(struct lv_memcg) + m->cfg.nr_nodes * sizeof(struct lruvec);
 	struct lv_memcg *memcg = aligned_alloc(64, (size + 63) & ~(size_t)63);
@@ -88,7 +87,8 @@ int mem_cgroup_init(struct lv_machine *m)
 static void memcg_free_tree(struct lv_memcg *memcg)
 {
 	while (!list_empty(&memcg->children)) {
-		struct lv_memcg *child = list_first_entry(&memcg->children, struct lv_memcg, sibling);
+		struct lv_memcg *child =
+			list_first_entry(&memcg->children, struct lv_memcg, sibling);
 
 		list_del(&child->sibling);
 		memcg_free_tree(child);
@@ -241,7 +241,7 @@ static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruv
 
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
 		fn(&memcg->nodeinfo[nid], arg);
-	list_for_each(pos, &memcg->children)
+	list_for_each (pos, &memcg->children)
 		for_each_memcg_lruvec(list_entry(pos, struct lv_memcg, sibling), fn, arg);
 }
 
@@ -314,7 +314,8 @@ void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr)
 	mem_cgroup_uncharge_upto(memcg, NULL, nr);
 }
 
-/* ---- folio → lruvec --------------------------------------------------------------------------- */
+/* ---- folio → lruvec ---------------------------------------------------------------------------
+ */
 
 struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgdat)
 {

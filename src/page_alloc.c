@@ -21,7 +21,7 @@
 _Static_assert(sizeof(struct lv_folio) <= 64, "a frame descriptor must fit in 64 bytes");
 
 #define PCP_BATCH 31
-#define PCP_HIGH (4 * PCP_BATCH)
+#define PCP_HIGH  (4 * PCP_BATCH)
 
 static unsigned long folio_pfn(const struct lv_folio *f)
 {
@@ -179,7 +179,8 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
 	unsigned long nr = READ_ONCE(pgdat->zone.free_pages);
 
 	for (unsigned int s = 0; s < m->nr_slots; s++)
-		nr += (unsigned long)READ_ONCE(m->pcp[s * m->cfg.nr_nodes + (unsigned)pgdat->node_id].count);
+		nr += (unsigned long)READ_ONCE(
+			m->pcp[s * m->cfg.nr_nodes + (unsigned)pgdat->node_id].count);
 	return nr;
 }
 

@@ -22,7 +22,7 @@
 #endif
 #include <urcu-bp.h>
 
-#define rcu_dereference_lv(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define rcu_dereference_lv(p)	    __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
 #define rcu_assign_pointer_lv(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
 
 #endif /* LV_RCU_H */

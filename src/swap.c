@@ -39,7 +39,8 @@
 #include "internal.h"
 #include "mm_inline.h"
 
-/* ---- move functions (under the lruvec lock; the caller owns the pin, or the folio is new) ------------ */
+/* ---- move functions (under the lruvec lock; the caller owns the pin, or the folio is new)
+ * ------------ */
 
 static void lru_add(struct lruvec *lruvec, struct lv_folio *folio)
 {

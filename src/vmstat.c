@@ -143,9 +143,9 @@ void lv_lock_stats_print(struct lv_machine *m, FILE *out)
 /* ---- vmstat ------------------------------------------------------------------------------- */
 
 static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
-	[LV_PGACTIVATE] = EV_PGACTIVATE,     [LV_PGDEACTIVATE] = EV_PGDEACTIVATE,
-	[LV_PGLAZYFREE] = EV_PGLAZYFREE,     [LV_PGROTATED] = EV_PGROTATED,
-	[LV_PGMOVED] = EV_PGMOVED,	     [LV_LOCK_RETRIES] = EV_LOCK_RETRIES,
+	[LV_PGACTIVATE] = EV_PGACTIVATE, [LV_PGDEACTIVATE] = EV_PGDEACTIVATE,
+	[LV_PGLAZYFREE] = EV_PGLAZYFREE, [LV_PGROTATED] = EV_PGROTATED,
+	[LV_PGMOVED] = EV_PGMOVED,	 [LV_LOCK_RETRIES] = EV_LOCK_RETRIES,
 };
 
 static bool item_is_event(enum lv_stat_item item)
@@ -184,7 +184,8 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 	struct node_sum ns = { nid, item, 0 };
 	struct pglist_data *pgdat;
 
-	if (nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || (unsigned int)item >= LV_NR_STAT_ITEMS)
+	if (nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes ||
+	    (unsigned int)item >= LV_NR_STAT_ITEMS)
 		return 0;
 	pgdat = m->nodes[nid];
 	switch (item) {

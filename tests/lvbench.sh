@@ -128,7 +128,7 @@ assert o["lock"] == "node" and o["counters"]["alloc_enomem"] > 0 and o["ops_per_
 ' "$TMP/json" >"$TMP/py" 2>&1
 py=$?
 check "churn under memory pressure: exit 0, ENOMEM counted" test $rc -eq 0 -a $py -eq 0
-[ $rc -eq 0 ] && [ $py -eq 0 ] || diag "$TMP/err" "$TMP/py"
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 
 # compare: both designs side by side, the lock table of each, the contended fraction.
 "$LVBENCH" compare churn --duration 1 --rounds 1 --containers 4 --threads 8 \
@@ -140,7 +140,7 @@ if grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q '^Hmean .*(   0.00%) .*%)$' "$TMP/out" &&
 	grep -q 'Lock statistics, node design' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
-	grep -q 'contended fraction: node .*, lruvec ' "$TMP/out" &&
+	grep -Eq '^contended/acquired +[0-9.]+% +[0-9.]+%$' "$TMP/out" &&
 	grep -qF "thread-to-core ratio $ratio" "$TMP/out"; then
 	ok "compare churn: both designs, percentages, lock tables, thread-to-core ratio"
 else
@@ -159,6 +159,6 @@ assert all(o["ops_per_sec"] > 0 and o["rounds"] == 1 for o in objs), objs
 ' "$TMP/json" >"$TMP/py" 2>&1
 py=$?
 check "compare churn --json: one line per design, node then lruvec" test $rc -eq 0 -a $py -eq 0
-[ $rc -eq 0 ] && [ $py -eq 0 ] || diag "$TMP/err" "$TMP/py"
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 
 [ $failed -eq 0 ]

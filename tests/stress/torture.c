@@ -29,7 +29,7 @@
 
 #include "lruvec.h"
 
-#define TABLE_SIZE 2048
+#define TABLE_SIZE     2048
 #define MAX_CONTAINERS 64
 
 static struct {
@@ -104,9 +104,10 @@ static struct lv_memcg *pick_memcg(uint64_t *s)
 static void op_alloc(uint64_t *s, struct lv_memcg *memcg)
 {
 	unsigned int order = rnd(s) % 8 == 0 ? (unsigned int)(rnd(s) % 4) : 0;
-	unsigned int flags = (rnd(s) & 1 ? LV_FOLIO_ANON : 0) | (rnd(s) % 16 == 0 ? LV_FOLIO_ZERO : 0);
-	struct lv_folio *f = lv_folio_alloc(machine, (int)(rnd(s) % (unsigned)nr_nodes), order,
-					    memcg, flags);
+	unsigned int flags =
+		(rnd(s) & 1 ? LV_FOLIO_ANON : 0) | (rnd(s) % 16 == 0 ? LV_FOLIO_ZERO : 0);
+	struct lv_folio *f =
+		lv_folio_alloc(machine, (int)(rnd(s) % (unsigned)nr_nodes), order, memcg, flags);
 	struct lv_folio *expected = NULL;
 
 	if (!f) {
@@ -169,12 +170,15 @@ static void op_on_folio(uint64_t *s, struct lv_folio *f)
 			if (!lv_folio_test(f, LV_PG_ISOLATED) || lv_folio_test(f, LV_PG_LRU))
 				abort();
 			if (rnd(s) % 8 == 0) {
-				/* Abandon it: the table's reference (if still there) and ours go. */
+				/* Abandon it: the table's reference (if still there) and ours go.
+				 */
 				for (unsigned int i = 0; i < TABLE_SIZE; i++) {
 					struct lv_folio *expected = f;
 
-					if (atomic_load_explicit(&table[i], memory_order_relaxed) == f &&
-					    atomic_compare_exchange_strong(&table[i], &expected, NULL)) {
+					if (atomic_load_explicit(&table[i], memory_order_relaxed) ==
+						    f &&
+					    atomic_compare_exchange_strong(&table[i], &expected,
+									   NULL)) {
 						lv_folio_put(f);
 						break;
 					}
@@ -306,23 +310,42 @@ static void *memcg_churner(void *arg)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "seed", required_argument, 0, 's' },	    { "duration", required_argument, 0, 'd' },
-		{ "threads", required_argument, 0, 't' },   { "lock", required_argument, 0, 'l' },
-		{ "backend", required_argument, 0, 'b' },   { "disable", required_argument, 0, 'D' },
-		{ "batch", required_argument, 0, 'B' },	    { "containers", required_argument, 0, 'c' },
-		{ "slots", required_argument, 0, 'S' },	    { 0, 0, 0, 0 },
+		{ "seed", required_argument, 0, 's' },
+		{ "duration", required_argument, 0, 'd' },
+		{ "threads", required_argument, 0, 't' },
+		{ "lock", required_argument, 0, 'l' },
+		{ "backend", required_argument, 0, 'b' },
+		{ "disable", required_argument, 0, 'D' },
+		{ "batch", required_argument, 0, 'B' },
+		{ "containers", required_argument, 0, 'c' },
+		{ "slots", required_argument, 0, 'S' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': opt.seed = strtoul(optarg, NULL, 0); break;
-		case 'd': opt.duration = atof(optarg); break;
-		case 't': opt.threads = atoi(optarg); break;
-		case 'l': opt.lock = optarg; break;
-		case 'B': opt.batch = (unsigned int)atoi(optarg); break;
-		case 'c': opt.containers = atoi(optarg); break;
-		case 'S': opt.slots = (unsigned int)atoi(optarg); break;
+		case 's':
+			opt.seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			opt.duration = atof(optarg);
+			break;
+		case 't':
+			opt.threads = atoi(optarg);
+			break;
+		case 'l':
+			opt.lock = optarg;
+			break;
+		case 'B':
+			opt.batch = (unsigned int)atoi(optarg);
+			break;
+		case 'c':
+			opt.containers = atoi(optarg);
+			break;
+		case 'S':
+			opt.slots = (unsigned int)atoi(optarg);
+			break;
 		case 'b':
 			if (!strcmp(optarg, "futex"))
 				opt.backend = LV_BACKEND_FUTEX;
@@ -384,8 +407,8 @@ int main(int argc, char **argv)
 	}
 	printf("1..8\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
 	       "disable=%s\n",
-	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0,
-	       opt.batch, opt.disable == LV_DISABLE_RCU ? "rcu" : "sweep");
+	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
+	       opt.disable == LV_DISABLE_RCU ? "rcu" : "sweep");
 	machine = lv_machine_create(&cfg);
 	if (!machine) {
 		printf("Bail out! lv_machine_create: %s\n", strerror(errno));
@@ -422,7 +445,8 @@ int main(int argc, char **argv)
 		pthread_join(churner, NULL);
 	free(tids);
 
-	ok(atomic_load(&total_ops) > 0, "%lu operations; %lu moves (%lu busy, %lu over limit), "
+	ok(atomic_load(&total_ops) > 0,
+	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
 	   "%lu isolations, %lu failed allocations, %lu memcgs removed",
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
@@ -439,7 +463,8 @@ int main(int argc, char **argv)
 		printf("%s", report);
 	free(report);
 
-	ok(!memcg || nr_containers < 2 || lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
+	ok(!memcg || nr_containers < 2 ||
+		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
 	   "limited memcg within its limit");
 
 	for (unsigned int i = 0; i < TABLE_SIZE; i++) {

@@ -14,12 +14,13 @@
  *   10%  moved to another container (lv_folio_move_memcg; touched with one container)
  *   20%  released: queued for the next lv_folios_put() of --batch folios, its slot emptied
  *
- * Every library call is one op (an allocation and its add together are one). Calls that fail
- * for expected reasons — a lost pin (-EBUSY), a full memcg or node (-ENOMEM) — still count, and
- * are counted apart as well. Half of the folios are anonymous, half page cache, so both halves
- * of the LRU are used. In the node design every lruvec of a node shares one lock, so the
- * containers' traffic meets there; in the lruvec design it meets only where it really
- * overlaps (moves between containers, the shared per-CPU batch slots).
+ * Every LRU call is one op (an allocation and its add together are one; a failed allocation is
+ * none). Isolations and moves that fail for expected reasons — a lost pin (-EBUSY), a full
+ * memcg (-ENOMEM) — still count, and are counted apart as well. Half of the folios are
+ * anonymous, half page cache, so both halves of the LRU are used. In the node design every
+ * lruvec of a node shares one lock, so the containers' traffic meets there; in the lruvec
+ * design it meets only where it really overlaps (moves between containers, the shared per-CPU
+ * batch slots).
  */
 #include "lvbench.h"
 
@@ -36,8 +37,8 @@ struct churn_params {
 static const struct lvb_opt churn_opts[] = {
 	{ "working-set", LVB_OPT_UINT, offsetof(struct churn_params, working_set), 1, 1u << 20,
 	  NULL, "N", "folios each thread cycles through (default 256)" },
-	{ "limit", LVB_OPT_UINT, offsetof(struct churn_params, limit_mib), 0, 1u << 20, NULL,
-	  "MIB", "memory limit of each container in MiB; 0: none (default 0)" },
+	{ "limit", LVB_OPT_UINT, offsetof(struct churn_params, limit_mib), 0, 1u << 20, NULL, "MIB",
+	  "memory limit of each container in MiB; 0: none (default 0)" },
 	{ 0 }
 };
 
@@ -74,13 +75,16 @@ static const char *const churn_counter_names[CHURN_NR_COUNTERS] = {
 
 struct churn_thread {
 	struct lv_folio **ws; /* the working set; NULL: an empty slot */
-	unsigned int ws_size, next;
+	unsigned int ws_size;
+	unsigned int cycle; /* slots in use: fewer than ws_size under memory pressure */
+	unsigned int next;  /* the slot visited next */
+	bool pressure;	    /* an allocation failed during this pass over the cycle */
 	struct lv_folio *rel[LV_MAX_BATCH]; /* released, waiting for lv_folios_put() */
 	unsigned int nr_rel, rel_batch;
 	struct lv_memcg *memcg;
 	int nid;
 	uint64_t rng;
-};
+} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
 
 /* xorshift64*: per-thread, so threads never share a cache line for randomness. */
 static uint32_t churn_rand(struct churn_thread *ct)
@@ -120,26 +124,41 @@ static void churn_release(struct lvb_worker *w, struct churn_thread *ct, unsigne
 }
 
 /*
- * Out of memory (our container's limit or the node): give back a batch of our own folios,
- * as a process under memory pressure would, and try again on a later visit.
+ * Out of memory (our container's limit or the node): the working set does not fit. Shrink the
+ * cycle by a batch and release the folios of the slots cut off, as a process under memory
+ * pressure gives memory back, and go on. Releasing folios but keeping the cycle would not do:
+ * with a cyclic visit order the freed slots would be refilled before any occupied slot is
+ * visited again, and the thread would do nothing but allocate and release.
  */
 static void churn_relieve(struct lvb_worker *w, struct churn_thread *ct)
 {
-	unsigned int freed = ct->nr_rel;
+	unsigned int freed = ct->nr_rel, old = ct->cycle;
 
+	ct->pressure = true;
 	churn_flush(w, ct);
-	for (unsigned int k = 0; k < ct->ws_size && freed < ct->rel_batch; k++) {
-		unsigned int i = (ct->next + k) % ct->ws_size;
-
+	ct->cycle = old > ct->rel_batch ? old - ct->rel_batch : 1;
+	for (unsigned int i = ct->cycle; i < old; i++) {
 		if (ct->ws[i]) {
 			churn_release(w, ct, i);
 			freed++;
 		}
 	}
 	churn_flush(w, ct);
+	if (ct->next >= ct->cycle)
+		ct->next = 0;
 	/* Others hold the memory: let them run rather than spin on the allocator. */
 	if (!freed)
 		sched_yield();
+}
+
+/* A pass over the cycle without a failed allocation: try a larger working set again. */
+static void churn_wrap(struct churn_thread *ct)
+{
+	ct->next = 0;
+	if (!ct->pressure && ct->cycle < ct->ws_size)
+		ct->cycle = ct->cycle + ct->rel_batch < ct->ws_size ? ct->cycle + ct->rel_batch
+								    : ct->ws_size;
+	ct->pressure = false;
 }
 
 static void churn_fill(struct lvb_worker *w, struct churn_thread *ct, unsigned int i)
@@ -219,8 +238,8 @@ static void churn_step(struct lvb_worker *w)
 	unsigned int i = ct->next, r;
 	struct lv_folio *folio = ct->ws[i];
 
-	if (++ct->next == ct->ws_size)
-		ct->next = 0;
+	if (++ct->next >= ct->cycle)
+		churn_wrap(ct);
 	if (!folio) {
 		churn_fill(w, ct, i);
 		return;
@@ -265,13 +284,13 @@ static const struct lvb_thread_ops churn_thread_ops = {
 	.release = churn_release_all,
 };
 
-static int churn_run(const struct lvb_common *opt, const void *params,
-		     enum lv_lock_design design, struct lvb_result *res)
+static int churn_run(const struct lvb_common *opt, const void *params, enum lv_lock_design design,
+		     struct lvb_result *res)
 {
 	const struct churn_params *p = params;
 	struct lvb_worker *workers = NULL;
 	struct churn_thread *threads = NULL;
-	unsigned int n = opt->threads;
+	unsigned int n = opt->threads, nr_ready = 0;
 	struct lvb_env env;
 	int err;
 
@@ -280,21 +299,25 @@ static int churn_run(const struct lvb_common *opt, const void *params,
 		return err;
 	if (p->limit_mib)
 		for (unsigned int c = 0; c < env.nr_memcgs; c++)
-			lv_memcg_set_max(env.memcgs[c], ((size_t)p->limit_mib << 20) / LV_PAGE_SIZE);
+			lv_memcg_set_max(env.memcgs[c],
+					 ((size_t)p->limit_mib << 20) / LV_PAGE_SIZE);
 
 	err = -ENOMEM;
 	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = calloc(n, sizeof(*threads));
+	threads = aligned_alloc(64, n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
 	memset(workers, 0, n * sizeof(*workers));
-	for (unsigned int t = 0; t < n; t++) {
+	memset(threads, 0, n * sizeof(*threads));
+	for (; nr_ready < n; nr_ready++) {
+		unsigned int t = nr_ready;
 		struct churn_thread *ct = &threads[t];
 
 		ct->ws = calloc(p->working_set, sizeof(*ct->ws));
 		if (!ct->ws)
 			goto out;
 		ct->ws_size = p->working_set;
+		ct->cycle = p->working_set;
 		ct->rel_batch = opt->batch;
 		ct->memcg = env.memcgs[t % env.nr_memcgs];
 		ct->nid = (int)(t % opt->nodes);
@@ -306,9 +329,8 @@ static int churn_run(const struct lvb_common *opt, const void *params,
 		res->counter_names[c] = churn_counter_names[c];
 	err = lvb_run_threads(&env, workers, &churn_thread_ops, res);
 out:
-	if (threads)
-		for (unsigned int t = 0; t < n; t++)
-			free(threads[t].ws);
+	for (unsigned int t = 0; t < nr_ready; t++)
+		free(threads[t].ws);
 	free(threads);
 	free(workers);
 	res->failures += lvb_env_destroy(&env);
@@ -318,13 +340,14 @@ out:
 const struct lvb_workload lvb_churn = {
 	.name = "churn",
 	.summary = "containers x threads churning folios through every LRU operation",
-	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C. Each thread\n"
-		"cycles through a working set of folio slots: an empty slot gets a new folio\n"
-		"(allocated, charged to the thread's container, added to the LRU); an occupied\n"
-		"one is touched twice (40%), deactivated (15%), isolated and put back (15%),\n"
-		"moved to another container (10%) or released in batches of --batch (20%).\n"
-		"One op = one library call. Allocation failures (memcg limit, node full) release\n"
-		"a batch of the thread's folios and go on.\n"
+	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C.\n"
+		"Each thread cycles through a working set of folio slots: an empty slot gets a\n"
+		"new folio (allocated, charged to the thread's container, added to the LRU); an\n"
+		"occupied one is touched twice (40%), deactivated (15%), isolated and put back\n"
+		"(15%), moved to another container (10%) or released in batches of --batch (20%).\n"
+		"One op = one library call. An allocation failure (memcg limit, node full)\n"
+		"shrinks the thread's cycle by a batch, releasing those folios; each pass\n"
+		"without a failure grows it back by a batch, up to --working-set.\n"
 		"This is the library's own stress mix, not a workload of benchmarks.md: use it\n"
 		"for lock contention and correctness, not to reproduce published numbers.",
 	.opts = churn_opts,

@@ -77,28 +77,30 @@ void lvb_series_free(struct lvb_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* ---- the tables ---------------------------------------------------------------------------- */
+/* ---- the tables ------------------------------------------------------------------------------ */
 
+/* The baseline compares with itself: exactly 0, never a rounded "-0.00%". */
 static double pct_higher_better(double base, double v)
 {
-	return base ? v * 100 / base - 100 : 0;
+	return base && v != base ? v * 100 / base - 100 : 0;
 }
 
 /* mmtests prints a drop in variance as a gain. */
 static double pct_lower_better(double base, double v)
 {
-	return base ? 100 - v * 100 / base : 0;
+	return base && v != base ? 100 - v * 100 / base : 0;
 }
 
-static void print_row(FILE *out, const char *stat, const char *wl, const double *v,
-		      unsigned int n, bool lower_better)
+static void print_row(FILE *out, const char *stat, const char *wl, const double *v, unsigned int n,
+		      bool lower_better)
 {
 	fprintf(out, "%-10s %-8s", stat, wl);
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out, " %14.2f", v[d]);
 		if (n > 1)
-			fprintf(out, " (%7.2f%%)", lower_better ? pct_lower_better(v[0], v[d]) :
-								  pct_higher_better(v[0], v[d]));
+			fprintf(out, " (%7.2f%%)",
+				lower_better ? pct_lower_better(v[0], v[d])
+					     : pct_higher_better(v[0], v[d]));
 	}
 	fputc('\n', out);
 }
@@ -109,7 +111,8 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 	unsigned int cpus = lvb_online_cpus();
 
 	if (n > 1)
-		fprintf(out, "lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
+		fprintf(out,
+			"lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
 			"of %g s per design\n",
 			wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
 	else
@@ -117,8 +120,8 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "",
 			opt->duration);
 	fprintf(out,
-		"%u containers, %u threads on %u online CPUs (thread-to-core ratio %.2f), %u node%s "
-		"x %u MiB, %s locks, batch %u, seed %llu\n\n",
+		"%u containers, %u threads on %u online CPUs (thread-to-core ratio %.2f),\n"
+		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
 		opt->containers, opt->threads, cpus, (double)opt->threads / cpus, opt->nodes,
 		opt->nodes > 1 ? "s" : "", opt->memory_mib, lvb_backend_names[opt->backend],
 		opt->batch, (unsigned long long)opt->seed);
@@ -140,8 +143,7 @@ static const struct {
 	{ "BHmean-99", offsetof(struct lvb_stats, bhmean99), false },
 };
 
-static int print_stats_table(FILE *out, const char *wl, const struct lvb_series *s,
-			     unsigned int n)
+static int print_stats_table(FILE *out, const char *wl, const struct lvb_series *s, unsigned int n)
 {
 	struct lvb_stats st[2];
 	double v[2];
@@ -150,8 +152,7 @@ static int print_stats_table(FILE *out, const char *wl, const struct lvb_series 
 		if (lvb_stats_compute(s[d].samples, s[d].nr_samples, &st[d]))
 			return -ENOMEM;
 
-	fprintf(out, "ops/s per thread (%zu samples per design: threads x rounds)\n",
-		st[0].n);
+	fprintf(out, "ops/s per thread (%zu samples per design: threads x rounds)\n", st[0].n);
 	fprintf(out, "%-19s", "");
 	for (unsigned int d = 0; d < n; d++)
 		fprintf(out, d ? " %25s" : " %14s", lvb_lock_names[s[d].design]);
@@ -166,7 +167,7 @@ static int print_stats_table(FILE *out, const char *wl, const struct lvb_series 
 	print_row(out, "Total", wl, v, n, false);
 	fprintf(out, "(Total: ops/s of all threads together)\n");
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out, "%s rounds, total ops/s:", lvb_lock_names[s[d].design]);
+		fprintf(out, "Total per round (%s):", lvb_lock_names[s[d].design]);
 		for (unsigned int r = 0; r < s[d].rounds; r++)
 			fprintf(out, " %.0f", s[d].round_rate[r]);
 		fputc('\n', out);
@@ -192,6 +193,33 @@ static double per_op(double v, const struct lvb_series *s)
 	return s->ops ? v / (double)s->ops : 0;
 }
 
+/* One row of a small side-by-side table; @fmt formats one value in 15 columns. */
+static void table_row(FILE *out, const char *label, const double *v, unsigned int n,
+		      const char *fmt)
+{
+	fprintf(out, "%-28s", label);
+	for (unsigned int d = 0; d < n; d++)
+		fprintf(out, fmt, v[d]);
+	fputc('\n', out);
+}
+
+static void table_head(FILE *out, const char *title, const struct lvb_series *s, unsigned int n)
+{
+	fprintf(out, "\n%-28s", title);
+	for (unsigned int d = 0; d < n; d++)
+		fprintf(out, " %14s", lvb_lock_names[s[d].design]);
+	fputc('\n', out);
+}
+
+static const char *ratio(char *buf, size_t size, double a, double b)
+{
+	if (b > 0)
+		snprintf(buf, size, "%.2fx", a / b);
+	else
+		snprintf(buf, size, "%s", a > 0 ? "inf" : "n/a");
+	return buf;
+}
+
 /*
  * The designs acquire the LRU lock a different number of times (the node design's batches
  * relock only when the lock changes, so one hold covers folios of many memcgs), so contention
@@ -199,81 +227,53 @@ static double per_op(double v, const struct lvb_series *s)
  */
 static void print_contention(FILE *out, const struct lvb_series *s, unsigned int n)
 {
-	struct lv_lock_stat l[2];
+	double acq[2], con[2], frac[2], con_op[2], wait[2], wait_op[2];
+	char r1[32], r2[32];
 
-	for (unsigned int d = 0; d < n; d++)
-		l[d] = lru_lock_stat(&s[d]);
-	fprintf(out, "\n%-28s", "LRU lock (lruvec + node)");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14s", lvb_lock_names[s[d].design]);
-	fprintf(out, "\n%-28s", "acquired");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14llu", (unsigned long long)l[d].acquired);
-	fprintf(out, "\n%-28s", "contended");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14llu", (unsigned long long)l[d].contended);
-	fprintf(out, "\n%-28s", "contended/acquired");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %13.3f%%", 100 * lvb_contended_fraction(&l[d]));
-	fprintf(out, "\n%-28s", "contended per 1M ops");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14.2f", per_op(1e6 * (double)l[d].contended, &s[d]));
-	fprintf(out, "\n%-28s", "total wait (ms)");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14.1f", (double)l[d].wait_total_ns * 1e-6);
-	fprintf(out, "\n%-28s", "wait per op (ns)");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14.2f", per_op((double)l[d].wait_total_ns, &s[d]));
-	fputc('\n', out);
-	if (n == 2) {
-		double fa = lvb_contended_fraction(&l[0]), fb = lvb_contended_fraction(&l[1]);
-		double wa = per_op((double)l[0].wait_total_ns, &s[0]);
-		double wb = per_op((double)l[1].wait_total_ns, &s[1]);
+	for (unsigned int d = 0; d < n; d++) {
+		struct lv_lock_stat l = lru_lock_stat(&s[d]);
 
-		fprintf(out, "%s/%s: contended/acquired ", lvb_lock_names[s[0].design],
-			lvb_lock_names[s[1].design]);
-		if (fb > 0)
-			fprintf(out, "%.2fx", fa / fb);
-		else
-			fprintf(out, "%s", fa > 0 ? "inf" : "n/a");
-		fprintf(out, ", wait per op ");
-		if (wb > 0)
-			fprintf(out, "%.2fx\n", wa / wb);
-		else
-			fprintf(out, "%s\n", wa > 0 ? "inf" : "n/a");
+		acq[d] = (double)l.acquired;
+		con[d] = (double)l.contended;
+		frac[d] = 100 * lvb_contended_fraction(&l);
+		con_op[d] = per_op(1e6 * (double)l.contended, &s[d]);
+		wait[d] = (double)l.wait_total_ns * 1e-6;
+		wait_op[d] = per_op((double)l.wait_total_ns, &s[d]);
 	}
+	table_head(out, "LRU lock (lruvec + node)", s, n);
+	table_row(out, "acquired", acq, n, " %14.0f");
+	table_row(out, "contended", con, n, " %14.0f");
+	table_row(out, "contended/acquired", frac, n, " %13.3f%%");
+	table_row(out, "contended per 1M ops", con_op, n, " %14.2f");
+	table_row(out, "total wait (ms)", wait, n, " %14.1f");
+	table_row(out, "wait per op (ns)", wait_op, n, " %14.2f");
+	if (n == 2)
+		fprintf(out, "%s/%s: contended/acquired %s, wait per op %s\n",
+			lvb_lock_names[s[0].design], lvb_lock_names[s[1].design],
+			ratio(r1, sizeof(r1), frac[0], frac[1]),
+			ratio(r2, sizeof(r2), wait_op[0], wait_op[1]));
 }
 
 static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n)
 {
-	static const enum lv_stat_item items[] = { LV_PGACTIVATE, LV_PGDEACTIVATE,
-						   LV_PGROTATED,  LV_PGMOVED,
-						   LV_LOCK_RETRIES };
+	static const enum lv_stat_item items[] = { LV_PGACTIVATE, LV_PGDEACTIVATE, LV_PGROTATED,
+						   LV_PGMOVED, LV_LOCK_RETRIES };
+	double v[2];
 
-	fprintf(out, "\n%-28s", "Counters (all rounds)");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14s", lvb_lock_names[s[d].design]);
-	fputc('\n', out);
+	table_head(out, "Counters (all rounds)", s, n);
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		fprintf(out, "%-28s", lv_stat_name(items[i]));
 		for (unsigned int d = 0; d < n; d++)
-			fprintf(out, " %14llu", (unsigned long long)s[d].vmstat[items[i]]);
-		fputc('\n', out);
+			v[d] = (double)s[d].vmstat[items[i]];
+		table_row(out, lv_stat_name(items[i]), v, n, " %14.0f");
 	}
-	fprintf(out, "%-28s", "drain_all calls");
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14llu", (unsigned long long)s[d].drain_calls);
-	fputc('\n', out);
 	for (unsigned int c = 0; c < s[0].nr_counters; c++) {
-		fprintf(out, "%-28s", s[0].counter_names[c]);
 		for (unsigned int d = 0; d < n; d++)
-			fprintf(out, " %14llu", (unsigned long long)s[d].counters[c]);
-		fputc('\n', out);
+			v[d] = (double)s[d].counters[c];
+		table_row(out, s[0].counter_names[c], v, n, " %14.0f");
 	}
-	fprintf(out, "%-28s", "ops");
 	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14llu", (unsigned long long)s[d].ops);
-	fputc('\n', out);
+		v[d] = (double)s[d].ops;
+	table_row(out, "ops", v, n, " %14.0f");
 	fprintf(out, "%-28s", "lv_check");
 	for (unsigned int d = 0; d < n; d++)
 		fprintf(out, " %14s", s[d].failures ? "FAILED" : "ok");
@@ -287,7 +287,8 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 	if (print_stats_table(out, wl->name, s, n))
 		return -ENOMEM;
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out, "\nLock statistics, %s design (perf lock report columns, %u round%s)\n",
+		fprintf(out,
+			"\nLock statistics, %s design (perf lock report columns, %u round%s)\n",
 			lvb_lock_names[s[d].design], s[d].rounds, s[d].rounds > 1 ? "s" : "");
 		lvb_print_locks(out, &s[d]);
 	}

@@ -47,7 +47,7 @@ static void sleep_until(double t)
 		;
 }
 
-/* ---- progress ------------------------------------------------------------------------------ */
+/* ---- progress -------------------------------------------------------------------------------- */
 
 static char progress_label[96];
 
@@ -68,7 +68,7 @@ static bool progress_wanted(void)
 
 static void progress_show(double done, double total)
 {
-	fprintf(stderr, "\rlvbench: %s: %.0f/%.0f s \033[K", progress_label, done, total);
+	fprintf(stderr, "\rlvbench: %s: %.1f/%g s \033[K", progress_label, done, total);
 	fflush(stderr);
 }
 
@@ -78,12 +78,12 @@ static void progress_clear(void)
 	fflush(stderr);
 }
 
-/* ---- machine and containers ---------------------------------------------------------------- */
+/* ---- machine and containers ------------------------------------------------------------------ */
 
-int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt,
-		   enum lv_lock_design design)
+int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design)
 {
 	struct lv_config cfg;
+	int err;
 
 	memset(env, 0, sizeof(*env));
 	env->opt = opt;
@@ -112,16 +112,14 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt,
 		env->nr_memcgs++;
 	}
 	return 0;
-fail: {
-	int err = errno ? errno : ENOMEM;
-
+fail:
+	err = errno ? errno : ENOMEM;
 	for (unsigned int c = 0; c < env->nr_memcgs; c++)
 		lv_memcg_remove(env->memcgs[c]);
 	free(env->memcgs);
 	lv_machine_destroy(env->m);
 	env->m = NULL;
 	return -err;
-}
 }
 
 unsigned int lvb_env_destroy(struct lvb_env *env)
@@ -133,7 +131,8 @@ unsigned int lvb_env_destroy(struct lvb_env *env)
 
 	lv_lru_add_drain_all(m);
 	if (lv_check(m, stderr)) {
-		fprintf(stderr, "lvbench: %s design: lv_check failed after every folio was released\n",
+		fprintf(stderr,
+			"lvbench: %s design: lv_check failed after every folio was released\n",
 			design);
 		failures++;
 	}
@@ -153,7 +152,8 @@ unsigned int lvb_env_destroy(struct lvb_env *env)
 		int err;
 
 		if (usage) {
-			fprintf(stderr, "lvbench: %s design: memcg c%u still has %zu pages charged\n",
+			fprintf(stderr,
+				"lvbench: %s design: memcg c%u still has %zu pages charged\n",
 				design, c, usage);
 			failures++;
 		}
@@ -176,7 +176,7 @@ unsigned int lvb_env_destroy(struct lvb_env *env)
 	return failures;
 }
 
-/* ---- threads ------------------------------------------------------------------------------- */
+/* ---- threads --------------------------------------------------------------------------------- */
 
 enum run_phase {
 	PHASE_WAIT,    /* created, waiting for the others */
@@ -367,7 +367,8 @@ join:
 		for (unsigned int c = 0; c < res->nr_counters; c++)
 			res->counters[c] += w->counters[c];
 		if (w->nr_errors) {
-			fprintf(stderr, "lvbench: %s design: thread %u: %s: %s (%u unexpected answers)\n",
+			fprintf(stderr,
+				"lvbench: %s design: thread %u: %s: %s (%u unexpected answers)\n",
 				lvb_lock_names[env->design], t, w->error_what, strerror(w->error),
 				w->nr_errors);
 			res->failures++;

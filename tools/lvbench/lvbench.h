@@ -18,11 +18,11 @@
 
 #include "lruvec.h"
 
-#define LVB_EXIT_OK 0
-#define LVB_EXIT_FAIL 1	 /* the run failed: library error, lv_check violation, leak */
+#define LVB_EXIT_OK    0
+#define LVB_EXIT_FAIL  1 /* the run failed: library error, lv_check violation, leak */
 #define LVB_EXIT_USAGE 2 /* bad command line */
 
-/* ---- options (main.c) ----------------------------------------------------------------------- */
+/* ---- options (main.c) ------------------------------------------------------------------------ */
 
 enum lvb_opt_kind {
 	LVB_OPT_FLAG,	/* bool, no value */
@@ -67,7 +67,7 @@ struct lvb_common {
 extern const char *const lvb_lock_names[];    /* "lruvec", "node": enum lv_lock_design order */
 extern const char *const lvb_backend_names[]; /* "futex", "mutex", "spin" */
 
-/* ---- results ---------------------------------------------------------------------------------- */
+/* ---- results --------------------------------------------------------------------------------- */
 
 #define LVB_MAX_COUNTERS 8
 
@@ -113,7 +113,7 @@ struct lvb_series {
 int lvb_series_add(struct lvb_series *s, const struct lvb_result *res);
 void lvb_series_free(struct lvb_series *s);
 
-/* ---- workloads -------------------------------------------------------------------------------- */
+/* ---- workloads ------------------------------------------------------------------------------- */
 
 struct lvb_workload {
 	const char *name;
@@ -129,7 +129,7 @@ struct lvb_workload {
 
 extern const struct lvb_workload lvb_churn;
 
-/* ---- harness (harness.c) ---------------------------------------------------------------------- */
+/* ---- harness (harness.c) --------------------------------------------------------------------- */
 
 /** struct lvb_env - one machine of one design with opt->containers memcgs "c0", "c1", ... */
 struct lvb_env {
@@ -140,8 +140,7 @@ struct lvb_env {
 	unsigned int nr_memcgs;
 };
 
-int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt,
-		   enum lv_lock_design design);
+int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design);
 /* Drain, verify the machine is empty and consistent, remove the memcgs, destroy. */
 unsigned int lvb_env_destroy(struct lvb_env *env);
 
@@ -174,12 +173,12 @@ void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2
 
 unsigned int lvb_online_cpus(void);
 
-/* ---- rounds (compare.c) ----------------------------------------------------------------------- */
+/* ---- rounds (compare.c) ---------------------------------------------------------------------- */
 
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
 	      const enum lv_lock_design *designs, unsigned int nr_designs);
 
-/* ---- statistics and output (report.c) --------------------------------------------------------- */
+/* ---- statistics and output (report.c) -------------------------------------------------------- */
 
 /** struct lvb_stats - the mmtests compare rows (benchmarks.md §2.4), higher is better. */
 struct lvb_stats {

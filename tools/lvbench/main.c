@@ -17,11 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NODE] = "node",
-				       NULL };
-const char *const lvb_backend_names[] = { [LV_BACKEND_FUTEX] = "futex",
-					  [LV_BACKEND_MUTEX] = "mutex",
-					  [LV_BACKEND_SPIN] = "spin", NULL };
+const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NODE] = "node", NULL };
+const char *const lvb_backend_names[] = {
+	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
+};
 
 static const struct lvb_workload *const workloads[] = { &lvb_churn };
 
@@ -74,7 +73,7 @@ static void common_defaults(struct lvb_common *c)
 	};
 }
 
-/* ---- usage --------------------------------------------------------------------------------- */
+/* ---- usage ----------------------------------------------------------------------------------- */
 
 static void print_opts(FILE *out, const struct lvb_opt *opts)
 {
@@ -170,7 +169,7 @@ static void usage_workload(FILE *out, const struct lvb_workload *wl)
 	fprintf(out, "\n%s", output_help);
 }
 
-/* ---- parsing ------------------------------------------------------------------------------- */
+/* ---- parsing --------------------------------------------------------------------------------- */
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -244,7 +243,8 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 	case LVB_OPT_UINT:
 		err = parse_u64(arg, &u);
 		if (err == -EINVAL)
-			return usage_error("--%s: '%s' is not a non-negative integer", o->name, arg);
+			return usage_error("--%s: '%s' is not a non-negative integer", o->name,
+					   arg);
 		if (o->kind == LVB_OPT_U64) {
 			if (err)
 				return usage_error("--%s: %s is out of range", o->name, arg);
@@ -259,11 +259,12 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 	case LVB_OPT_DOUBLE:
 		errno = 0;
 		d = strtod(arg, &end);
-		if (end == arg || *end || !isfinite(d) || ((*arg < '0' || *arg > '9') && *arg != '.'))
+		if (end == arg || *end || !isfinite(d) ||
+		    ((*arg < '0' || *arg > '9') && *arg != '.'))
 			return usage_error("--%s: '%s' is not a number", o->name, arg);
 		if (errno || d < o->min || d > o->max)
-			return usage_error("--%s: %s is out of range (%g..%g)", o->name, arg, o->min,
-					   o->max);
+			return usage_error("--%s: %s is out of range (%g..%g)", o->name, arg,
+					   o->min, o->max);
 		*(double *)p = d;
 		return 0;
 	}

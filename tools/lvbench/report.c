@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- statistics ---------------------------------------------------------------------------- */
+/* ---- statistics ------------------------------------------------------------------------------ */
 
 static int cmp_desc(const void *a, const void *b)
 {
@@ -80,7 +80,7 @@ double lvb_contended_fraction(const struct lv_lock_stat *s)
 	return s->acquired ? (double)s->contended / (double)s->acquired : 0;
 }
 
-/* ---- the lock table ------------------------------------------------------------------------ */
+/* ---- the lock table -------------------------------------------------------------------------- */
 
 static uint64_t avg_wait(const struct lv_lock_stat *s)
 {
@@ -99,17 +99,16 @@ void lvb_print_locks(FILE *out, const struct lvb_series *s)
 		if (s->locks[cls].acquired)
 			order[n++] = cls;
 	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && s->locks[order[j]].acquired >
-					 s->locks[order[j - 1]].acquired; j--) {
+		for (int j = i;
+		     j > 0 && s->locks[order[j]].acquired > s->locks[order[j - 1]].acquired; j--) {
 			int t = order[j];
 
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
 
-	fprintf(out, "%20s %12s %12s %15s %17s %15s %15s %10s\n", "Name", "acquired",
-		"contended", "avg wait (ns)", "total wait (ns)", "max wait (ns)", "min wait (ns)",
-		"contended%");
+	fprintf(out, "%20s %12s %12s %15s %17s %15s %15s %10s\n", "Name", "acquired", "contended",
+		"avg wait (ns)", "total wait (ns)", "max wait (ns)", "min wait (ns)", "contended%");
 	for (int i = 0; i < n; i++) {
 		const struct lv_lock_stat *l = &s->locks[order[i]];
 
@@ -122,7 +121,7 @@ void lvb_print_locks(FILE *out, const struct lvb_series *s)
 	}
 }
 
-/* ---- JSON ---------------------------------------------------------------------------------- */
+/* ---- JSON ------------------------------------------------------------------------------------ */
 
 static void json_string(FILE *out, const char *s)
 {
