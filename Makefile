@@ -69,7 +69,8 @@ bench: deps
 
 tsan: deps
 	@$(MAKE) --no-print-directory $(call UNIT_BINS,tsan) $(BUILD)/tsan/torture
-	BUILD=$(BUILD) VARIANT=tsan $(PROVE) -f $(call UNIT_BINS,tsan) tests/stress/torture.sh
+	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" BUILD=$(BUILD) \
+		VARIANT=tsan $(PROVE) -f $(call UNIT_BINS,tsan) tests/stress/torture.sh
 
 asan: deps
 	@$(MAKE) --no-print-directory $(call UNIT_BINS,asan) $(BUILD)/asan/torture

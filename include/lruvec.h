@@ -224,7 +224,7 @@ struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio);
 
 /** Folio flag bits, for lv_folio_test(). */
 enum lv_folio_flag {
-	LV_PG_LRU,	   /* on an LRU list (or pinned by the actor moving it) */
+	LV_PG_LRU,	   /* on an LRU list; clear while an actor holds the pin */
 	LV_PG_ACTIVE,	   /* on (or headed for) an active list */
 	LV_PG_REFERENCED,  /* second-chance bit of lv_folio_mark_accessed() */
 	LV_PG_WORKINGSET,  /* was part of the workingset */

@@ -70,9 +70,15 @@ static void memcg_free(struct lv_memcg *memcg)
 	free(memcg);
 }
 
+#ifdef LV_TSAN
+char lv_rcu_tsan_sync;
+#endif
+
 static void memcg_rcu_free(struct rcu_head *head)
 {
+	rcu_free_begin();
 	memcg_free(container_of(head, struct lv_memcg, rcu));
+	rcu_free_end();
 }
 
 int mem_cgroup_init(struct lv_machine *m)
@@ -192,7 +198,7 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
 	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
-	call_rcu(&memcg->rcu, memcg_rcu_free);
+	call_rcu_lv(&memcg->rcu, memcg_rcu_free);
 	return 0;
 }
 
@@ -428,22 +434,32 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 
 	if (mem_cgroup_disabled(m) || !to || to->machine != m)
 		return -EINVAL;
-	if (lv_folio_memcg(folio) == to)
-		return 0;
-	if (!folio_isolate_lru(folio))
-		return -EBUSY;
-	/* We own the pin: nobody else can move the folio or change its binding now. */
-	from = folio->memcg;
+	/*
+	 * Charge before isolating, so that a refused charge leaves the folio exactly where it
+	 * was. The binding read here is a guess until we own the pin; RCU keeps a memcg that a
+	 * concurrent move empties and removes readable meanwhile.
+	 */
+	rcu_read_lock();
+	from = lv_folio_memcg(folio);
 	if (from == to) {
-		folio_putback_lru(folio);
+		rcu_read_unlock();
 		return 0;
 	}
 	/* Levels above the common ancestor keep the charge; only the two branches change. */
 	common = common_ancestor(from, to);
 	err = try_charge_upto(to, common, nr);
-	if (err) {
-		folio_putback_lru(folio);
+	rcu_read_unlock();
+	if (err)
 		return err;
+	if (!folio_isolate_lru(folio)) {
+		mem_cgroup_uncharge_upto(to, common, nr);
+		return -EBUSY;
+	}
+	if (folio->memcg != from) {
+		/* Another move won the race before our pin: its result stands. */
+		mem_cgroup_uncharge_upto(to, common, nr);
+		folio_putback_lru(folio);
+		return -EBUSY;
 	}
 	/*
 	 * Rebind under the old lruvec's lock: a thread holding that lock and seeing the old

@@ -115,7 +115,7 @@ void lv_machine_destroy(struct lv_machine *m)
 		fprintf(stderr, "lruvec: machine destroyed with %lu folios still allocated\n",
 			leaked);
 	/* memcg_rcu_free() reads the machine: wait for every pending callback. */
-	rcu_barrier();
+	rcu_barrier_lv();
 	machine_free(m);
 }
 

@@ -150,6 +150,42 @@ static void free_pcp_pages(struct pglist_data *pgdat, struct per_cpu_pages *pcp,
 	lv_lock_release(&pgdat->zone.lock);
 }
 
+/*
+ * drain_all_pages - return every slot's cached frames of @pgdat to the buddy allocator, so
+ * that an allocation does not fail while free frames sit in another CPU's list (and so that
+ * they can merge into larger blocks).
+ * Return: true if any frame was returned.
+ */
+static bool drain_all_pages(struct pglist_data *pgdat)
+{
+	struct lv_machine *m = pgdat->machine;
+	bool drained = false;
+
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		struct per_cpu_pages *pcp = &m->pcp[s * m->cfg.nr_nodes + (unsigned int)pgdat->node_id];
+
+		lv_lock_acquire(&pcp->lock);
+		if (pcp->count) {
+			free_pcp_pages(pgdat, pcp, pcp->count);
+			drained = true;
+		}
+		lv_lock_release(&pcp->lock);
+	}
+	return drained;
+}
+
+static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
+{
+	struct lv_folio *f;
+
+	if (order == 0)
+		return rmqueue_pcp(pgdat);
+	lv_lock_acquire(&pgdat->zone.lock);
+	f = __rmqueue(pgdat, order);
+	lv_lock_release(&pgdat->zone.lock);
+	return f;
+}
+
 static void free_frames(struct lv_folio *f, unsigned int order)
 {
 	struct pglist_data *pgdat = f->pgdat;
@@ -215,13 +251,9 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 		}
 	}
 
-	if (order == 0) {
-		f = rmqueue_pcp(pgdat);
-	} else {
-		lv_lock_acquire(&pgdat->zone.lock);
-		f = __rmqueue(pgdat, order);
-		lv_lock_release(&pgdat->zone.lock);
-	}
+	f = rmqueue(pgdat, order);
+	if (!f && drain_all_pages(pgdat))
+		f = rmqueue(pgdat, order); /* frames were stranded in other slots' lists */
 	if (!f) {
 		if (memcg)
 			mem_cgroup_uncharge(memcg, 1l << order);

@@ -406,7 +406,6 @@ static void drain_all_slots(struct lv_machine *m, bool force_all_slots)
 {
 	unsigned long this_gen;
 
-	__atomic_fetch_add(&m->drain_calls, 1, __ATOMIC_RELAXED);
 	/* (A) our batch stores must be visible before we sample the generation. */
 	smp_mb();
 	/* (B) */
@@ -424,7 +423,8 @@ static void drain_all_slots(struct lv_machine *m, bool force_all_slots)
 	/* (D) advance, then fence before reading any slot's counts. */
 	__atomic_store_n(&m->drain_gen, m->drain_gen + 1, __ATOMIC_RELAXED);
 	smp_mb();
-	__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
+	if (!force_all_slots)
+		__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		if (force_all_slots || cpu_needs_drain(&m->slots[s]))
 			drain_slot(m, &m->slots[s]);
@@ -434,6 +434,7 @@ done:
 
 void lv_lru_add_drain_all(struct lv_machine *m)
 {
+	__atomic_fetch_add(&m->drain_calls, 1, __ATOMIC_RELAXED);
 	drain_all_slots(m, false);
 }
 

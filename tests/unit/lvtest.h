@@ -16,8 +16,8 @@
 #include "lruvec.h"
 #include "tap.h"
 
-#define MiB (1ul << 20)
-#define SMALL_NODE (16 * MiB)
+#define MiB	    (1ul << 20)
+#define SMALL_NODE  (16 * MiB)
 #define SMALL_PAGES (SMALL_NODE / LV_PAGE_SIZE)
 
 /*
@@ -50,8 +50,8 @@ static inline struct lv_folio *alloc_or_bail(struct lv_machine *m, int nid, unsi
 	struct lv_folio *f = lv_folio_alloc(m, nid, order, memcg, flags);
 
 	if (!f)
-		BAIL_OUT("lv_folio_alloc(nid %d, order %u, flags %#x) failed: %s", nid, order, flags,
-			 strerror(errno));
+		BAIL_OUT("lv_folio_alloc(nid %d, order %u, flags %#x) failed: %s", nid, order,
+			 flags, strerror(errno));
 	return f;
 }
 

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned int tap_count;	     /* assertions emitted */
-static unsigned int tap_failures;    /* failed, not TODO */
-static int tap_planned = -1;	     /* -1: no plan yet */
+static unsigned int tap_count;	    /* assertions emitted */
+static unsigned int tap_failures;   /* failed, not TODO */
+static int tap_planned = -1;	    /* -1: no plan yet */
 static const char *tap_todo_reason; /* non-NULL: assertions are TODO */
 
 static inline void plan(unsigned int n)
@@ -96,8 +96,8 @@ static inline int tap_vok(int pass, const char *file, int line, const char *fmt,
 	return pass;
 }
 
-static inline __attribute__((format(printf, 4, 5))) int tap_ok(int pass, const char *file,
-							       int line, const char *fmt, ...)
+static inline __attribute__((format(printf, 4, 5))) int tap_ok(int pass, const char *file, int line,
+							       const char *fmt, ...)
 {
 	va_list ap;
 	int r;
@@ -108,9 +108,9 @@ static inline __attribute__((format(printf, 4, 5))) int tap_ok(int pass, const c
 	return r;
 }
 
-static inline __attribute__((format(printf, 6, 7))) int
-tap_is(long long got, long long expected, int equal, const char *file, int line,
-       const char *fmt, ...)
+static inline __attribute__((format(printf, 6, 7))) int tap_is(long long got, long long expected,
+							       int equal, const char *file,
+							       int line, const char *fmt, ...)
 {
 	int pass = equal ? got == expected : got != expected;
 	va_list ap;
@@ -131,8 +131,7 @@ tap_is(long long got, long long expected, int equal, const char *file, int line,
 }
 
 static inline __attribute__((format(printf, 5, 6))) int
-tap_is_str(const char *got, const char *expected, const char *file, int line, const char *fmt,
-	   ...)
+tap_is_str(const char *got, const char *expected, const char *file, int line, const char *fmt, ...)
 {
 	int pass = (got && expected) ? strcmp(got, expected) == 0 : got == expected;
 	va_list ap;
@@ -154,9 +153,9 @@ tap_is_str(const char *got, const char *expected, const char *file, int line, co
 /* Values are compared as long long: unsigned 64-bit values above LLONG_MAX wrap identically
  * on both sides, so equality is still exact. */
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define is(got, expected, ...)                                                                    \
+#define is(got, expected, ...)                                                                     \
 	tap_is((long long)(got), (long long)(expected), 1, __FILE__, __LINE__, __VA_ARGS__)
-#define isnt(got, unexpected, ...)                                                                \
+#define isnt(got, unexpected, ...)                                                                 \
 	tap_is((long long)(got), (long long)(unexpected), 0, __FILE__, __LINE__, __VA_ARGS__)
 #define is_str(got, expected, ...) tap_is_str((got), (expected), __FILE__, __LINE__, __VA_ARGS__)
 

@@ -21,7 +21,8 @@ static void test_orders_and_nodes(void)
 	m = new_machine(&cfg);
 	for (int nid = 0; nid < NODES; nid++) {
 		free0[nid] = lv_node_stat(m, nid, LV_NR_FREE);
-		is(free0[nid], SMALL_PAGES, "node %d starts with all %lu pages free", nid, SMALL_PAGES);
+		is(free0[nid], SMALL_PAGES, "node %d starts with all %lu pages free", nid,
+		   SMALL_PAGES);
 	}
 	for (int nid = 0; nid < NODES; nid++) {
 		uint64_t used = 0;
@@ -36,20 +37,22 @@ static void test_orders_and_nodes(void)
 				BAIL_OUT("cannot continue without the folio");
 			used += 1ul << order;
 			is(lv_folio_nid(x), nid, "node %d order %u: lv_folio_nid", nid, order);
-			is(lv_folio_nr_pages(x), 1u << order, "node %d order %u: nr_pages", nid, order);
+			is(lv_folio_nr_pages(x), 1u << order, "node %d order %u: nr_pages", nid,
+			   order);
 			is(lv_folio_ref_count(x), 1, "node %d order %u: one reference", nid, order);
 			ok(!lv_folio_test(x, LV_PG_LRU) && !lv_folio_test(x, LV_PG_ACTIVE),
 			   "node %d order %u: not on any LRU", nid, order);
 			is(lv_folio_test(x, LV_PG_SWAPBACKED), order % 2,
 			   "node %d order %u: swapbacked iff LV_FOLIO_ANON", nid, order);
-			ok(lv_folio_memcg(x) == lv_memcg_root(m), "node %d order %u: charged to root",
-			   nid, order);
+			ok(lv_folio_memcg(x) == lv_memcg_root(m),
+			   "node %d order %u: charged to root", nid, order);
 			is(lv_node_stat(m, nid, LV_NR_FREE), free0[nid] - used,
 			   "node %d order %u: free pages drop by %u", nid, order, 1u << order);
 			is(lv_node_stat(m, nid, LV_NR_CHARGED), used,
 			   "node %d order %u: node charged = pages allocated", nid, order);
 		}
-		is(lv_node_stat(m, 1 - nid, LV_NR_CHARGED), nid ? (1u << (LV_MAX_ORDER + 1)) - 1 : 0,
+		is(lv_node_stat(m, 1 - nid, LV_NR_CHARGED),
+		   nid ? (1u << (LV_MAX_ORDER + 1)) - 1 : 0,
 		   "node %d allocations leave node %d alone", nid, 1 - nid);
 	}
 	is(lv_memcg_usage(lv_memcg_root(m)), 2 * ((1u << (LV_MAX_ORDER + 1)) - 1),
@@ -134,13 +137,13 @@ static void test_einval(void)
 
 	cfg.nr_nodes = NODES;
 	m = new_machine(&cfg);
-#define BAD(call, what)                                                                           \
-	do {                                                                                      \
-		errno = 0;                                                                        \
-		f = (call);                                                                       \
-		ok(f == NULL && errno == EINVAL, "%s -> NULL, EINVAL", what);                     \
-		if (f)                                                                            \
-			lv_folio_put(f);                                                          \
+#define BAD(call, what)                                                                            \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		f = (call);                                                                        \
+		ok(f == NULL && errno == EINVAL, "%s -> NULL, EINVAL", what);                      \
+		if (f)                                                                             \
+			lv_folio_put(f);                                                           \
 	} while (0)
 	BAD(lv_folio_alloc(m, -1, 0, NULL, 0), "nid -1");
 	BAD(lv_folio_alloc(m, NODES, 0, NULL, 0), "nid == nr_nodes");
@@ -211,7 +214,8 @@ static void test_exhaust(void)
 	lv_folios_put(fs, n);
 	/* The batch still holds the queued ones: draining drops the last references. */
 	lv_lru_add_drain_all(m);
-	is(lv_node_stat(m, 0, LV_NR_FREE), free0, "after freeing everything LV_NR_FREE is back to 1024");
+	is(lv_node_stat(m, 0, LV_NR_FREE), free0,
+	   "after freeing everything LV_NR_FREE is back to 1024");
 	is(lv_node_stat(m, 0, LV_NR_CHARGED), 0, "nothing charged on the node");
 	is(lv_memcg_usage(mg), 0, "memcg usage back to 0");
 	is(lv_memcg_usage(lv_memcg_root(m)), 0, "root usage back to 0");
@@ -253,7 +257,8 @@ static void test_exhaust_across_cpus(void)
 	cfg.metadata_only = true;
 	cfg.nr_cpu_slots = 0; /* real per-CPU slots */
 	m = new_machine(&cfg);
-	if (cpus[0] % lv_machine_config(m)->nr_cpu_slots == cpus[1] % lv_machine_config(m)->nr_cpu_slots) {
+	if (cpus[0] % lv_machine_config(m)->nr_cpu_slots ==
+	    cpus[1] % lv_machine_config(m)->nr_cpu_slots) {
 		skip("the two CPUs share a slot");
 		lv_machine_destroy(m);
 		return;
@@ -271,10 +276,8 @@ static void test_exhaust_across_cpus(void)
 	while (n < nr_pages && (f = lv_folio_alloc(m, 0, 0, NULL, 0)) != NULL)
 		fs[n++] = f;
 	sched_setaffinity(0, sizeof(orig), &orig);
-	todo_start("library bug: order-0 allocation fails while pages sit in another CPU slot's pcp list");
 	is(n, free_before, "from another CPU, all %llu free pages are allocatable",
 	   (unsigned long long)free_before);
-	todo_end();
 	if (n < free_before)
 		diag("allocated %zu, LV_NR_FREE still reports %llu", n,
 		     (unsigned long long)lv_node_stat(m, 0, LV_NR_FREE));
@@ -308,13 +311,14 @@ static void test_refcounts(void)
 	lv_folio_get(f);
 	lv_folio_get(f);
 	{
-		struct lv_folio *arr[2] = { f, f };
+		struct lv_folio *arr[2] = {f, f};
 
 		lv_folios_put(arr, 2);
 	}
 	is(lv_folio_ref_count(f), 1, "lv_folios_put of the same folio twice drops two references");
 	lv_folios_put(&f, 1);
-	is(lv_node_stat(m, 0, LV_NR_FREE), SMALL_PAGES, "lv_folios_put frees on the last reference");
+	is(lv_node_stat(m, 0, LV_NR_FREE), SMALL_PAGES,
+	   "lv_folios_put frees on the last reference");
 	lv_folios_put(NULL, 0);
 	ok(1, "lv_folios_put of an empty array is harmless");
 	finish(m, "refcount machine");
@@ -330,11 +334,13 @@ static void test_node_stats(void)
 	cfg.nr_nodes = NODES;
 	m = new_machine(&cfg);
 	for (int nid = 0; nid < NODES; nid++) {
-		uint64_t mn = lv_node_stat(m, nid, LV_WMARK_MIN), lo = lv_node_stat(m, nid, LV_WMARK_LOW),
+		uint64_t mn = lv_node_stat(m, nid, LV_WMARK_MIN),
+			 lo = lv_node_stat(m, nid, LV_WMARK_LOW),
 			 hi = lv_node_stat(m, nid, LV_WMARK_HIGH);
 
-		ok(mn > 0 && mn < lo && lo < hi, "node %d: 0 < wmark min %llu < low %llu < high %llu",
-		   nid, (unsigned long long)mn, (unsigned long long)lo, (unsigned long long)hi);
+		ok(mn > 0 && mn < lo && lo < hi,
+		   "node %d: 0 < wmark min %llu < low %llu < high %llu", nid,
+		   (unsigned long long)mn, (unsigned long long)lo, (unsigned long long)hi);
 		ok(hi < SMALL_PAGES, "node %d: high watermark below the node size", nid);
 	}
 	for (int i = 0; i < 40; i++) {
@@ -342,14 +348,15 @@ static void test_node_stats(void)
 		total += 1u << (i % 4);
 	}
 	for (int nid = 0; nid < NODES; nid++)
-		is(lv_node_stat(m, nid, LV_NR_FREE) + lv_node_stat(m, nid, LV_NR_CHARGED), SMALL_PAGES,
-		   "node %d: free + charged = node pages", nid);
+		is(lv_node_stat(m, nid, LV_NR_FREE) + lv_node_stat(m, nid, LV_NR_CHARGED),
+		   SMALL_PAGES, "node %d: free + charged = node pages", nid);
 	is(lv_node_stat(m, 0, LV_NR_CHARGED) + lv_node_stat(m, 1, LV_NR_CHARGED), total,
 	   "charged over both nodes = pages allocated");
 	is(lv_memcg_usage(lv_memcg_root(m)), total, "root usage = pages allocated");
-	is(lv_memcg_stat(lv_memcg_root(m), LV_NR_CHARGED), total, "root LV_NR_CHARGED = pages allocated");
+	is(lv_memcg_stat(lv_memcg_root(m), LV_NR_CHARGED), total,
+	   "root LV_NR_CHARGED = pages allocated");
 	is(lv_node_stat(m, 0, LV_NR_STAT_ITEMS), 0, "bad item -> 0");
-	is(lv_node_stat(m, 0, (enum lv_stat_item)-1), 0, "negative item -> 0");
+	is(lv_node_stat(m, 0, (enum lv_stat_item) - 1), 0, "negative item -> 0");
 	is(lv_node_stat(m, -1, LV_NR_FREE), 0, "bad node -> 0");
 	is(lv_node_stat(m, NODES, LV_NR_FREE), 0, "node == nr_nodes -> 0");
 	check_ok(m, "node stats with folios allocated");

@@ -82,7 +82,8 @@ static void test_isolate_putback(void)
 
 	is(lv_folio_putback_lru(g), 0, "putback g");
 	lv_lru_add_drain(m);
-	ok(lv_folio_test(g, LV_PG_ACTIVE) && lv_folio_test(g, LV_PG_LRU), "g back on the active list");
+	ok(lv_folio_test(g, LV_PG_ACTIVE) && lv_folio_test(g, LV_PG_LRU),
+	   "g back on the active list");
 	is(S(LV_NR_ACTIVE_FILE), 1, "counters restored: active file 1");
 	is(S(LV_NR_ISOLATED), 0, "nothing isolated");
 	is(lv_memcg_stat(mg, LV_NR_ISOLATED), 0, "memcg: nothing isolated");
@@ -134,6 +135,40 @@ static void test_abandon(void)
 	finish(m, "abandon machine");
 }
 
+/* Isolation wins the pin over a queued request: the request is skipped at the drain. */
+static void test_isolate_vs_queued_request(void)
+{
+	struct lv_machine *m = iso_machine();
+	struct lv_folio *f = alloc_or_bail(m, 0, 0, NULL, 0);
+	struct lv_folio *g = alloc_or_bail(m, 0, 0, NULL, LV_FOLIO_ANON);
+
+	lv_folio_add_lru(f);
+	lv_folio_add_lru(g);
+	lv_lru_add_drain(m);
+	lv_folio_activate(f);	   /* queued */
+	lv_folio_mark_lazyfree(g); /* queued */
+	is(lv_folio_isolate_lru(f), 0, "isolate a folio with a queued activate -> 0");
+	is(lv_folio_isolate_lru(g), 0, "isolate a folio with a queued lazyfree -> 0");
+	lv_lru_add_drain(m);
+	ok(!lv_folio_test(f, LV_PG_LRU) && !lv_folio_test(f, LV_PG_ACTIVE),
+	   "the drain skipped the isolated folio's activate");
+	ok(!lv_folio_test(g, LV_PG_LRU) && lv_folio_test(g, LV_PG_SWAPBACKED),
+	   "the drain skipped the isolated folio's lazyfree");
+	is(S(LV_PGACTIVATE) + S(LV_PGLAZYFREE), 0, "no events for skipped requests");
+	is(lv_folio_ref_count(f), 2,
+	   "the request's reference was dropped (caller + isolation remain)");
+	is(S(LV_NR_ISOLATED), 2, "both still isolated");
+	check_ok(m, "isolated with skipped requests");
+	is(lv_folio_putback_lru(f), 0, "putback f");
+	is(lv_folio_putback_lru(g), 0, "putback g");
+	lv_lru_add_drain(m);
+	is(S(LV_NR_INACTIVE_FILE), 1, "f back on the inactive file list");
+	is(S(LV_NR_INACTIVE_ANON), 1, "g back on the inactive anon list");
+	lv_folio_put(f);
+	lv_folio_put(g);
+	finish(m, "queued-request machine");
+}
+
 /* Isolation works the same in the node-lock design and with memcg disabled. */
 static void test_designs(void)
 {
@@ -168,6 +203,7 @@ int main(void)
 	test_isolate_errors();
 	test_isolate_putback();
 	test_abandon();
+	test_isolate_vs_queued_request();
 	test_designs();
 	return done_testing();
 }

@@ -4,6 +4,7 @@
 #include "lvtest.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@ static void test_create_null(void)
 	c = lv_machine_config(m);
 	is(c->nr_nodes, 1, "NULL config: 1 node");
 	is(c->node_mem_bytes, 256 * MiB, "NULL config: 256 MiB");
-	is(c->nr_cpu_slots, get_nprocs_conf(), "NULL config: nr_cpu_slots filled with get_nprocs_conf()");
+	is(c->nr_cpu_slots, get_nprocs_conf(),
+	   "NULL config: nr_cpu_slots filled with get_nprocs_conf()");
 	is(c->batch_size, LV_MAX_BATCH, "NULL config: batch 31");
 	ok(!c->metadata_only && !c->memcg_disabled, "NULL config: data frames and memcg");
 	is(lv_node_stat(m, 0, LV_NR_FREE), (256 * MiB) / LV_PAGE_SIZE,
@@ -49,42 +51,90 @@ struct bad_case {
 	void (*mutate)(struct lv_config *c);
 };
 
-static void nodes0(struct lv_config *c) { c->nr_nodes = 0; }
-static void nodes65(struct lv_config *c) { c->nr_nodes = 65; }
-static void mem_unaligned(struct lv_config *c) { c->node_mem_bytes = 16 * MiB + 1; }
-static void mem_unaligned2(struct lv_config *c) { c->node_mem_bytes = 16 * MiB + 2048; }
-static void mem_small(struct lv_config *c) { c->node_mem_bytes = 4 * MiB - LV_PAGE_SIZE; }
-static void mem_zero(struct lv_config *c) { c->node_mem_bytes = 0; }
-static void mem_huge(struct lv_config *c) { c->node_mem_bytes = (64ul << 30) + LV_PAGE_SIZE; }
-static void batch0(struct lv_config *c) { c->batch_size = 0; }
-static void batch32(struct lv_config *c) { c->batch_size = 32; }
-static void design2(struct lv_config *c) { c->lock_design = (enum lv_lock_design)2; }
-static void design_neg(struct lv_config *c) { c->lock_design = (enum lv_lock_design)-1; }
-static void backend3(struct lv_config *c) { c->lock_backend = (enum lv_lock_backend)3; }
-static void backend_neg(struct lv_config *c) { c->lock_backend = (enum lv_lock_backend)-1; }
-static void mode2(struct lv_config *c) { c->disable_mode = (enum lv_disable_mode)2; }
-static void mode_neg(struct lv_config *c) { c->disable_mode = (enum lv_disable_mode)-1; }
-static void slots4097(struct lv_config *c) { c->nr_cpu_slots = 4097; }
+static void nodes0(struct lv_config *c)
+{
+	c->nr_nodes = 0;
+}
+static void nodes65(struct lv_config *c)
+{
+	c->nr_nodes = 65;
+}
+static void mem_unaligned(struct lv_config *c)
+{
+	c->node_mem_bytes = 16 * MiB + 1;
+}
+static void mem_unaligned2(struct lv_config *c)
+{
+	c->node_mem_bytes = 16 * MiB + 2048;
+}
+static void mem_small(struct lv_config *c)
+{
+	c->node_mem_bytes = 4 * MiB - LV_PAGE_SIZE;
+}
+static void mem_zero(struct lv_config *c)
+{
+	c->node_mem_bytes = 0;
+}
+static void mem_huge(struct lv_config *c)
+{
+	c->node_mem_bytes = (64ul << 30) + LV_PAGE_SIZE;
+}
+static void batch0(struct lv_config *c)
+{
+	c->batch_size = 0;
+}
+static void batch32(struct lv_config *c)
+{
+	c->batch_size = 32;
+}
+static void design2(struct lv_config *c)
+{
+	c->lock_design = (enum lv_lock_design)2;
+}
+static void design_neg(struct lv_config *c)
+{
+	c->lock_design = (enum lv_lock_design) - 1;
+}
+static void backend3(struct lv_config *c)
+{
+	c->lock_backend = (enum lv_lock_backend)3;
+}
+static void backend_neg(struct lv_config *c)
+{
+	c->lock_backend = (enum lv_lock_backend) - 1;
+}
+static void mode2(struct lv_config *c)
+{
+	c->disable_mode = (enum lv_disable_mode)2;
+}
+static void mode_neg(struct lv_config *c)
+{
+	c->disable_mode = (enum lv_disable_mode) - 1;
+}
+static void slots4097(struct lv_config *c)
+{
+	c->nr_cpu_slots = 4097;
+}
 
 static void test_invalid(void)
 {
 	static const struct bad_case cases[] = {
-		{ "nr_nodes 0", nodes0 },
-		{ "nr_nodes 65", nodes65 },
-		{ "node_mem_bytes not a multiple of 4096 (+1)", mem_unaligned },
-		{ "node_mem_bytes not a multiple of 4096 (+2048)", mem_unaligned2 },
-		{ "node_mem_bytes below 4 MiB", mem_small },
-		{ "node_mem_bytes 0", mem_zero },
-		{ "node_mem_bytes above 64 GiB", mem_huge },
-		{ "batch_size 0", batch0 },
-		{ "batch_size 32", batch32 },
-		{ "lock_design 2", design2 },
-		{ "lock_design -1", design_neg },
-		{ "lock_backend 3", backend3 },
-		{ "lock_backend -1", backend_neg },
-		{ "disable_mode 2", mode2 },
-		{ "disable_mode -1", mode_neg },
-		{ "nr_cpu_slots 4097", slots4097 },
+		{"nr_nodes 0", nodes0},
+		{"nr_nodes 65", nodes65},
+		{"node_mem_bytes not a multiple of 4096 (+1)", mem_unaligned},
+		{"node_mem_bytes not a multiple of 4096 (+2048)", mem_unaligned2},
+		{"node_mem_bytes below 4 MiB", mem_small},
+		{"node_mem_bytes 0", mem_zero},
+		{"node_mem_bytes above 64 GiB", mem_huge},
+		{"batch_size 0", batch0},
+		{"batch_size 32", batch32},
+		{"lock_design 2", design2},
+		{"lock_design -1", design_neg},
+		{"lock_backend 3", backend3},
+		{"lock_backend -1", backend_neg},
+		{"disable_mode 2", mode2},
+		{"disable_mode -1", mode_neg},
+		{"nr_cpu_slots 4097", slots4097},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -227,7 +277,8 @@ static void test_independent(void)
 	fa = alloc_or_bail(a, 0, 2, mg, 0);
 	is(lv_folio_add_lru(fa), 0, "add in machine a");
 	lv_lru_add_drain_all(a);
-	is(lv_node_stat(a, 0, LV_NR_INACTIVE_FILE), 4, "machine a: 4 pages on its inactive file list");
+	is(lv_node_stat(a, 0, LV_NR_INACTIVE_FILE), 4,
+	   "machine a: 4 pages on its inactive file list");
 	is(lv_node_stat(b, 0, LV_NR_INACTIVE_FILE), 0, "machine b: its lists untouched");
 	is(lv_node_stat(b, 0, LV_NR_FREE), free_b, "machine b: free pages untouched");
 	is(lv_memcg_usage(mg), 4, "machine a: child charged");
@@ -235,7 +286,8 @@ static void test_independent(void)
 	fb = alloc_or_bail(b, 0, 0, NULL, LV_FOLIO_ANON);
 	ok(lv_folio_memcg(fb) == NULL, "machine b: folio not charged");
 	ok(lv_folio_data(fa) != lv_folio_data(fb), "machines have distinct frames");
-	is(lv_node_stat(a, 0, LV_NR_FREE), SMALL_PAGES - 4, "machine a: unaffected by b's allocation");
+	is(lv_node_stat(a, 0, LV_NR_FREE), SMALL_PAGES - 4,
+	   "machine a: unaffected by b's allocation");
 
 	lv_folio_put(fa);
 	is(lv_memcg_remove(mg), 0, "remove a's memcg");
@@ -284,6 +336,91 @@ static void test_destroy_leaked(void)
 	diag("report: %s", buf);
 }
 
+/* Destroy drains the batches first: a folio released while still queued is not a leak. */
+static void test_destroy_drains(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_folio *f = alloc_or_bail(m, 0, 0, NULL, 0);
+	struct lv_folio *g = alloc_or_bail(m, 0, 0, NULL, 0);
+	FILE *tmp = tmpfile();
+	int saved;
+	long size;
+
+	lv_folio_add_lru(g);
+	lv_lru_add_drain(m);
+	lv_folio_activate(g); /* a queued request holding a reference */
+	lv_folio_put(g);
+	lv_folio_add_lru(f);
+	lv_folio_put(f); /* the lru_add batch holds the last reference */
+	ok(lv_node_stat(m, 0, LV_NR_CHARGED) == 2, "two released folios still held by batches");
+	if (!tmp)
+		BAIL_OUT("tmpfile: %s", strerror(errno));
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(tmp), 2);
+	lv_machine_destroy(m);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	fseek(tmp, 0, SEEK_END);
+	size = ftell(tmp);
+	fclose(tmp);
+	is(size, 0, "destroy drains the batches: no leak reported for queued, released folios");
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* Out of address space: NULL with ENOMEM, and the process can still build machines after. */
+static void test_create_enomem(void)
+{
+#ifdef UNDER_SANITIZER
+	skip("address-space limits do not mix with sanitizers");
+	skip("address-space limits do not mix with sanitizers");
+#else
+	struct lv_config cfg = small_config();
+	struct rlimit old, lim;
+	unsigned long vm_pages = 0;
+	struct lv_machine *m;
+	FILE *statm = fopen("/proc/self/statm", "r");
+	int err;
+
+	if (!statm || fscanf(statm, "%lu", &vm_pages) != 1 || getrlimit(RLIMIT_AS, &old)) {
+		skip("no /proc/self/statm or getrlimit");
+		skip("no /proc/self/statm or getrlimit");
+		if (statm)
+			fclose(statm);
+		return;
+	}
+	fclose(statm);
+	cfg.node_mem_bytes = 1024 * MiB; /* needs 1 GiB of address space for the frames */
+	lim = old;
+	lim.rlim_cur = vm_pages * (rlim_t)sysconf(_SC_PAGESIZE) + 128 * MiB;
+	if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
+		lim.rlim_cur = old.rlim_cur;
+	setrlimit(RLIMIT_AS, &lim);
+	errno = 0;
+	m = lv_machine_create(&cfg);
+	err = errno;
+	setrlimit(RLIMIT_AS, &old);
+	ok(m == NULL && err == ENOMEM, "no address space for the frames -> NULL, ENOMEM (errno %d)",
+	   err);
+	if (m)
+		lv_machine_destroy(m);
+	cfg.node_mem_bytes = 4 * MiB;
+	m = lv_machine_create(&cfg);
+	ok(m != NULL, "machines can be built again after the failure");
+	if (m)
+		lv_machine_destroy(m);
+#endif
+}
+
 int main(void)
 {
 	test_defaults();
@@ -294,5 +431,7 @@ int main(void)
 	test_metadata_only();
 	test_independent();
 	test_destroy_leaked();
+	test_destroy_drains();
+	test_create_enomem();
 	return done_testing();
 }

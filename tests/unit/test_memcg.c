@@ -120,7 +120,8 @@ static void test_limits(void)
 	is(lv_memcg_set_max(a, 10), 0, "set_max 10");
 	is(lv_memcg_max(a), 10, "max is 10");
 	errno = 0;
-	ok(lv_folio_alloc(m, 0, 4, a, 0) == NULL && errno == ENOMEM, "16 pages over a limit of 10 -> ENOMEM");
+	ok(lv_folio_alloc(m, 0, 4, a, 0) == NULL && errno == ENOMEM,
+	   "16 pages over a limit of 10 -> ENOMEM");
 	is(lv_memcg_usage(a), 0, "failed charge leaves usage 0");
 	f8 = lv_folio_alloc(m, 0, 3, a, 0);
 	ok(f8 != NULL, "8 pages under the limit");
@@ -207,7 +208,8 @@ static void test_hierarchy(void)
 	ok(x != NULL, "the last page under p's limit fits (sibling)");
 	is(lv_memcg_usage(p), 16, "p at its limit");
 	errno = 0;
-	ok(lv_folio_alloc(m, 0, 0, c1, 0) == NULL && errno == ENOMEM, "c1 (no own limit) is full through p");
+	ok(lv_folio_alloc(m, 0, 0, c1, 0) == NULL && errno == ENOMEM,
+	   "c1 (no own limit) is full through p");
 	ok(lv_folio_alloc(m, 0, 0, p, 0) == NULL, "p itself is full");
 	lv_folio_put(x);
 	/* A child's own limit below the parent's. */
@@ -285,19 +287,20 @@ static void test_memcg_stats(void)
 	m = new_machine(&cfg);
 	p = lv_memcg_create(m, NULL, "p");
 	c = lv_memcg_create(m, p, "c");
-	fs[0] = alloc_or_bail(m, 0, 0, c, 0);		/* file, node 0 */
-	fs[1] = alloc_or_bail(m, 1, 1, c, 0);		/* file, node 1 */
+	fs[0] = alloc_or_bail(m, 0, 0, c, 0);		  /* file, node 0 */
+	fs[1] = alloc_or_bail(m, 1, 1, c, 0);		  /* file, node 1 */
 	fs[2] = alloc_or_bail(m, 0, 2, c, LV_FOLIO_ANON); /* anon, node 0 */
 	fs[3] = alloc_or_bail(m, 1, 0, p, LV_FOLIO_ANON); /* anon in the parent */
-	fs[4] = alloc_or_bail(m, 0, 0, c, 0);		/* mlocked: unevictable */
-	fs[5] = alloc_or_bail(m, 1, 3, c, 0);		/* isolated later */
+	fs[4] = alloc_or_bail(m, 0, 0, c, 0);		  /* mlocked: unevictable */
+	fs[5] = alloc_or_bail(m, 1, 3, c, 0);		  /* isolated later */
 	is(lv_folio_set_state(fs[4], LV_PG_MLOCKED, true), 0, "mlock one folio");
 	for (int i = 0; i < 6; i++)
 		lv_folio_add_lru(fs[i]);
 	lv_lru_add_drain_all(m);
 	is(lv_folio_isolate_lru(fs[5]), 0, "isolate the order-3 folio");
 
-	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 3, "c inactive file: 1 + 2 pages over both nodes");
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 3,
+	   "c inactive file: 1 + 2 pages over both nodes");
 	is(lv_memcg_stat(c, LV_NR_INACTIVE_ANON), 4, "c inactive anon: 4");
 	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1, "c unevictable: 1");
 	is(lv_memcg_stat(c, LV_NR_ISOLATED), 8, "c isolated: 8");
@@ -339,6 +342,34 @@ static void test_memcg_stats(void)
 	finish(m, "memcg stats machine");
 }
 
+/* A memcg of another machine is bad input: reported, nothing charged. */
+static void test_foreign(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg), *o = new_machine(&cfg);
+	struct lv_memcg *om = lv_memcg_create(o, NULL, "other");
+	struct lv_folio *f;
+
+	errno = 0;
+	f = lv_folio_alloc(m, 0, 0, om, 0);
+	ok(f == NULL && errno == EINVAL, "allocating into another machine's memcg -> NULL, EINVAL");
+	if (f)
+		lv_folio_put(f);
+	is(lv_memcg_usage(om), 0, "the foreign memcg was not charged");
+	errno = 0;
+	ok(lv_memcg_create(m, om, "x") == NULL && errno == EINVAL,
+	   "a child of another machine's memcg -> NULL, EINVAL");
+	f = alloc_or_bail(m, 0, 0, NULL, 0);
+	lv_folio_add_lru(f);
+	lv_lru_add_drain_all(m);
+	is(lv_folio_move_memcg(f, om), -EINVAL, "moving into another machine's memcg -> -EINVAL");
+	ok(lv_folio_memcg(f) == lv_memcg_root(m), "binding unchanged");
+	lv_folio_put(f);
+	is(lv_memcg_remove(om), 0, "remove other");
+	finish(o, "other machine");
+	finish(m, "foreign machine");
+}
+
 int main(void)
 {
 	test_root();
@@ -348,5 +379,6 @@ int main(void)
 	test_hierarchy();
 	test_remove();
 	test_memcg_stats();
+	test_foreign();
 	return done_testing();
 }

@@ -24,32 +24,40 @@ static void test_names(void)
 	};
 	/* The kernel's vmstat names where the kernel has the counter. */
 	static const char *const kernel_names[LV_NR_STAT_ITEMS] = {
-		[LV_NR_INACTIVE_ANON] = "nr_inactive_anon", [LV_NR_ACTIVE_ANON] = "nr_active_anon",
-		[LV_NR_INACTIVE_FILE] = "nr_inactive_file", [LV_NR_ACTIVE_FILE] = "nr_active_file",
-		[LV_NR_UNEVICTABLE] = "nr_unevictable",	    [LV_NR_FREE] = "nr_free_pages",
-		[LV_PGACTIVATE] = "pgactivate",		    [LV_PGDEACTIVATE] = "pgdeactivate",
-		[LV_PGLAZYFREE] = "pglazyfree",		    [LV_PGROTATED] = "pgrotated",
+		[LV_NR_INACTIVE_ANON] = "nr_inactive_anon",
+		[LV_NR_ACTIVE_ANON] = "nr_active_anon",
+		[LV_NR_INACTIVE_FILE] = "nr_inactive_file",
+		[LV_NR_ACTIVE_FILE] = "nr_active_file",
+		[LV_NR_UNEVICTABLE] = "nr_unevictable",
+		[LV_NR_FREE] = "nr_free_pages",
+		[LV_PGACTIVATE] = "pgactivate",
+		[LV_PGDEACTIVATE] = "pgdeactivate",
+		[LV_PGLAZYFREE] = "pglazyfree",
+		[LV_PGROTATED] = "pgrotated",
 	};
 
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)
-		is_str(lv_lock_class_name(c), classes[c], "lock class %d is named '%s'", c, classes[c]);
+		is_str(lv_lock_class_name(c), classes[c], "lock class %d is named '%s'", c,
+		       classes[c]);
 	is_str(lv_lock_class_name(LV_NR_LOCK_CLASSES), "?", "lock class out of range -> '?'");
-	is_str(lv_lock_class_name((enum lv_lock_class)-1), "?", "lock class -1 -> '?'");
+	is_str(lv_lock_class_name((enum lv_lock_class) - 1), "?", "lock class -1 -> '?'");
 	is_str(lv_lock_class_name((enum lv_lock_class)1000), "?", "lock class 1000 -> '?'");
 
 	for (int i = 0; i < LV_NR_STAT_ITEMS; i++) {
 		const char *n = lv_stat_name(i);
 		int dup = 0;
 
-		ok(n && n[0] && strcmp(n, "?") != 0, "stat item %d has a name (%s)", i, n ? n : "NULL");
+		ok(n && n[0] && strcmp(n, "?") != 0, "stat item %d has a name (%s)", i,
+		   n ? n : "NULL");
 		if (kernel_names[i])
-			is_str(n, kernel_names[i], "stat item %d is the kernel's '%s'", i, kernel_names[i]);
+			is_str(n, kernel_names[i], "stat item %d is the kernel's '%s'", i,
+			       kernel_names[i]);
 		for (int j = 0; j < i && n; j++)
 			dup += lv_stat_name(j) && strcmp(lv_stat_name(j), n) == 0;
 		is(dup, 0, "stat item %d's name is unique", i);
 	}
 	is_str(lv_stat_name(LV_NR_STAT_ITEMS), "?", "stat item out of range -> '?'");
-	is_str(lv_stat_name((enum lv_stat_item)-1), "?", "stat item -1 -> '?'");
+	is_str(lv_stat_name((enum lv_stat_item) - 1), "?", "stat item -1 -> '?'");
 }
 
 /* A short sequence touching every lock class. */
@@ -104,7 +112,8 @@ static void test_lock_stats_designs(void)
 	is(s.wait_total_ns, 0, "never contended: no wait");
 	/* Statistics of removed memcgs are kept. */
 	is(lv_memcg_remove(mg), 0, "remove the memcg");
-	ok(acquired(m, LV_LOCK_CLASS_LRUVEC) >= after, "lruvec stats include the removed memcg's locks");
+	ok(acquired(m, LV_LOCK_CLASS_LRUVEC) >= after,
+	   "lruvec stats include the removed memcg's locks");
 	finish(m, "lruvec-design machine");
 
 	/* Node locks (Linux <= 5.10). */
@@ -152,8 +161,8 @@ static void test_reset(void)
 		if (c == LV_LOCK_CLASS_MEMCG)
 			continue;
 		lv_lock_stats(m, c, &s);
-		ok(s.acquired == 0 && s.contended == 0 && s.wait_total_ns == 0 && s.wait_max_ns == 0 &&
-			   s.wait_min_ns == 0,
+		ok(s.acquired == 0 && s.contended == 0 && s.wait_total_ns == 0 &&
+			   s.wait_max_ns == 0 && s.wait_min_ns == 0,
 		   "after reset: class %s zeroed (incl. removed memcgs)", lv_lock_class_name(c));
 	}
 	/* Reading statistics takes the memcg mutex itself: allow those few acquisitions. */
@@ -199,8 +208,8 @@ static void test_print(void)
 			continue;
 		}
 		rows++;
-		if (sscanf(line, "%63s %llu %llu %llu %llu %llu %llu", name, &acq, &cont, &avg, &tot,
-			   &max, &min) != 7) {
+		if (sscanf(line, "%63s %llu %llu %llu %llu %llu %llu", name, &acq, &cont, &avg,
+			   &tot, &max, &min) != 7) {
 			ok(0, "row parses as name + 6 numbers: %s", line);
 			continue;
 		}
@@ -226,6 +235,7 @@ static void test_print(void)
 struct contend_arg {
 	struct lv_machine *m;
 	struct lv_memcg *mg;
+	pthread_barrier_t *leave; /* exit together: see test_threads.c (liburcu-bp slot reuse) */
 };
 
 static void *contend(void *p)
@@ -234,6 +244,7 @@ static void *contend(void *p)
 
 	for (int i = 0; i < 200; i++)
 		exercise(a->m, a->mg);
+	pthread_barrier_wait(a->leave);
 	return NULL;
 }
 
@@ -242,8 +253,9 @@ static void test_backends(void)
 	static const struct {
 		enum lv_lock_backend b;
 		const char *name;
-	} backends[] = { { LV_BACKEND_FUTEX, "futex" }, { LV_BACKEND_MUTEX, "mutex" },
-			 { LV_BACKEND_SPIN, "spin" } };
+	} backends[] = {{LV_BACKEND_FUTEX, "futex"},
+			{LV_BACKEND_MUTEX, "mutex"},
+			{LV_BACKEND_SPIN, "spin"}};
 
 	for (size_t i = 0; i < 3; i++) {
 		struct lv_config cfg = small_config();
@@ -276,19 +288,25 @@ static void test_backends(void)
 		ok(acquired(m, LV_LOCK_CLASS_LRUVEC) > 0, "%s: lruvec locks counted", n);
 		check_ok(m, n);
 
-		arg = (struct contend_arg){ m, b };
+		pthread_barrier_t leave;
+
+		pthread_barrier_init(&leave, NULL, 2);
+		arg = (struct contend_arg){m, b, &leave};
 		for (int k = 0; k < 2; k++)
 			pthread_create(&t[k], NULL, contend, &arg);
 		for (int k = 0; k < 2; k++)
 			pthread_join(t[k], NULL);
+		pthread_barrier_destroy(&leave);
 		for (int c = 0; c < LV_NR_LOCK_CLASSES; c++) {
 			lv_lock_stats(m, c, &s);
 			ok(s.contended <= s.acquired &&
-				   (s.contended ? s.wait_min_ns > 0 && s.wait_min_ns <= s.wait_max_ns &&
-							  s.wait_max_ns <= s.wait_total_ns
-						: s.wait_min_ns == 0 && s.wait_total_ns == 0),
-			   "%s: %s stats consistent (acq %llu, cont %llu, min %llu, max %llu, total %llu)", n,
-			   lv_lock_class_name(c), (unsigned long long)s.acquired,
+				   (s.contended
+					    ? s.wait_min_ns > 0 && s.wait_min_ns <= s.wait_max_ns &&
+						      s.wait_max_ns <= s.wait_total_ns
+					    : s.wait_min_ns == 0 && s.wait_total_ns == 0),
+			   "%s: %s stats consistent (acq %llu, cont %llu, min %llu, max %llu, "
+			   "total %llu)",
+			   n, lv_lock_class_name(c), (unsigned long long)s.acquired,
 			   (unsigned long long)s.contended, (unsigned long long)s.wait_min_ns,
 			   (unsigned long long)s.wait_max_ns, (unsigned long long)s.wait_total_ns);
 		}
