@@ -75,6 +75,7 @@ enum lv_disable_mode {
  * @batch_size:     folios per per-CPU batch, 1..31 (31 as in Linux 6.9+, 15 before).
  * @disable_mode:   see &enum lv_disable_mode.
  * @metadata_only:  no data frames: lv_folio_data() returns NULL (pure LRU experiments).
+ * @no_kswapd:      do not start a kswapd thread per node (reclaim is then direct only).
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -86,6 +87,7 @@ struct lv_config {
 	unsigned int batch_size;
 	enum lv_disable_mode disable_mode;
 	bool metadata_only;
+	bool no_kswapd;
 };
 
 #define LV_PAGE_SIZE 4096UL
@@ -342,6 +344,65 @@ void lv_lru_cache_disable(struct lv_machine *m);
 /** lv_lru_cache_enable - undo one lv_lru_cache_disable(). */
 void lv_lru_cache_enable(struct lv_machine *m);
 
+/* ---- Page cache ------------------------------------------------------------------------- */
+
+struct lv_file;
+
+/**
+ * lv_file_open - a page cache mapping over @fd (read with pread(2)) of @size bytes, or over
+ * a sparse file of @size bytes whose holes read as zeros when @fd is -1. The descriptor stays
+ * the caller's: it must remain open until lv_file_close(), which does not close it.
+ * Return: the file, or NULL with errno EINVAL (@size is 0 or above 2^52, or @fd < -1) or
+ * ENOMEM.
+ * Context: may block.
+ */
+struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
+
+/**
+ * lv_file_read - copy up to @len bytes at @off into @buf through the page cache, charging
+ * newly cached pages to @memcg (NULL: the root). Each page read is marked accessed: the second
+ * access to a cached page activates it. A page being filled by another reader is waited for.
+ * Pages evicted earlier leave shadow entries; a refault within the workingset size is
+ * activated at once.
+ * Return: bytes read (0 at or beyond the end), or -EIO (reading @fd failed: every reader
+ * waiting for that page gets -EIO and the page is dropped), -ENOMEM (the charge or the
+ * allocation failed after reclaim), -EINVAL.
+ * Context: may block (fill, reclaim); takes the mapping lock, slot and lruvec locks.
+ */
+long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
+		  uint64_t off);
+
+/**
+ * lv_file_truncate - shrink (or grow) the file to @size bytes; cached pages beyond it are
+ * dropped from the page cache (freed once their last reader lets go).
+ * Return: 0 or -EINVAL.
+ */
+int lv_file_truncate(struct lv_file *file, uint64_t size);
+
+/** lv_file_cached_pages - pages of @file currently in the page cache (racy). */
+unsigned long lv_file_cached_pages(const struct lv_file *file);
+
+/**
+ * lv_file_close - drop every cached page of @file and free it. No read may be in progress
+ * or follow.
+ */
+void lv_file_close(struct lv_file *file);
+
+/* ---- Reclaim ----------------------------------------------------------------------------- */
+
+/**
+ * lv_reclaim_node - reclaim up to @nr pages from node @nid as kswapd would (all memcgs, fair
+ * scan targets). Return: pages reclaimed.
+ * Context: may block; no library lock held.
+ */
+unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr);
+
+/**
+ * lv_memcg_reclaim - reclaim up to @nr pages charged to @memcg and its descendants, as limit
+ * reclaim does at charge time. Return: pages reclaimed.
+ */
+unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr);
+
 /* ---- Statistics -------------------------------------------------------------------------- */
 
 /** enum lv_lock_class - lock classes for the statistics. */
@@ -353,6 +414,8 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_PCP,    /* per-CPU page list */
 	LV_LOCK_CLASS_DRAIN,  /* lru_add_drain_all mutex */
 	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
+	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
+	LV_LOCK_CLASS_SHADOW,  /* list of page cache nodes holding only shadow entries */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -402,6 +465,14 @@ enum lv_stat_item {
 	LV_PGROTATED,
 	LV_PGMOVED,	 /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
 	LV_LOCK_RETRIES, /* folio_lruvec_lock re-check failures */
+	LV_PGSCAN,	       /* folios scanned on inactive lists by reclaim */
+	LV_PGSTEAL,	       /* folios reclaimed */
+	LV_PGREFILL,	       /* folios scanned on active lists */
+	LV_WORKINGSET_REFAULT, /* page cache misses that found a shadow entry */
+	LV_WORKINGSET_ACTIVATE, /* refaults close enough to be activated */
+	LV_WORKINGSET_NODERECLAIM, /* page cache nodes of shadow entries freed */
+	LV_ALLOCSTALL,	       /* allocations or charges that entered direct reclaim */
+	LV_NR_FILE_PAGES,      /* node only: pages in the page cache */
 	LV_NR_STAT_ITEMS
 };
 

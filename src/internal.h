@@ -49,6 +49,9 @@ enum pageflags {
 	 * -EINVAL whatever transient state the folio is in.
 	 */
 	PG_lru_claimed,
+	PG_locked,   /* page cache: being filled; readers wait (the folio lock, reduced) */
+	PG_uptodate, /* page cache: data valid */
+	PG_error,    /* page cache: the fill failed; waiters return -EIO */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
@@ -72,8 +75,13 @@ struct lv_folio {
 	 * or before the folio is visible. Read under RCU, or under that lock.
 	 */
 	struct lv_memcg *memcg;
-	void *mapping;		   /* owner (page cache or anon region): later issues */
-	unsigned long index;	   /* offset in the owner */
+	/*
+	 * The page cache file (struct lv_file) holding the folio, NULL when it holds none. Set
+	 * before the folio is published in the file; cleared under the file's mapping lock when
+	 * it is removed (eviction, truncation).
+	 */
+	struct lv_file *mapping;
+	unsigned long index;	   /* page index in the owner */
 	struct pglist_data *pgdat; /* node of the frame: constant */
 };
 
@@ -198,6 +206,13 @@ enum lru_event {
 	EV_PGROTATED,
 	EV_PGMOVED,
 	EV_LOCK_RETRIES,
+	EV_PGSCAN,
+	EV_PGREFILL,
+	/* Counted without the lock, with atomic adds: */
+	EV_PGSTEAL,
+	EV_WORKINGSET_REFAULT,
+	EV_WORKINGSET_ACTIVATE,
+	EV_ALLOCSTALL,
 	NR_LRU_EVENTS
 };
 
@@ -212,6 +227,7 @@ struct lruvec {
 	uint64_t events[NR_LRU_EVENTS];		       /* *lru_lock (read racily) */
 	unsigned long anon_cost, file_cost;	       /* *lru_lock: reclaim (later issues) */
 	long nr_isolated;			       /* atomic: lv_folio_isolate_lru() pages */
+	unsigned long nonresident_age;		       /* atomic: workingset clock */
 	struct lv_lock *lru_lock;		       /* constant: &own_lock, or the node's lock */
 	struct lv_memcg *memcg;			       /* constant; NULL for a node's own lruvec */
 	struct pglist_data *pgdat;		       /* constant */
@@ -241,6 +257,7 @@ struct pglist_data {
 	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
+	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
 };
 
 /* struct per_cpu_pages - order-0 free frames cached for one (slot, node). */
@@ -283,6 +300,8 @@ struct lv_memcg {
 	long usage;		    /* atomic page counter: own + descendants (not for root) */
 	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
 	int dying;		    /* atomic: set by lv_memcg_remove() */
+	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
+	unsigned int id;	    /* constant: index in machine->memcg_ids, for shadow entries */
 	char name[64];		    /* constant */
 	struct rcu_head rcu;
 	struct lruvec nodeinfo[]; /* one per node, constant count */
@@ -305,6 +324,24 @@ struct lv_machine {
 	unsigned long drain_gen;	    /* atomic: lru_drain_gen */
 	uint64_t drain_calls, drain_sweeps; /* atomic */
 	int lru_disable_count;		    /* atomic */
+
+	/* memcg id → memcg for shadow entries: written under memcg_mutex, read under RCU. */
+	struct lv_memcg **memcg_ids;
+	unsigned int next_memcg_id; /* memcg_mutex */
+
+	/* Page cache nodes holding only shadow entries (workingset.c). */
+	struct lv_lock shadow_lock ____cacheline_aligned;
+	struct list_head shadow_nodes;	 /* shadow_lock */
+	unsigned long nr_shadow_nodes;	 /* shadow_lock; read racily */
+	uint64_t shadow_nodes_reclaimed; /* atomic */
+
+	/* Page-fill waiters, hashed by folio (the kernel's folio_waitqueue). */
+	struct fill_waitq {
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+	} fill_wait[64];
+
+	struct kswapd *kswapd; /* constant array of nr_nodes, NULL without kswapd */
 
 	uint64_t bug_count; /* atomic */
 };
@@ -343,6 +380,21 @@ void lv_bug(struct lv_machine *m, const char *cond, const char *file, int line);
 	} while (0)
 #define VM_BUG_ON_FOLIO(cond, folio) VM_BUG_ON_M(folio_machine(folio), cond)
 
+static inline void lruvec_count_event_atomic(struct lruvec *lruvec, enum lru_event ev, long nr)
+{
+	__atomic_fetch_add(&lruvec->events[ev], (uint64_t)nr, __ATOMIC_RELAXED);
+}
+
+/* parent_lruvec - the same node's lruvec of the parent memcg, NULL at the top. */
+static inline struct lruvec *parent_lruvec(struct lruvec *lruvec)
+{
+	struct lv_memcg *memcg = lruvec->memcg;
+
+	if (!memcg || !memcg->parent)
+		return NULL;
+	return &memcg->parent->nodeinfo[lruvec->pgdat->node_id];
+}
+
 /* cpu.c */
 struct cpu_slot *this_cpu_slot(struct lv_machine *m);
 unsigned int this_cpu_index(const struct lv_machine *m);
@@ -365,6 +417,11 @@ struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
 struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr);
+void css_get(struct lv_memcg *memcg);
+void css_put(struct lv_memcg *memcg);
+struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
+void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
+struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
 /* for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex. */
 void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg);
@@ -378,6 +435,21 @@ bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */
 bool folio_isolate_lru(struct lv_folio *folio);
+unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
+				unsigned long nr);
+void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
+int kswapd_start(struct lv_machine *m);
+void kswapd_stop(struct lv_machine *m);
+void wakeup_kswapd(struct pglist_data *pgdat);
+
+/* filemap.c */
+bool remove_mapping(struct lv_folio *folio);
+void shadow_nodes_shrink(struct lv_machine *m);
+
+/* workingset.c */
+void *workingset_eviction(struct lv_folio *folio);
+void workingset_refault(struct lv_folio *folio, void *shadow);
+void workingset_age_nonresident(struct lruvec *lruvec, long nr);
 
 /* mm_init.c / cpu.c */
 int cpu_slots_init(struct lv_machine *m);

@@ -64,9 +64,9 @@ __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
  * lruvec and node locks share a rank: never two LRU locks at once.
  */
 static const int lock_rank[LV_NR_LOCK_CLASSES] = {
-	[LV_LOCK_CLASS_DRAIN] = 0,  [LV_LOCK_CLASS_SLOT] = 1, [LV_LOCK_CLASS_MEMCG] = 2,
-	[LV_LOCK_CLASS_LRUVEC] = 3, [LV_LOCK_CLASS_NODE] = 3, [LV_LOCK_CLASS_PCP] = 4,
-	[LV_LOCK_CLASS_ZONE] = 5,
+	[LV_LOCK_CLASS_DRAIN] = 0,   [LV_LOCK_CLASS_SLOT] = 1,	 [LV_LOCK_CLASS_MEMCG] = 2,
+	[LV_LOCK_CLASS_MAPPING] = 3, [LV_LOCK_CLASS_SHADOW] = 4, [LV_LOCK_CLASS_LRUVEC] = 5,
+	[LV_LOCK_CLASS_NODE] = 5,    [LV_LOCK_CLASS_PCP] = 6,	 [LV_LOCK_CLASS_ZONE] = 7,
 };
 
 static __attribute__((noreturn)) void lockdep_bug(const char *what, int cls)
@@ -173,6 +173,23 @@ void lv_lock_acquire(struct lv_lock *l)
 	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
+}
+
+/*
+ * lv_lock_trylock - take @l only if it is free. Used to invert the lock order safely (the
+ * shadow-node shrinker holds the shadow list lock and trylocks a mapping), so it is exempt
+ * from the order check; it is counted like an uncontended acquisition.
+ */
+bool lv_lock_trylock(struct lv_lock *l)
+{
+	if (!lock_try(l))
+		return false;
+	WRITE_ONCE(l->acquired, l->acquired + 1);
+#ifdef LV_DEBUG
+	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
+	lv_held[l->cls]++;
+#endif
+	return true;
 }
 
 void lv_lock_release(struct lv_lock *l)

@@ -55,6 +55,7 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 	memcg->machine = m;
 	memcg->parent = parent;
 	memcg->max = LONG_MAX;
+	memcg->refcnt = 1; /* the tree's */
 	INIT_LIST_HEAD(&memcg->children);
 	INIT_LIST_HEAD(&memcg->sibling);
 	snprintf(memcg->name, sizeof(memcg->name), "%s", name ? name : "");
@@ -81,12 +82,112 @@ static void memcg_rcu_free(struct rcu_head *head)
 	rcu_free_end();
 }
 
+#define MEMCG_MAX_IDS (1u << 16) /* ids fit the 16 bits a shadow entry has for them */
+
 int mem_cgroup_init(struct lv_machine *m)
 {
 	if (mem_cgroup_disabled(m))
 		return 0;
+	m->memcg_ids = calloc(MEMCG_MAX_IDS, sizeof(*m->memcg_ids));
 	m->root = memcg_alloc(m, NULL, "root");
-	return m->root ? 0 : -ENOMEM;
+	if (!m->memcg_ids || !m->root)
+		return -ENOMEM;
+	m->root->id = 1;
+	m->memcg_ids[1] = m->root;
+	m->next_memcg_id = 2;
+	return 0;
+}
+
+/*
+ * memcg_id_alloc - give @memcg a free id, cycling so that an id is reused as late as
+ * possible (a stale shadow entry then names a memcg that no longer exists, not a new one).
+ * Return: 0, or -ENOSPC when all 65535 ids are in use.
+ */
+static int memcg_id_alloc(struct lv_machine *m, struct lv_memcg *memcg)
+{
+	lockdep_assert_held(&m->memcg_mutex);
+	for (unsigned int n = 0; n < MEMCG_MAX_IDS; n++) {
+		unsigned int id = m->next_memcg_id;
+
+		m->next_memcg_id = id + 1 < MEMCG_MAX_IDS ? id + 1 : 1;
+		if (!m->memcg_ids[id]) {
+			memcg->id = id;
+			rcu_assign_pointer_lv(m->memcg_ids[id], memcg);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* mem_cgroup_from_id - the memcg with @id, or NULL. Context: RCU read side. */
+struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id)
+{
+	if (!id || id >= MEMCG_MAX_IDS)
+		return NULL;
+	return rcu_dereference_lv(m->memcg_ids[id]);
+}
+
+void css_get(struct lv_memcg *memcg)
+{
+	__atomic_fetch_add(&memcg->refcnt, 1, __ATOMIC_RELAXED);
+}
+
+/* css_put - drop a reference; the last one frees the memcg after a grace period. */
+void css_put(struct lv_memcg *memcg)
+{
+	if (__atomic_sub_fetch(&memcg->refcnt, 1, __ATOMIC_ACQ_REL) == 0)
+		call_rcu_lv(&memcg->rcu, memcg_rcu_free);
+}
+
+static void snapshot_add(struct lv_memcg *memcg, struct lv_memcg **out, size_t *nr, size_t cap)
+{
+	struct list_head *pos;
+
+	if (*nr < cap) {
+		css_get(memcg);
+		out[(*nr)++] = memcg;
+	}
+	list_for_each(pos, &memcg->children)
+		snapshot_add(list_entry(pos, struct lv_memcg, sibling), out, nr, cap);
+}
+
+static size_t subtree_size(struct lv_memcg *memcg)
+{
+	struct list_head *pos;
+	size_t n = 1;
+
+	list_for_each(pos, &memcg->children)
+		n += subtree_size(list_entry(pos, struct lv_memcg, sibling));
+	return n;
+}
+
+/**
+ * mem_cgroup_snapshot - @top and its descendants, pre-order, each with a reference, so that
+ * reclaim can walk them without the tree mutex while memcgs come and go (mem_cgroup_iter).
+ * Return: a malloc'd array (release with mem_cgroup_snapshot_put()), or NULL.
+ * Context: @top is alive (the caller holds a reference or a charge on it).
+ */
+struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr)
+{
+	struct lv_machine *m = top->machine;
+	struct lv_memcg **out;
+	size_t cap;
+
+	*nr = 0;
+	lv_lock_acquire(&m->memcg_mutex);
+	cap = subtree_size(top);
+	out = malloc(cap * sizeof(*out));
+	if (out)
+		snapshot_add(top, out, nr, cap);
+	lv_lock_release(&m->memcg_mutex);
+	return out;
+}
+
+void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		css_put(memcgs[i]);
+	free(memcgs);
 }
 
 /* mem_cgroup_exit - free the whole tree; the machine is being destroyed, nobody looks. */
@@ -107,6 +208,8 @@ void mem_cgroup_exit(struct lv_machine *m)
 	if (m->root)
 		memcg_free_tree(m->root);
 	m->root = NULL;
+	free(m->memcg_ids);
+	m->memcg_ids = NULL;
 }
 
 struct lv_memcg *lv_memcg_root(struct lv_machine *m)
@@ -136,6 +239,12 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
 		errno = EINVAL;
 		return NULL;
 	}
+	if (memcg_id_alloc(m, memcg)) {
+		lv_lock_release(&m->memcg_mutex);
+		memcg_free(memcg);
+		errno = ENOSPC;
+		return NULL;
+	}
 	list_add_tail(&memcg->sibling, &parent->children);
 	lv_lock_release(&m->memcg_mutex);
 	return memcg;
@@ -154,7 +263,7 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 		/* Taking the lock waits out any holder that looked the lruvec up before removal. */
 		lv_lock_acquire(lruvec->lru_lock);
 		for (int ev = 0; ev < NR_LRU_EVENTS; ev++)
-			pgdat->retired_events[ev] += lruvec->events[ev];
+			pgdat->retired_events[ev] += READ_ONCE(lruvec->events[ev]);
 		lv_lock_release(lruvec->lru_lock);
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
 	}
@@ -195,10 +304,11 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		return err;
 	}
 	list_del(&memcg->sibling);
+	rcu_assign_pointer_lv(m->memcg_ids[memcg->id], NULL);
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
 	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
-	call_rcu_lv(&memcg->rcu, memcg_rcu_free);
+	css_put(memcg); /* the tree's reference; reclaim walkers may hold more */
 	return 0;
 }
 
@@ -278,7 +388,8 @@ static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop,
  * nothing is left charged on failure.
  * Context: the caller is in an RCU read-side section or holds a charge on @memcg.
  */
-static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long nr)
+static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long nr,
+			   struct lv_memcg **over)
 {
 	struct lv_memcg *c;
 
@@ -287,6 +398,8 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 
 		if (usage > __atomic_load_n(&c->max, __ATOMIC_RELAXED)) {
 			page_counter_uncharge(memcg, c->parent, nr);
+			if (over)
+				*over = c;
 			return -ENOMEM;
 		}
 	}
@@ -298,9 +411,32 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 	return 0;
 }
 
+#define MAX_RECLAIM_RETRIES 16
+
+/**
+ * mem_cgroup_charge - charge @nr pages to @memcg, reclaiming from the memcg that is at its
+ * limit and retrying, as try_charge() does, before giving up.
+ * Return: 0, -ENOMEM or -ENOENT.
+ * Context: may block (reclaim); no library lock held.
+ */
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr)
 {
-	return try_charge_upto(memcg, NULL, nr);
+	int fruitless = 0;
+
+	for (int retries = MAX_RECLAIM_RETRIES;; retries--) {
+		struct lv_memcg *over = NULL;
+		int err = try_charge_upto(memcg, NULL, nr, &over);
+
+		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
+		if (err != -ENOMEM || !retries || fruitless == 2)
+			return err;
+		/* @over is @memcg or an ancestor: alive as long as @memcg is. */
+		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
+		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))
+			fruitless = 0;
+		else
+			fruitless++;
+	}
 }
 
 /*
@@ -447,7 +583,7 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	}
 	/* Levels above the common ancestor keep the charge; only the two branches change. */
 	common = common_ancestor(from, to);
-	err = try_charge_upto(to, common, nr);
+	err = try_charge_upto(to, common, nr, NULL);
 	rcu_read_unlock();
 	if (err)
 		return err;

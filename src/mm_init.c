@@ -34,6 +34,7 @@ static bool config_valid(const struct lv_config *c)
 
 static void machine_free(struct lv_machine *m)
 {
+	kswapd_stop(m);
 	mem_cgroup_exit(m);
 	pcp_exit(m);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
@@ -41,6 +42,11 @@ static void machine_free(struct lv_machine *m)
 	cpu_slots_exit(m);
 	lv_lock_destroy(&m->memcg_mutex);
 	lv_lock_destroy(&m->drain_mutex);
+	lv_lock_destroy(&m->shadow_lock);
+	for (int i = 0; i < 64; i++) {
+		pthread_mutex_destroy(&m->fill_wait[i].lock);
+		pthread_cond_destroy(&m->fill_wait[i].cond);
+	}
 	free(m->nodes);
 	free(m);
 }
@@ -69,13 +75,19 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	m->cfg.nr_cpu_slots = m->nr_slots;
 	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
 	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
+	lv_lock_init(&m->shadow_lock, cfg->lock_backend, LV_LOCK_CLASS_SHADOW);
+	INIT_LIST_HEAD(&m->shadow_nodes);
+	for (int i = 0; i < 64; i++) {
+		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
+		pthread_cond_init(&m->fill_wait[i].cond, NULL);
+	}
 	m->nodes = calloc(cfg->nr_nodes, sizeof(*m->nodes));
 	if (!m->nodes || cpu_slots_init(m))
 		goto fail;
 	for (unsigned int nid = 0; nid < cfg->nr_nodes; nid++)
 		if (node_init(m, (int)nid))
 			goto fail;
-	if (pcp_init(m) || mem_cgroup_init(m))
+	if (pcp_init(m) || mem_cgroup_init(m) || kswapd_start(m))
 		goto fail;
 	return m;
 fail:
@@ -105,6 +117,7 @@ void lv_machine_destroy(struct lv_machine *m)
 
 	if (!m)
 		return;
+	kswapd_stop(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		lv_lock_acquire(&m->slots[s].lock);
 		lru_add_drain_slot(m, &m->slots[s]);

@@ -220,6 +220,43 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
 	return nr;
 }
 
+/* ---- the allocation slow path ------------------------------------------------------------- */
+
+#define MAX_RECLAIM_RETRIES 16
+
+/*
+ * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
+ * directly below the min watermark or when the node is out of blocks.
+ * Context: no library lock held (reclaim takes LRU and mapping locks).
+ */
+static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
+					     struct lv_memcg *memcg)
+{
+	struct lv_machine *m = pgdat->machine;
+	unsigned long free = READ_ONCE(pgdat->zone.free_pages);
+	struct lruvec *stall = mem_cgroup_lruvec(memcg, pgdat);
+	struct lv_folio *f;
+
+	if (free < pgdat->zone.watermark[WMARK_LOW])
+		wakeup_kswapd(pgdat);
+	if (free < pgdat->zone.watermark[WMARK_MIN]) {
+		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
+		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
+	}
+	f = rmqueue(pgdat, order);
+	for (int retries = MAX_RECLAIM_RETRIES; !f && retries; retries--) {
+		/* Frames stranded in other slots' lists come first: they cost no reclaim. */
+		if (!drain_all_pages(pgdat)) {
+			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
+			if (!try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order) &&
+			    retries < MAX_RECLAIM_RETRIES - 2)
+				break; /* no progress twice: out of memory */
+		}
+		f = rmqueue(pgdat, order);
+	}
+	return f;
+}
+
 /* ---- folios --------------------------------------------------------------------------------- */
 
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
@@ -251,9 +288,7 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 		}
 	}
 
-	f = rmqueue(pgdat, order);
-	if (!f && drain_all_pages(pgdat))
-		f = rmqueue(pgdat, order); /* frames were stranded in other slots' lists */
+	f = alloc_pages_slowpath(pgdat, order, memcg);
 	if (!f) {
 		if (memcg)
 			mem_cgroup_uncharge(memcg, 1l << order);

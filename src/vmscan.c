@@ -1,13 +1,57 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Isolation from the LRU. Reclaim (shrink_*_list, kswapd) arrives with the page cache issue.
+ * Isolation and reclaim: isolate_lru_folios, shrink_{inactive,active}_list, the per-memcg and
+ * per-node drivers, cost accounting, kswapd.
  *
- * Isolating a folio is winning its PG_lru pin and unlinking it. The caller's reference comes
- * first: the release path decides whether to unlink by looking at PG_lru, so clearing it on a
- * folio whose last reference is concurrently being dropped would free a linked folio.
+ * Theory of operation.
+ *
+ * Isolating a folio is winning its PG_lru pin and unlinking it. The reference comes first:
+ * the release path decides whether to unlink by looking at PG_lru, so clearing it on a folio
+ * whose last reference is concurrently being dropped would free a linked folio.
+ *
+ * Reclaim works on an lruvec it already holds, so it has no lookup race: it takes the lock,
+ * isolates up to SWAP_CLUSTER_MAX folios from the tail of a list, drops the lock, decides each
+ * folio's fate without any LRU lock (evicting a page cache folio takes its mapping lock, which
+ * ranks above the LRU locks), and takes the lock again only to put the survivors back. The
+ * survivors are linked and published (PG_lru) before their isolation references are dropped,
+ * after the unlock — a drop may be a final put, and the final put takes the lruvec lock.
+ *
+ * Scan targets are fair across memcgs: each lruvec is scanned in proportion to its size
+ * (size >> priority), priority falling from DEF_PRIORITY until enough was reclaimed. The
+ * active file list is aged (deactivated) whenever the inactive list is smaller than
+ * active / sqrt(10 × GiB), the kernel's inactive_is_low(). There is no swap, so anon lists
+ * are not scanned (the kernel's SCAN_FILE); lazily freed anon folios live on the file lists.
+ *
+ * Reclaim is driven three ways: kswapd (one thread per node, woken below the low watermark,
+ * reclaiming to the high one), direct reclaim (an allocation below the min watermark or
+ * failing), and memcg limit reclaim (a charge over a limit reclaims from that memcg's subtree
+ * and retries).
  */
 #include "internal.h"
 #include "mm_inline.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SWAP_CLUSTER_MAX 32
+#define DEF_PRIORITY 12
+
+struct scan_control {
+	unsigned long nr_to_reclaim;
+	unsigned long nr_reclaimed;
+	int priority;
+};
+
+struct kswapd {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wait;
+	int wake; /* atomic; set by wakeup_kswapd(), consumed under lock */
+	bool stop; /* lock */
+	struct pglist_data *pgdat;
+};
+
+/* ---- single-folio isolation ----------------------------------------------------------------- */
 
 /**
  * folio_isolate_lru - win the pin and take @folio off its list.
@@ -49,4 +93,432 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 			   folio_nr_pages(folio), __ATOMIC_RELAXED);
 	folio_putback_lru(folio);
 	return 0;
+}
+
+/* ---- cost accounting ------------------------------------------------------------------------ */
+
+/**
+ * lru_note_cost - charge @cost to the file or anon side of @lruvec and its ancestors, decaying
+ * both sides when they outgrow a quarter of the lists, so that scan balance follows recent
+ * history. One level's lock at a time: a child's lock is never held while taking its parent's.
+ * Context: no LRU lock held; the caller keeps @lruvec's memcg alive.
+ */
+void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
+{
+	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
+		unsigned long lrusize;
+
+		lv_lock_acquire(lruvec->lru_lock);
+		lrusize = lruvec->lru_size[LRU_INACTIVE_ANON] + lruvec->lru_size[LRU_ACTIVE_ANON] +
+			  lruvec->lru_size[LRU_INACTIVE_FILE] + lruvec->lru_size[LRU_ACTIVE_FILE];
+		if (file)
+			lruvec->file_cost += cost;
+		else
+			lruvec->anon_cost += cost;
+		if (lruvec->file_cost + lruvec->anon_cost > lrusize / 4) {
+			lruvec->file_cost /= 2;
+			lruvec->anon_cost /= 2;
+		}
+		lv_lock_release(lruvec->lru_lock);
+	}
+}
+
+/* ---- isolation and putback for reclaim --------------------------------------------------------- */
+
+static void list_move(struct list_head *entry, struct list_head *head)
+{
+	list_del(entry);
+	list_add(entry, head);
+}
+
+/*
+ * isolate_lru_folios - move up to @nr_to_scan folios from the tail of list @lru to @dst.
+ * Folios someone else pinned (PG_lru clear while still linked: their owner waits for this
+ * lock) or that are being freed are passed over and moved to the head.
+ * Return: pages isolated; *@nr_scanned folios looked at.
+ * Context: @lruvec's lock held.
+ */
+static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru,
+					unsigned long nr_to_scan, struct list_head *dst,
+					unsigned long *nr_scanned)
+{
+	struct list_head *src = &lruvec->lists[lru];
+	unsigned long taken = 0, scanned = 0;
+	struct list_head busy;
+
+	lockdep_assert_held(lruvec->lru_lock);
+	INIT_LIST_HEAD(&busy);
+	while (scanned < nr_to_scan && !list_empty(src)) {
+		struct lv_folio *folio = list_last_entry(src, struct lv_folio, lru);
+
+		scanned++;
+		if (!folio_test_lru(folio) || !folio_try_get(folio)) {
+			list_move(&folio->lru, &busy);
+			continue;
+		}
+		if (!folio_test_clear_lru(folio)) {
+			/* The pin owner holds a reference too: ours cannot be the last. */
+			bool last = folio_put_testzero(folio);
+
+			VM_BUG_ON_FOLIO(last, folio);
+			list_move(&folio->lru, &busy);
+			continue;
+		}
+		lruvec_del_folio(lruvec, folio);
+		list_add(&folio->lru, dst);
+		taken += (unsigned long)folio_nr_pages(folio);
+	}
+	while (!list_empty(&busy))
+		list_move(busy.next, src);
+	*nr_scanned = scanned;
+	return taken;
+}
+
+/*
+ * move_folios_to_lru - put isolated folios back on the lists their flags select, counting
+ * @ev for each (NR_LRU_EVENTS: none), then drop the isolation references after unlocking.
+ * Context: no lock held.
+ */
+static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
+{
+	struct lv_folio *done[LV_MAX_BATCH];
+	struct lruvec *lruvec = NULL;
+	unsigned int nr = 0;
+
+	while (!list_empty(list)) {
+		struct lv_folio *folio = list_first_entry(list, struct lv_folio, lru);
+
+		list_del(&folio->lru);
+		if (!folio_evictable(folio)) {
+			/* Became mlocked: lru_add decides where it goes. */
+			if (lruvec)
+				lruvec_unlock(lruvec);
+			lruvec = NULL;
+			folio_putback_lru(folio);
+			continue;
+		}
+		/* Isolation froze the binding: the relock finds the lruvec it came from. */
+		lruvec = folio_lruvec_relock(folio, lruvec);
+		lruvec_add_folio(lruvec, folio);
+		folio_set_lru(folio);
+		if (ev < NR_LRU_EVENTS)
+			lruvec_count_event(lruvec, ev, folio_nr_pages(folio));
+		done[nr++] = folio;
+		if (nr == LV_MAX_BATCH) {
+			lruvec_unlock(lruvec);
+			lruvec = NULL;
+			folios_put_refs(done, nr);
+			nr = 0;
+		}
+	}
+	if (lruvec)
+		lruvec_unlock(lruvec);
+	folios_put_refs(done, nr);
+}
+
+/* ---- deciding each folio's fate ------------------------------------------------------------- */
+
+/* folio_freeze - take the count from exactly @expected to zero: nobody else holds it. */
+static bool folio_freeze(struct lv_folio *folio, int expected)
+{
+	return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/*
+ * shrink_folio_list - free what can be freed among isolated folios; the rest stay on @list
+ * (marked active if they earned it). Return: pages reclaimed.
+ * Context: no lock held; may take mapping, pcp and zone locks.
+ */
+static unsigned long shrink_folio_list(struct list_head *list)
+{
+	struct lv_folio *to_free[LV_MAX_BATCH];
+	unsigned long reclaimed = 0;
+	unsigned int nr_free = 0;
+	struct list_head keep;
+
+	INIT_LIST_HEAD(&keep);
+	while (!list_empty(list)) {
+		struct lv_folio *folio = list_first_entry(list, struct lv_folio, lru);
+		bool freed;
+
+		list_del(&folio->lru);
+		if (folio_test_dirty(folio) || folio_test_writeback(folio)) {
+			/* No writeback here: rotate it to the tail when its owner cleans it. */
+			folio_set_reclaim(folio);
+			freed = false;
+		} else if (!folio_evictable(folio) || folio_test(folio, PG_locked)) {
+			freed = false;
+		} else if (folio_test_mapped(folio) && folio_test_clear_referenced(folio)) {
+			folio_set_active(folio); /* used through a mapping since it was queued */
+			freed = false;
+		} else if (READ_ONCE(folio->mapping)) {
+			freed = remove_mapping(folio);
+		} else {
+			/* Truncated while isolated, or a lazily freed anon folio nobody maps. */
+			freed = !folio_test_swapbacked(folio) && folio_freeze(folio, 1);
+		}
+		if (!freed) {
+			list_add_tail(&folio->lru, &keep);
+			continue;
+		}
+		reclaimed += (unsigned long)folio_nr_pages(folio);
+		to_free[nr_free++] = folio;
+		if (nr_free == LV_MAX_BATCH) {
+			free_folios(to_free, nr_free);
+			nr_free = 0;
+		}
+	}
+	free_folios(to_free, nr_free);
+	while (!list_empty(&keep))
+		list_move(keep.next, list);
+	return reclaimed;
+}
+
+static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list lru,
+					  unsigned long nr_to_scan)
+{
+	struct lv_machine *m = lruvec->pgdat->machine;
+	unsigned long nr_scanned, nr_taken, nr_reclaimed;
+	struct list_head folio_list;
+
+	INIT_LIST_HEAD(&folio_list);
+	/* Folios still in this CPU's batches are invisible to isolation. */
+	lv_lru_add_drain(m);
+	lv_lock_acquire(lruvec->lru_lock);
+	nr_taken = isolate_lru_folios(lruvec, lru, nr_to_scan, &folio_list, &nr_scanned);
+	lruvec_count_event(lruvec, EV_PGSCAN, (long)nr_scanned);
+	lv_lock_release(lruvec->lru_lock);
+	if (!nr_taken)
+		return 0;
+
+	nr_reclaimed = shrink_folio_list(&folio_list);
+	lruvec_count_event_atomic(lruvec, EV_PGSTEAL, (long)nr_reclaimed);
+	move_folios_to_lru(&folio_list, NR_LRU_EVENTS);
+	/*
+	 * With no swap only the file lists are scanned, so rotation cost would balance nothing:
+	 * skip the walk to the root that takes every ancestor's lock (Roman Gushchin, 2025).
+	 */
+	shadow_nodes_shrink(m);
+	return nr_reclaimed;
+}
+
+/*
+ * shrink_active_list - age the active list: referenced folios (accessed again while active)
+ * rotate and stay active, the others move to the inactive list with PG_workingset.
+ */
+static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigned long nr_to_scan)
+{
+	struct lv_machine *m = lruvec->pgdat->machine;
+	struct list_head hold, active, inactive;
+	unsigned long nr_scanned, nr_rotated = 0;
+
+	INIT_LIST_HEAD(&hold);
+	INIT_LIST_HEAD(&active);
+	INIT_LIST_HEAD(&inactive);
+	lv_lru_add_drain(m);
+	lv_lock_acquire(lruvec->lru_lock);
+	isolate_lru_folios(lruvec, lru, nr_to_scan, &hold, &nr_scanned);
+	lruvec_count_event(lruvec, EV_PGREFILL, (long)nr_scanned);
+	lv_lock_release(lruvec->lru_lock);
+
+	while (!list_empty(&hold)) {
+		struct lv_folio *folio = list_first_entry(&hold, struct lv_folio, lru);
+
+		list_del(&folio->lru);
+		/* Nobody else plays with PG_active on an isolated folio: it is ours to change. */
+		if (folio_test_clear_referenced(folio)) {
+			list_add_tail(&folio->lru, &active);
+			nr_rotated += (unsigned long)folio_nr_pages(folio);
+			continue;
+		}
+		folio_clear_active(folio);
+		folio_set_workingset(folio);
+		list_add_tail(&folio->lru, &inactive);
+	}
+	move_folios_to_lru(&active, NR_LRU_EVENTS);
+	move_folios_to_lru(&inactive, EV_PGDEACTIVATE);
+	if (nr_rotated)
+		lru_note_cost(lruvec, lru >= LRU_INACTIVE_FILE, nr_rotated);
+}
+
+/* inactive_is_low - the kernel's ratio: inactive × sqrt(10 × GiB of the lists) < active. */
+static bool inactive_is_low(struct lruvec *lruvec)
+{
+	unsigned long inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]);
+	unsigned long active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]);
+	unsigned long gb = (inactive + active) >> (30 - 12);
+	unsigned long ratio = gb ? (unsigned long)sqrt(10.0 * (double)gb) : 1;
+
+	return inactive * ratio < active;
+}
+
+static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
+{
+	unsigned long nr_inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority;
+	unsigned long nr_active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]) >> sc->priority;
+
+	while ((nr_inactive || nr_active) && sc->nr_reclaimed < sc->nr_to_reclaim) {
+		unsigned long n;
+
+		if (nr_active) {
+			n = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
+			nr_active -= n;
+			if (inactive_is_low(lruvec))
+				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n);
+		}
+		if (nr_inactive) {
+			n = nr_inactive < SWAP_CLUSTER_MAX ? nr_inactive : SWAP_CLUSTER_MAX;
+			nr_inactive -= n;
+			sc->nr_reclaimed += shrink_inactive_list(lruvec, LRU_INACTIVE_FILE, n);
+		}
+	}
+	/* Keep the active list aged even when this pass did not scan it. */
+	if (inactive_is_low(lruvec))
+		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX);
+}
+
+/**
+ * try_to_free_pages - reclaim about @nr pages from @target's subtree (NULL: every memcg) on
+ * node @nid (-1: every node), raising the scan pressure until enough was freed.
+ * Return: pages reclaimed.
+ * Context: may block; no library lock held; @target kept alive by the caller.
+ */
+unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
+				unsigned long nr)
+{
+	struct scan_control sc = { .nr_to_reclaim = nr > SWAP_CLUSTER_MAX ? nr : SWAP_CLUSTER_MAX };
+	struct lv_memcg **memcgs = NULL;
+	size_t nr_memcgs = 1;
+
+	lockdep_assert_no_lru_lock();
+	/* The memcgs to visit, each pinned: the kernel's mem_cgroup_iter. */
+	if (!mem_cgroup_disabled(m)) {
+		memcgs = mem_cgroup_snapshot(target ? target : m->root, &nr_memcgs);
+		if (!memcgs)
+			return 0;
+	}
+	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
+		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
+			if (nid >= 0 && (unsigned int)nid != n)
+				continue;
+			/* shrink_node: every lruvec of the node, in proportion to its size. */
+			for (size_t i = 0; i < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim; i++)
+				shrink_lruvec(mem_cgroup_lruvec(memcgs ? memcgs[i] : NULL, m->nodes[n]),
+					      &sc);
+		}
+		if (sc.nr_reclaimed >= sc.nr_to_reclaim)
+			break;
+	}
+	if (memcgs)
+		mem_cgroup_snapshot_put(memcgs, nr_memcgs);
+	return sc.nr_reclaimed;
+}
+
+unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr)
+{
+	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || !nr)
+		return 0;
+	return try_to_free_pages(m, NULL, nid, nr);
+}
+
+unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr)
+{
+	if (!memcg || !nr)
+		return 0;
+	return try_to_free_pages(memcg->machine, memcg, -1, nr);
+}
+
+/* ---- kswapd --------------------------------------------------------------------------------- */
+
+static unsigned long zone_free(struct pglist_data *pgdat)
+{
+	return READ_ONCE(pgdat->zone.free_pages);
+}
+
+static void *kswapd_thread(void *arg)
+{
+	struct kswapd *k = arg;
+	struct pglist_data *pgdat = k->pgdat;
+	unsigned long high = pgdat->zone.watermark[WMARK_HIGH];
+
+	for (;;) {
+		pthread_mutex_lock(&k->lock);
+		while (!__atomic_load_n(&k->wake, __ATOMIC_ACQUIRE) && !k->stop)
+			pthread_cond_wait(&k->wait, &k->lock);
+		if (k->stop) {
+			pthread_mutex_unlock(&k->lock);
+			return NULL;
+		}
+		/* Consume the request first: a wakeup while we work asks for another pass. */
+		__atomic_store_n(&k->wake, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&k->lock);
+		/* balance_pgdat: reclaim until the node is back above its high watermark. */
+		while (zone_free(pgdat) < high && !__atomic_load_n(&k->stop, __ATOMIC_RELAXED)) {
+			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id,
+					       high - zone_free(pgdat)))
+				break; /* nothing reclaimable: sleep until woken again */
+		}
+	}
+}
+
+/* wakeup_kswapd - ask @pgdat's kswapd to reclaim up to the high watermark. Lock-free if awake. */
+void wakeup_kswapd(struct pglist_data *pgdat)
+{
+	struct lv_machine *m = pgdat->machine;
+	struct kswapd *k;
+
+	if (!m->kswapd)
+		return;
+	k = &m->kswapd[pgdat->node_id];
+	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&k->lock);
+	__atomic_store_n(&k->wake, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&k->wait);
+	pthread_mutex_unlock(&k->lock);
+}
+
+int kswapd_start(struct lv_machine *m)
+{
+	if (m->cfg.no_kswapd)
+		return 0;
+	m->kswapd = calloc(m->cfg.nr_nodes, sizeof(*m->kswapd));
+	if (!m->kswapd)
+		return -ENOMEM;
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct kswapd *k = &m->kswapd[nid];
+
+		k->pgdat = m->nodes[nid];
+		pthread_mutex_init(&k->lock, NULL);
+		pthread_cond_init(&k->wait, NULL);
+		if (pthread_create(&k->thread, NULL, kswapd_thread, k)) {
+			/* Run the machine without the missing threads' help. */
+			pthread_cond_destroy(&k->wait);
+			pthread_mutex_destroy(&k->lock);
+			k->pgdat = NULL;
+		}
+	}
+	return 0;
+}
+
+void kswapd_stop(struct lv_machine *m)
+{
+	if (!m->kswapd)
+		return;
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct kswapd *k = &m->kswapd[nid];
+
+		if (!k->pgdat)
+			continue;
+		pthread_mutex_lock(&k->lock);
+		__atomic_store_n(&k->stop, true, __ATOMIC_RELAXED);
+		pthread_cond_signal(&k->wait);
+		pthread_mutex_unlock(&k->lock);
+		pthread_join(k->thread, NULL);
+		pthread_cond_destroy(&k->wait);
+		pthread_mutex_destroy(&k->lock);
+	}
+	free(m->kswapd);
+	m->kswapd = NULL;
 }

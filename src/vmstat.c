@@ -15,7 +15,8 @@ static const char *const class_names[LV_NR_LOCK_CLASSES] = {
 	[LV_LOCK_CLASS_LRUVEC] = "lruvec", [LV_LOCK_CLASS_NODE] = "node",
 	[LV_LOCK_CLASS_ZONE] = "zone",	   [LV_LOCK_CLASS_SLOT] = "slot",
 	[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
-	[LV_LOCK_CLASS_MEMCG] = "memcg",
+	[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
+	[LV_LOCK_CLASS_SHADOW] = "shadow",
 };
 
 static const char *const stat_names[LV_NR_STAT_ITEMS] = {
@@ -36,6 +37,14 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_PGROTATED] = "pgrotated",
 	[LV_PGMOVED] = "pgmoved",
 	[LV_LOCK_RETRIES] = "lock_retries",
+	[LV_PGSCAN] = "pgscan",
+	[LV_PGSTEAL] = "pgsteal",
+	[LV_PGREFILL] = "pgrefill",
+	[LV_WORKINGSET_REFAULT] = "workingset_refault",
+	[LV_WORKINGSET_ACTIVATE] = "workingset_activate",
+	[LV_WORKINGSET_NODERECLAIM] = "workingset_nodereclaim",
+	[LV_ALLOCSTALL] = "allocstall",
+	[LV_NR_FILE_PAGES] = "nr_file_pages",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -146,11 +155,14 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_PGACTIVATE] = EV_PGACTIVATE, [LV_PGDEACTIVATE] = EV_PGDEACTIVATE,
 	[LV_PGLAZYFREE] = EV_PGLAZYFREE, [LV_PGROTATED] = EV_PGROTATED,
 	[LV_PGMOVED] = EV_PGMOVED,	 [LV_LOCK_RETRIES] = EV_LOCK_RETRIES,
+	[LV_PGSCAN] = EV_PGSCAN,	 [LV_PGSTEAL] = EV_PGSTEAL,
+	[LV_PGREFILL] = EV_PGREFILL,	 [LV_WORKINGSET_REFAULT] = EV_WORKINGSET_REFAULT,
+	[LV_WORKINGSET_ACTIVATE] = EV_WORKINGSET_ACTIVATE, [LV_ALLOCSTALL] = EV_ALLOCSTALL,
 };
 
 static bool item_is_event(enum lv_stat_item item)
 {
-	return item >= LV_PGACTIVATE && item < LV_NR_STAT_ITEMS;
+	return item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL && item != LV_WORKINGSET_NODERECLAIM;
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
@@ -197,6 +209,11 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 	case LV_WMARK_LOW:
 	case LV_WMARK_HIGH:
 		return pgdat->zone.watermark[item - LV_WMARK_MIN];
+	case LV_NR_FILE_PAGES:
+		return __atomic_load_n(&pgdat->nr_file_pages, __ATOMIC_RELAXED);
+	case LV_WORKINGSET_NODERECLAIM:
+		/* Shadow nodes belong to files, not nodes: the machine's count, on node 0. */
+		return nid ? 0 : __atomic_load_n(&m->shadow_nodes_reclaimed, __ATOMIC_RELAXED);
 	default:
 		break;
 	}

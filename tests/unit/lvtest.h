@@ -31,6 +31,8 @@ static inline struct lv_config small_config(void)
 	lv_config_init(&cfg);
 	cfg.node_mem_bytes = SMALL_NODE;
 	cfg.nr_cpu_slots = 1;
+	/* No background reclaim: a test that fills a node must not see kswapd isolate folios. */
+	cfg.no_kswapd = true;
 	return cfg;
 }
 

@@ -20,7 +20,8 @@ static void test_names(void)
 		[LV_LOCK_CLASS_LRUVEC] = "lruvec", [LV_LOCK_CLASS_NODE] = "node",
 		[LV_LOCK_CLASS_ZONE] = "zone",	   [LV_LOCK_CLASS_SLOT] = "slot",
 		[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
-		[LV_LOCK_CLASS_MEMCG] = "memcg",
+		[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
+		[LV_LOCK_CLASS_SHADOW] = "shadow",
 	};
 	/* The kernel's vmstat names where the kernel has the counter. */
 	static const char *const kernel_names[LV_NR_STAT_ITEMS] = {
@@ -34,6 +35,14 @@ static void test_names(void)
 		[LV_PGDEACTIVATE] = "pgdeactivate",
 		[LV_PGLAZYFREE] = "pglazyfree",
 		[LV_PGROTATED] = "pgrotated",
+		[LV_PGSCAN] = "pgscan",
+		[LV_PGSTEAL] = "pgsteal",
+		[LV_PGREFILL] = "pgrefill",
+		[LV_WORKINGSET_REFAULT] = "workingset_refault",
+		[LV_WORKINGSET_ACTIVATE] = "workingset_activate",
+		[LV_WORKINGSET_NODERECLAIM] = "workingset_nodereclaim",
+		[LV_ALLOCSTALL] = "allocstall",
+		[LV_NR_FILE_PAGES] = "nr_file_pages",
 	};
 
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)

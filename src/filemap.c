@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The page cache: files, their index → folio trees, the read path, truncation, eviction.
+ *
+ * Theory of operation.
+ *
+ * Each file (struct lv_file, the kernel's address_space) maps page indexes to folios in a
+ * radix tree of 64-way nodes, like the kernel's xarray: a slot holds nothing, a folio, or a
+ * shadow entry (an evicted folio's workingset record, tagged by its low bit). Lookups are
+ * lock-free under RCU; every change to the tree happens under the file's mapping lock (the
+ * kernel's i_pages lock), which ranks above the LRU locks: the page cache is never changed
+ * with an lruvec lock held, and no lruvec lock is taken under the mapping lock. Nodes are
+ * freed with call_rcu(). A radix tree was chosen over liburcu's cds_lfht because a hash table
+ * needs a node allocation and an RCU free per page, where the tree's nodes serve 64 pages and
+ * are reused as pages come and go.
+ *
+ * The tree holds one reference on each folio. A reader takes a speculative reference
+ * (try-get, then re-check the slot) and drops it after copying. A miss allocates a folio
+ * charged to the reader's memcg, inserts it locked (PG_locked) under the mapping lock, adds
+ * it to the LRU and fills it from the file with pread(); concurrent readers of that index
+ * find the locked folio and wait. A failed fill marks PG_error, wakes the waiters (they
+ * return -EIO) and removes the folio again.
+ *
+ * Eviction (remove_mapping(), called by reclaim on an isolated folio) freezes the reference
+ * count from exactly 2 (the tree's and the isolation's) to 0 under the mapping lock, so a
+ * reader that holds a reference makes it fail, and replaces the folio with a shadow entry.
+ *
+ * Shadow entries keep tree nodes alive after their folios are gone. A node holding only
+ * shadows is put on the machine's shadow_nodes list; when the list grows beyond an eighth of
+ * the machine's pages (the kernel's limit), the oldest are freed with their shadows, so the
+ * page cache's own memory stays bounded however much of a huge sparse file is read.
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XA_CHUNK_SHIFT 6
+#define XA_CHUNK_SIZE (1u << XA_CHUNK_SHIFT)
+#define XA_CHUNK_MASK (XA_CHUNK_SIZE - 1)
+#define MAX_FILE_BYTES (1ull << 52)
+
+struct xa_node {
+	struct xa_node *parent;	  /* mapping lock */
+	unsigned char shift;	  /* constant: index bits below this node */
+	unsigned char offset;	  /* constant: slot in the parent */
+	unsigned char count;	  /* mapping lock: used slots */
+	unsigned char nr_values;  /* mapping lock: slots holding shadow entries */
+	bool shadow_wanted;	  /* mapping lock: we asked for it to be on shadow_nodes */
+	bool on_shadow_list;	  /* machine->shadow_lock */
+	struct lv_file *mapping;  /* constant */
+	struct list_head private_list; /* machine->shadow_lock */
+	struct rcu_head rcu;
+	void *slots[XA_CHUNK_SIZE]; /* written under the mapping lock, read under RCU */
+};
+
+struct lv_file {
+	struct lv_machine *machine; /* constant */
+	int fd;			    /* constant; -1 for a sparse file */
+	uint64_t size;		    /* mapping lock for writes; read racily */
+	struct xa_node *root;	    /* mapping lock for writes; RCU for reads */
+	unsigned long nrpages;	    /* mapping lock; read racily */
+	struct rcu_head rcu;
+	/*
+	 * The mapping lock. Reclaim finds a file through folio->mapping under RCU and locks it;
+	 * lv_file_close() frees the file after a grace period, so the lock stays valid.
+	 */
+	struct lv_lock lock ____cacheline_aligned;
+};
+
+static bool xa_is_value(const void *entry)
+{
+	return (uintptr_t)entry & 1;
+}
+
+/* ---- the tree ------------------------------------------------------------------------------- */
+
+static void *xa_load(struct lv_file *file, unsigned long index)
+{
+	struct xa_node *node = rcu_dereference_lv(file->root);
+
+	if (!node || (index >> node->shift) >= XA_CHUNK_SIZE)
+		return NULL;
+	for (;;) {
+		void *entry = rcu_dereference_lv(node->slots[(index >> node->shift) & XA_CHUNK_MASK]);
+
+		if (!node->shift || !entry)
+			return entry;
+		node = entry;
+	}
+}
+
+static struct xa_node *xa_node_alloc(struct lv_file *file, struct xa_node *parent,
+				     unsigned int shift, unsigned int offset)
+{
+	struct xa_node *node = calloc(1, sizeof(*node));
+
+	if (!node)
+		return NULL;
+	node->parent = parent;
+	node->shift = (unsigned char)shift;
+	node->offset = (unsigned char)offset;
+	node->mapping = file;
+	INIT_LIST_HEAD(&node->private_list);
+	return node;
+}
+
+static void xa_node_rcu_free(struct rcu_head *head)
+{
+	rcu_free_begin();
+	free(container_of(head, struct xa_node, rcu));
+	rcu_free_end();
+}
+
+/* shadow_list_set - put @node on the shadow list, or take it off. */
+static void shadow_list_set(struct xa_node *node, bool want)
+{
+	struct lv_machine *m = node->mapping->machine;
+
+	lockdep_assert_held(&node->mapping->lock);
+	if (want == node->shadow_wanted)
+		return; /* only transitions take the shared lock: about once per 64 changes */
+	node->shadow_wanted = want;
+	lv_lock_acquire(&m->shadow_lock);
+	if (want && !node->on_shadow_list) {
+		list_add_tail(&node->private_list, &m->shadow_nodes);
+		node->on_shadow_list = true;
+		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes + 1);
+	} else if (!want && node->on_shadow_list) {
+		list_del(&node->private_list);
+		node->on_shadow_list = false;
+		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes - 1);
+	}
+	lv_lock_release(&m->shadow_lock);
+}
+
+/* shadow_track - keep @node on the shadow list exactly while it holds only shadows. */
+static void shadow_track(struct xa_node *node)
+{
+	shadow_list_set(node, node->count && node->count == node->nr_values);
+}
+
+/* xa_delete_node - unlink an empty node, and every ancestor it leaves empty. */
+static void xa_delete_node(struct lv_file *file, struct xa_node *node)
+{
+	lockdep_assert_held(&file->lock);
+	while (node && !node->count) {
+		struct xa_node *parent = node->parent;
+
+		shadow_list_set(node, false);
+		if (parent) {
+			rcu_assign_pointer_lv(parent->slots[node->offset], NULL);
+			parent->count--;
+		} else {
+			rcu_assign_pointer_lv(file->root, NULL);
+		}
+		call_rcu_lv(&node->rcu, xa_node_rcu_free);
+		node = parent;
+	}
+}
+
+/*
+ * xa_store_leaf - set slot @index of @leaf to @entry and keep the counts, the shadow list and
+ * the tree's shape right. Return: the previous entry.
+ */
+static void *xa_store_leaf(struct lv_file *file, struct xa_node *leaf, unsigned long index,
+			   void *entry)
+{
+	void **slot = &leaf->slots[index & XA_CHUNK_MASK];
+	void *old = *slot;
+
+	lockdep_assert_held(&file->lock);
+	rcu_assign_pointer_lv(*slot, entry);
+	leaf->count += (entry != NULL) - (old != NULL);
+	leaf->nr_values += xa_is_value(entry) - xa_is_value(old);
+	if (!leaf->count)
+		xa_delete_node(file, leaf);
+	else
+		shadow_track(leaf);
+	return old;
+}
+
+/* xa_find_leaf - the leaf for @index, created (with its ancestors) if @create. */
+static struct xa_node *xa_find_leaf(struct lv_file *file, unsigned long index, bool create)
+{
+	struct xa_node *node = file->root;
+
+	lockdep_assert_held(&file->lock);
+	if (!node) {
+		if (!create)
+			return NULL;
+		node = xa_node_alloc(file, NULL, 0, 0);
+		if (!node)
+			return NULL;
+		rcu_assign_pointer_lv(file->root, node);
+	}
+	/* Grow upward until the root covers @index; the old root becomes slot 0. */
+	while ((index >> node->shift) >= XA_CHUNK_SIZE) {
+		struct xa_node *top;
+
+		if (!create)
+			return NULL;
+		top = xa_node_alloc(file, NULL, node->shift + XA_CHUNK_SHIFT, 0);
+		if (!top)
+			return NULL;
+		top->slots[0] = node;
+		top->count = 1;
+		node->parent = top;
+		rcu_assign_pointer_lv(file->root, top);
+		node = top;
+	}
+	while (node->shift) {
+		unsigned int offset = (index >> node->shift) & XA_CHUNK_MASK;
+		struct xa_node *child = node->slots[offset];
+
+		if (!child) {
+			if (!create)
+				return NULL;
+			child = xa_node_alloc(file, node, node->shift - XA_CHUNK_SHIFT, offset);
+			if (!child)
+				return NULL;
+			rcu_assign_pointer_lv(node->slots[offset], child);
+			node->count++;
+		}
+		node = child;
+	}
+	return node;
+}
+
+/* ---- filling and waiting -------------------------------------------------------------------- */
+
+static struct fill_waitq *fill_waitq(struct lv_folio *folio)
+{
+	return &folio_machine(folio)->fill_wait[((uintptr_t)folio >> 6) % 64];
+}
+
+static void folio_wait_fill(struct lv_folio *folio)
+{
+	struct fill_waitq *q = fill_waitq(folio);
+
+	pthread_mutex_lock(&q->lock);
+	while (folio_test(folio, PG_locked))
+		pthread_cond_wait(&q->cond, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* folio_end_fill - publish the outcome (PG_uptodate or PG_error), then wake every waiter. */
+static void folio_end_fill(struct lv_folio *folio, bool ok)
+{
+	struct fill_waitq *q = fill_waitq(folio);
+
+	folio_set(folio, ok ? PG_uptodate : PG_error);
+	pthread_mutex_lock(&q->lock);
+	folio_clear(folio, PG_locked);
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int folio_fill(struct lv_file *file, struct lv_folio *folio)
+{
+	size_t len = LV_PAGE_SIZE << folio_order(folio);
+	char *data = lv_folio_data(folio);
+	off_t pos = (off_t)folio->index * (off_t)LV_PAGE_SIZE;
+	size_t done = 0;
+
+	if (!data)
+		return 0; /* metadata only: nothing to fill */
+	while (file->fd >= 0 && done < len) {
+		ssize_t n = pread(file->fd, data + done, len - done, pos + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -EIO;
+		if (n == 0)
+			break; /* the file is shorter than our size: the rest reads as zeros */
+		done += (size_t)n;
+	}
+	memset(data + done, 0, len - done);
+	return 0;
+}
+
+/* page_cache_delete - drop @folio from @file if it is still there. Return: true if it was. */
+static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void *shadow)
+{
+	struct xa_node *leaf;
+
+	lockdep_assert_held(&file->lock);
+	if (READ_ONCE(folio->mapping) != file)
+		return false;
+	leaf = xa_find_leaf(file, folio->index, false);
+	if (!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio)
+		return false;
+	xa_store_leaf(file, leaf, folio->index, shadow);
+	WRITE_ONCE(file->nrpages, file->nrpages - 1);
+	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+	WRITE_ONCE(folio->mapping, NULL);
+	return true;
+}
+
+/*
+ * filemap_get_folio - the uptodate folio at @index, with a reference, creating and filling
+ * it on a miss. Return: the folio, or NULL with *@err set (0 beyond the end of the file).
+ */
+static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg *memcg,
+					  unsigned long index, int *err)
+{
+	struct lv_machine *m = file->machine;
+	struct lv_folio *folio;
+	struct xa_node *leaf;
+	void *old;
+
+	for (;;) {
+		rcu_read_lock();
+		folio = xa_load(file, index);
+		if (!folio || xa_is_value(folio)) {
+			rcu_read_unlock();
+			break;
+		}
+		if (!folio_try_get(folio)) {
+			rcu_read_unlock();
+			continue; /* being evicted: the slot will hold a shadow shortly */
+		}
+		if (xa_load(file, index) != folio) {
+			rcu_read_unlock();
+			lv_folio_put(folio); /* evicted and reused under us */
+			continue;
+		}
+		rcu_read_unlock();
+		if (folio_test(folio, PG_locked))
+			folio_wait_fill(folio);
+		if (!folio_test(folio, PG_uptodate)) {
+			lv_folio_put(folio);
+			*err = -EIO;
+			return NULL;
+		}
+		return folio;
+	}
+
+	/* Miss: allocate first, so that reclaim never runs under the mapping lock. */
+	folio = lv_folio_alloc(m, (int)(this_cpu_index(m) % m->cfg.nr_nodes), 0, memcg, 0);
+	if (!folio) {
+		*err = -errno;
+		return NULL;
+	}
+	folio->mapping = file;
+	folio->index = index;
+	folio_set(folio, PG_locked);
+
+	lv_lock_acquire(&file->lock);
+	if ((uint64_t)index * LV_PAGE_SIZE >= file->size) {
+		lv_lock_release(&file->lock);
+		WRITE_ONCE(folio->mapping, NULL);
+		lv_folio_put(folio);
+		*err = 0; /* truncated meanwhile */
+		return NULL;
+	}
+	leaf = xa_find_leaf(file, index, true);
+	old = leaf ? leaf->slots[index & XA_CHUNK_MASK] : NULL;
+	if (!leaf || (old && !xa_is_value(old))) {
+		/* Out of memory for a tree node, or another reader inserted it first. */
+		lv_lock_release(&file->lock);
+		WRITE_ONCE(folio->mapping, NULL);
+		lv_folio_put(folio);
+		if (!leaf) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		return filemap_get_folio(file, memcg, index, err);
+	}
+	folio_get(folio); /* the page cache's reference */
+	xa_store_leaf(file, leaf, index, folio);
+	WRITE_ONCE(file->nrpages, file->nrpages + 1);
+	__atomic_fetch_add(&folio->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+	lv_lock_release(&file->lock);
+
+	if (old)
+		workingset_refault(folio, old);
+	folio_add_lru(folio);
+	if (folio_fill(file, folio)) {
+		folio_end_fill(folio, false);
+		lv_lock_acquire(&file->lock);
+		if (page_cache_delete(file, folio, NULL)) {
+			lv_lock_release(&file->lock);
+			lv_folio_put(folio); /* the page cache's reference */
+		} else {
+			lv_lock_release(&file->lock);
+		}
+		lv_folio_put(folio);
+		*err = -EIO;
+		return NULL;
+	}
+	folio_end_fill(folio, true);
+	return folio;
+}
+
+/* ---- the public file API -------------------------------------------------------------------- */
+
+struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
+{
+	struct lv_file *file;
+
+	if (!m || fd < -1 || size == 0 || size > MAX_FILE_BYTES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	file = aligned_alloc(64, sizeof(*file));
+	if (!file) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(file, 0, sizeof(*file));
+	file->machine = m;
+	file->fd = fd;
+	file->size = size;
+	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING);
+	return file;
+}
+
+long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
+		  uint64_t off)
+{
+	uint64_t size;
+	size_t done = 0;
+
+	if (!file || (!buf && len))
+		return -EINVAL;
+	if (memcg && memcg->machine != file->machine)
+		return -EINVAL;
+	size = READ_ONCE(file->size);
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	if (len > LONG_MAX)
+		len = LONG_MAX;
+	while (done < len) {
+		uint64_t pos = off + done;
+		size_t in_page = (size_t)(pos % LV_PAGE_SIZE);
+		size_t n = LV_PAGE_SIZE - in_page;
+		struct lv_folio *folio;
+		void *data;
+		int err = 0;
+
+		if (n > len - done)
+			n = len - done;
+		folio = filemap_get_folio(file, memcg, (unsigned long)(pos / LV_PAGE_SIZE), &err);
+		if (!folio)
+			return done ? (long)done : err;
+		data = lv_folio_data(folio);
+		if (data)
+			memcpy((char *)buf + done, (char *)data + in_page, n);
+		else
+			memset((char *)buf + done, 0, n);
+		lv_folio_mark_accessed(folio);
+		lv_folio_put(folio);
+		done += n;
+	}
+	return (long)done;
+}
+
+/*
+ * truncate_leaf - under the mapping lock, clear the entries at or after @start in the first
+ * leaf that has any, collecting up to a leaf's worth of folios in @batch.
+ * Return: the index to continue from, or 0 when no entry at or after @start is left.
+ */
+static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, unsigned long start,
+				   struct lv_folio **batch, unsigned int *nr)
+{
+	unsigned long span = 1ul << node->shift;
+
+	for (unsigned int off = (unsigned int)((start >> node->shift) & XA_CHUNK_MASK);
+	     off < XA_CHUNK_SIZE; off++) {
+		unsigned long base = (start & ~((span << XA_CHUNK_SHIFT) - 1)) + off * span;
+		unsigned long from = base > start ? base : start;
+		void *entry = node->slots[off];
+
+		if (!entry)
+			continue;
+		if (node->shift) {
+			unsigned long next = truncate_leaf(file, entry, from, batch, nr);
+
+			if (next)
+				return next;
+			continue;
+		}
+		for (unsigned int i = off; i < XA_CHUNK_SIZE; i++) {
+			void *e = node->slots[i];
+
+			if (!e)
+				continue;
+			if (!xa_is_value(e)) {
+				batch[(*nr)++] = e;
+				page_cache_delete(file, e, NULL);
+			} else {
+				xa_store_leaf(file, node, base + (i - off), NULL);
+			}
+		}
+		/* The leaf may be gone now; continue after it. */
+		return (base | XA_CHUNK_MASK) + 1;
+	}
+	return 0;
+}
+
+int lv_file_truncate(struct lv_file *file, uint64_t size)
+{
+	unsigned long start = (unsigned long)((size + LV_PAGE_SIZE - 1) / LV_PAGE_SIZE);
+
+	if (!file || size > MAX_FILE_BYTES)
+		return -EINVAL;
+	lv_lock_acquire(&file->lock);
+	WRITE_ONCE(file->size, size);
+	for (;;) {
+		struct lv_folio *batch[XA_CHUNK_SIZE];
+		unsigned int nr = 0;
+		unsigned long next = 0;
+
+		/* Emptied nodes are freed by call_rcu() while we still walk them. */
+		rcu_read_lock();
+		if (file->root && (start >> file->root->shift) < XA_CHUNK_SIZE)
+			next = truncate_leaf(file, file->root, start, batch, &nr);
+		rcu_read_unlock();
+		lv_lock_release(&file->lock);
+		/* The tree's references: final puts unlink from the LRU and free. */
+		lv_folios_put(batch, nr);
+		if (!next)
+			return 0;
+		start = next;
+		lv_lock_acquire(&file->lock);
+	}
+}
+
+unsigned long lv_file_cached_pages(const struct lv_file *file)
+{
+	return READ_ONCE(file->nrpages);
+}
+
+static void file_rcu_free(struct rcu_head *head)
+{
+	struct lv_file *file = container_of(head, struct lv_file, rcu);
+
+	rcu_free_begin();
+	lv_lock_destroy(&file->lock);
+	free(file);
+	rcu_free_end();
+}
+
+void lv_file_close(struct lv_file *file)
+{
+	if (!file)
+		return;
+	lv_file_truncate(file, 0);
+	/* Reclaim may still be about to lock us through a folio it isolated before. */
+	call_rcu_lv(&file->rcu, file_rcu_free);
+}
+
+/* ---- eviction ------------------------------------------------------------------------------ */
+
+/**
+ * remove_mapping - evict an isolated, clean page cache folio, leaving a shadow entry.
+ * Return: true if the folio left the page cache; its reference count is then zero and the
+ * caller frees it. false if it is in use (a reader holds it), being filled, or was truncated.
+ * Context: the caller owns the folio's isolation reference and holds no lock.
+ */
+bool remove_mapping(struct lv_folio *folio)
+{
+	int expected = 2; /* the page cache's reference and the isolation's */
+	struct lv_file *file;
+	bool removed = false;
+
+	/* RCU keeps a file being closed (our folio truncated meanwhile) valid to lock. */
+	rcu_read_lock();
+	file = READ_ONCE(folio->mapping);
+	if (!file)
+		goto out;
+	lv_lock_acquire(&file->lock);
+	if (READ_ONCE(folio->mapping) == file && !folio_test(folio, PG_locked) &&
+	    __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		removed = page_cache_delete(file, folio, workingset_eviction(folio));
+		VM_BUG_ON_FOLIO(!removed, folio);
+	}
+	lv_lock_release(&file->lock);
+out:
+	rcu_read_unlock();
+	return removed;
+}
+
+/*
+ * shadow_nodes_shrink - free the oldest shadow-only nodes while there are more than the
+ * machine may keep (an eighth of its pages, as the kernel's shadow shrinker allows).
+ * Context: no lock held. Mapping locks are only tried: we hold the shadow lock, which ranks
+ * below them.
+ */
+void shadow_nodes_shrink(struct lv_machine *m)
+{
+	unsigned long limit = 0;
+
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		limit += m->nodes[nid]->nr_pages / 8;
+	for (int budget = 256; budget > 0 && READ_ONCE(m->nr_shadow_nodes) > limit; budget--) {
+		struct xa_node *node;
+		struct lv_file *file;
+
+		lv_lock_acquire(&m->shadow_lock);
+		if (list_empty(&m->shadow_nodes)) {
+			lv_lock_release(&m->shadow_lock);
+			return;
+		}
+		node = list_first_entry(&m->shadow_nodes, struct xa_node, private_list);
+		file = node->mapping;
+		if (!lv_lock_trylock(&file->lock)) {
+			/* Busy: look at it again later. */
+			list_del(&node->private_list);
+			list_add_tail(&node->private_list, &m->shadow_nodes);
+			lv_lock_release(&m->shadow_lock);
+			continue;
+		}
+		list_del(&node->private_list);
+		node->on_shadow_list = false;
+		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes - 1);
+		lv_lock_release(&m->shadow_lock);
+
+		/* Under the mapping lock the node can only still hold shadows. */
+		VM_BUG_ON_M(m, node->count != node->nr_values);
+		for (unsigned int i = 0; i < XA_CHUNK_SIZE; i++)
+			rcu_assign_pointer_lv(node->slots[i], NULL);
+		node->count = 0;
+		node->nr_values = 0;
+		node->shadow_wanted = false;
+		xa_delete_node(file, node);
+		lv_lock_release(&file->lock);
+		__atomic_fetch_add(&m->shadow_nodes_reclaimed, 1, __ATOMIC_RELAXED);
+	}
+}

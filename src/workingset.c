@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Workingset detection: shadow entries and refault distance, as mm/workingset.c decides.
+ *
+ * Theory of operation. Each lruvec has a clock, nonresident_age, that advances by one page
+ * for every eviction and every activation (both are the events that push a page towards the
+ * end of the inactive list). When a page cache folio is evicted, its slot keeps a shadow entry
+ * recording the clock of its lruvec (and the memcg, node and PG_workingset). On a later miss
+ * that finds the shadow, the distance the clock moved since the eviction is how many more
+ * pages the inactive list would have needed to keep the folio. If that refault distance is at
+ * most the active file list's size — the memory the workingset could have yielded — the
+ * folio is part of the workingset and is activated at once instead of starting on the
+ * inactive list again. The clock advances in the lruvec and all its ancestors, so that limit
+ * reclaim in a parent sees its children's ageing.
+ *
+ * The clocks are atomics, not lock-protected, as in the kernel: they are updated from the
+ * eviction path under the mapping lock and from activations under an lruvec lock.
+ *
+ * Shadow layout (bit 0 is the tag that tells a shadow from a folio pointer):
+ *   | eviction clock (40) | memcg id (16) | node (6) | workingset (1) | 1 |
+ */
+#include "internal.h"
+
+#define SHADOW_NODE_BITS 6
+#define SHADOW_MEMCG_BITS 16
+#define EVICTION_SHIFT (1 + 1 + SHADOW_NODE_BITS + SHADOW_MEMCG_BITS)
+#define EVICTION_MASK ((1ul << (64 - EVICTION_SHIFT)) - 1)
+
+_Static_assert(LV_MAX_NODES <= (1 << SHADOW_NODE_BITS), "node id must fit a shadow entry");
+
+void workingset_age_nonresident(struct lruvec *lruvec, long nr)
+{
+	/* The caller keeps the memcg alive (a charged folio), and with it every ancestor. */
+	for (; lruvec; lruvec = parent_lruvec(lruvec))
+		__atomic_fetch_add(&lruvec->nonresident_age, (unsigned long)nr, __ATOMIC_RELAXED);
+}
+
+/**
+ * workingset_eviction - record the eviction of @folio and return its shadow entry.
+ * Context: the folio's reference count is frozen (it is leaving the page cache).
+ */
+void *workingset_eviction(struct lv_folio *folio)
+{
+	struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
+	unsigned long eviction, memcgid = folio->memcg ? folio->memcg->id : 0;
+
+	eviction = __atomic_load_n(&lruvec->nonresident_age, __ATOMIC_RELAXED);
+	workingset_age_nonresident(lruvec, folio_nr_pages(folio));
+	eviction &= EVICTION_MASK;
+	return (void *)((((eviction << SHADOW_MEMCG_BITS | memcgid) << SHADOW_NODE_BITS |
+			  (unsigned long)folio_nid(folio))
+			 << 1 |
+			 folio_test_workingset(folio))
+			<< 1 |
+			1);
+}
+
+/**
+ * workingset_refault - @folio replaces the shadow entry @shadow: activate it if it refaulted
+ * within the workingset.
+ * Context: the folio is new in the page cache and not yet on an LRU (its binding is stable).
+ */
+void workingset_refault(struct lv_folio *folio, void *shadow)
+{
+	struct lv_machine *m = folio_machine(folio);
+	unsigned long entry = (unsigned long)shadow >> 1;
+	bool workingset = entry & 1;
+	int nid = (int)((entry >> 1) & ((1u << SHADOW_NODE_BITS) - 1));
+	unsigned int memcgid = (unsigned int)((entry >> (1 + SHADOW_NODE_BITS)) &
+					      ((1u << SHADOW_MEMCG_BITS) - 1));
+	unsigned long eviction = entry >> (EVICTION_SHIFT - 1);
+	struct lruvec *eviction_lruvec, *lruvec;
+	unsigned long refault, distance, workingset_size;
+	struct lv_memcg *eviction_memcg = NULL;
+	long nr = folio_nr_pages(folio);
+
+	if ((unsigned int)nid >= m->cfg.nr_nodes)
+		return;
+	lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
+	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_REFAULT, nr);
+
+	rcu_read_lock();
+	if (!mem_cgroup_disabled(m)) {
+		/* The memcg that evicted it may be gone (or its id reused): then no verdict. */
+		eviction_memcg = mem_cgroup_from_id(m, memcgid);
+		if (!eviction_memcg) {
+			rcu_read_unlock();
+			return;
+		}
+	}
+	eviction_lruvec = mem_cgroup_lruvec(eviction_memcg, m->nodes[nid]);
+	refault = __atomic_load_n(&eviction_lruvec->nonresident_age, __ATOMIC_RELAXED);
+	workingset_size = READ_ONCE(eviction_lruvec->lru_size[LRU_ACTIVE_FILE]);
+	rcu_read_unlock();
+
+	/* The clock is kept modulo 2^40: the distance is too. */
+	distance = (refault - eviction) & EVICTION_MASK;
+	if (distance > workingset_size)
+		return;
+	folio_set_active(folio);
+	workingset_age_nonresident(lruvec, nr);
+	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_ACTIVATE, nr);
+	if (workingset)
+		folio_set_workingset(folio);
+	/* Reclaim was wrong to evict it: that is a cost of the file list. */
+	lru_note_cost(lruvec, true, (unsigned long)nr);
+}
