@@ -148,7 +148,7 @@ static void check_lists(struct check *c, struct lruvec *lruvec)
 /* I2, I3, I4 from the memmap's side; page accounting of every node. */
 static void check_memmap(struct check *c, struct pglist_data *pgdat)
 {
-	unsigned long free = 0, allocated = 0;
+	unsigned long free = 0, allocated = 0, file_pages = 0;
 
 	for (unsigned long pfn = 0; pfn < pgdat->nr_pages;) {
 		struct lv_folio *f = &pgdat->memmap[pfn];
@@ -164,6 +164,8 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 			long i = lruvec_index(c, lruvec);
 
 			allocated += nr;
+			if (f->mapping)
+				file_pages++;
 			if (i < 0) {
 				check_fail(c, "folio %p bound to an unknown lruvec", (void *)f);
 			} else {
@@ -198,6 +200,9 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 		}
 		pfn += nr;
 	}
+	if (file_pages != pgdat->nr_file_pages)
+		check_fail(c, "node %d: %lu folios in files, counter says %lu", pgdat->node_id,
+			   file_pages, pgdat->nr_file_pages);
 	if (free + allocated != pgdat->nr_pages)
 		check_fail(c, "node %d: %lu free + %lu allocated != %lu frames", pgdat->node_id,
 			   free, allocated, pgdat->nr_pages);

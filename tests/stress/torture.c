@@ -9,13 +9,16 @@
  * so try-get races with the final put and with frame reuse. Operations: allocate + add, mark
  * accessed, activate, deactivate, deactivate_file, lazyfree, rotate, isolate/putback, move
  * between memcgs, batched release, local drain, drain_all, lru_cache_disable/enable storms,
- * and memcg creation/removal racing with moves out of the removed memcg (RCU-protected stale
- * lookups). Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
+ * memcg creation/removal racing with moves out of the removed memcg (RCU-protected stale
+ * lookups), page cache reads (a sparse file larger than memory, a real file whose bytes are
+ * checked, a file whose fills fail), truncation, and explicit reclaim on top of kswapd,
+ * direct and memcg limit reclaim. Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
  * [--backend futex|mutex|spin] [--disable sweep|rcu] [--batch B] [--containers C] [--slots S]
  * Prints TAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -53,6 +56,18 @@ static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc
 static atomic_ulong memcgs_removed;
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
+static atomic_ulong bytes_read, read_enomem;
+
+/* Page cache files: sparse (bigger than memory), real (checked bytes), failing, truncated. */
+#define SPARSE_BYTES (64ul << 20)
+#define REAL_BYTES (8ul << 20)
+static struct lv_file *sparse_file, *real_file, *bad_file, *trunc_file;
+static int real_fd = -1, bad_fd = -1;
+
+static unsigned char real_byte(uint64_t pos)
+{
+	return (unsigned char)(pos * 2654435761u >> 13);
+}
 static int tests_run, tests_failed;
 
 static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -222,6 +237,50 @@ static void op_on_folio(uint64_t *s, struct lv_folio *f)
 	}
 }
 
+static void op_read(uint64_t *s, struct lv_memcg *memcg)
+{
+	static const uint64_t sizes[] = { SPARSE_BYTES, REAL_BYTES, 1 << 20, 4 << 20 };
+	unsigned int which = (unsigned int)(rnd(s) % 4);
+	struct lv_file *files[] = { sparse_file, real_file, bad_file, trunc_file };
+	unsigned char buf[3 * 4096];
+	uint64_t off = rnd(s) % sizes[which];
+	size_t len = 1 + rnd(s) % sizeof(buf);
+	long n;
+
+	if (rnd(s) & 1)
+		off &= ~4095ul; /* mostly page-aligned, like dd bs=4k */
+	n = lv_file_read(files[which], memcg, buf, len, off);
+	if (n == -ENOMEM) {
+		atomic_fetch_add(&read_enomem, 1);
+		return;
+	}
+	if (which == 2) {
+		if (n != -EIO) {
+			fprintf(stderr, "# read of a failing file returned %ld\n", n);
+			abort();
+		}
+		return;
+	}
+	/*
+	 * A read may come up short when a later page cannot be charged (like read(2) after
+	 * progress), never empty inside the file.
+	 */
+	if (n < 0 || (size_t)n > len || (which != 3 && n == 0)) {
+		fprintf(stderr, "# read(%u, %lu, %zu) returned %ld\n", which, (unsigned long)off, len, n);
+		abort();
+	}
+	for (long i = 0; i < n; i++) {
+		unsigned char want = which == 1 ? real_byte(off + (uint64_t)i) : 0;
+
+		if (buf[i] != want) {
+			fprintf(stderr, "# file %u byte %lu is %u, not %u\n", which,
+				(unsigned long)(off + (uint64_t)i), buf[i], want);
+			abort();
+		}
+	}
+	atomic_fetch_add(&bytes_read, (unsigned long)n);
+}
+
 static void *worker(void *arg)
 {
 	uint64_t s = opt.seed * 0x9e3779b97f4a7c15ull + (uintptr_t)arg + 1;
@@ -230,10 +289,20 @@ static void *worker(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		unsigned int r = (unsigned int)(rnd(&s) % 1000);
 
-		if (r < 250) {
+		if (r < 200) {
 			op_alloc(&s, pick_memcg(&s));
-		} else if (r < 400) {
+		} else if (r < 320) {
 			op_release(&s);
+		} else if (r < 600) {
+			op_read(&s, pick_memcg(&s));
+		} else if (r < 603) {
+			lv_file_truncate(trunc_file, rnd(&s) % (4 << 20));
+			lv_file_truncate(trunc_file, 4 << 20);
+		} else if (r < 605) {
+			if (r & 1)
+				lv_reclaim_node(machine, (int)(rnd(&s) % (unsigned)nr_nodes), 64);
+			else if (nr_containers)
+				lv_memcg_reclaim(pick_memcg(&s), 64);
 		} else if (r < 990) {
 			struct lv_folio *f = get_entry((unsigned int)(rnd(&s) % TABLE_SIZE));
 
@@ -430,6 +499,28 @@ int main(int argc, char **argv)
 			lv_memcg_set_max(containers[1], 256); /* one tenant at its limit */
 	}
 
+	{
+		char path[] = "/tmp/lruvec-torture-XXXXXX";
+		unsigned char *data = malloc(REAL_BYTES);
+
+		real_fd = mkstemp(path);
+		if (real_fd < 0 || !data)
+			abort();
+		unlink(path);
+		for (uint64_t p = 0; p < REAL_BYTES; p++)
+			data[p] = real_byte(p);
+		if (write(real_fd, data, REAL_BYTES) != (ssize_t)REAL_BYTES)
+			abort();
+		free(data);
+		bad_fd = open("/", O_RDONLY | O_DIRECTORY); /* pread fails with EISDIR */
+		sparse_file = lv_file_open(machine, -1, SPARSE_BYTES);
+		real_file = lv_file_open(machine, real_fd, REAL_BYTES);
+		bad_file = lv_file_open(machine, bad_fd, 1 << 20);
+		trunc_file = lv_file_open(machine, -1, 4 << 20);
+		if (bad_fd < 0 || !sparse_file || !real_file || !bad_file || !trunc_file)
+			abort();
+	}
+
 	tids = calloc((size_t)opt.threads, sizeof(*tids));
 	for (int i = 0; i < opt.threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
@@ -447,10 +538,13 @@ int main(int argc, char **argv)
 
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
-	   "%lu isolations, %lu failed allocations, %lu memcgs removed",
+	   "%lu isolations, %lu failed allocations, %lu memcgs removed, %lu MiB read, "
+	   "%lu pages reclaimed",
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
-	   atomic_load(&memcgs_removed));
+	   atomic_load(&memcgs_removed), atomic_load(&bytes_read) >> 20,
+	   (unsigned long)(lv_node_stat(machine, 0, LV_PGSTEAL) +
+			   lv_node_stat(machine, 1, LV_PGSTEAL)));
 
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
@@ -473,6 +567,12 @@ int main(int argc, char **argv)
 		if (f)
 			lv_folio_put(f);
 	}
+	lv_file_close(sparse_file);
+	lv_file_close(real_file);
+	lv_file_close(bad_file);
+	lv_file_close(trunc_file);
+	close(real_fd);
+	close(bad_fd);
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
 	err = lv_check(machine, rf);
