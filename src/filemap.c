@@ -189,9 +189,14 @@ static struct xa_node *xa_find_leaf(struct lv_file *file, unsigned long index, b
 
 	lockdep_assert_held(&file->lock);
 	if (!node) {
+		unsigned int shift = 0;
+
 		if (!create)
 			return NULL;
-		node = xa_node_alloc(file, NULL, 0, 0);
+		/* Tall enough for @index at once: an empty node would never be deleted. */
+		while ((index >> shift) >= XA_CHUNK_SIZE)
+			shift += XA_CHUNK_SHIFT;
+		node = xa_node_alloc(file, NULL, shift, 0);
 		if (!node)
 			return NULL;
 		rcu_assign_pointer_lv(file->root, node);
@@ -219,8 +224,10 @@ static struct xa_node *xa_find_leaf(struct lv_file *file, unsigned long index, b
 			if (!create)
 				return NULL;
 			child = xa_node_alloc(file, node, node->shift - XA_CHUNK_SHIFT, offset);
-			if (!child)
+			if (!child) {
+				xa_delete_node(file, node); /* if we just made it, it is empty */
 				return NULL;
+			}
 			rcu_assign_pointer_lv(node->slots[offset], child);
 			node->count++;
 		}

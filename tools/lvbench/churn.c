@@ -294,7 +294,7 @@ static int churn_run(const struct lvb_common *opt, const void *params, enum lv_l
 	struct lvb_env env;
 	int err;
 
-	err = lvb_env_create(&env, opt, design);
+	err = lvb_env_create(&env, opt, design, 0);
 	if (err)
 		return err;
 	if (p->limit_mib)

@@ -9,22 +9,40 @@
  *
  * The table has the layout of mmtests compare: one row per statistic, one column per design,
  * each value followed by its percentage relative to the first (baseline) column.
+ *
+ * A workload with a ceiling has it measured once per configuration, before the rounds, with
+ * the same threads and duration, so each design can be shown as a share of what the machine
+ * does without the library. A sweep repeats all of it per container count and condenses
+ * each count to one row (and one point per design in the plot).
  */
 #include "lvbench.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 void lvb_result_free(struct lvb_result *res)
 {
 	free(res->thread_ops);
+	free(res->thread_amount);
 	res->thread_ops = NULL;
+	res->thread_amount = NULL;
 }
 
-int lvb_series_add(struct lvb_series *s, const struct lvb_result *res)
+/* The amount of thread @t in the unit of the workload's rate (ops without one). */
+static double thread_units(const struct lvb_workload *wl, const struct lvb_result *res,
+			   unsigned int t)
 {
-	double *samples, *rates;
+	if (!wl->rate)
+		return (double)res->thread_ops[t];
+	return (double)res->thread_amount[t] * wl->rate->scale;
+}
+
+int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
+		   const struct lvb_result *res)
+{
+	double *samples, *rates, units = 0;
 	uint64_t ops = 0;
 
 	samples = realloc(s->samples, (s->nr_samples + res->nr_threads) * sizeof(*samples));
@@ -37,14 +55,21 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_result *res)
 	s->round_rate = rates;
 
 	for (unsigned int t = 0; t < res->nr_threads; t++) {
+		double u = thread_units(wl, res, t);
+
 		ops += res->thread_ops[t];
-		s->samples[s->nr_samples++] =
-			res->elapsed > 0 ? (double)res->thread_ops[t] / res->elapsed : 0;
+		units += u;
+		s->samples[s->nr_samples++] = res->elapsed > 0 ? u / res->elapsed : 0;
 	}
-	s->round_rate[s->rounds++] = res->elapsed > 0 ? (double)ops / res->elapsed : 0;
+	s->round_rate[s->rounds++] = res->elapsed > 0 ? units / res->elapsed : 0;
 	s->design = res->design;
 	s->ops += ops;
+	s->units += units;
 	s->elapsed += res->elapsed;
+	if (res->vm_rss_kib > s->vm_rss_kib)
+		s->vm_rss_kib = res->vm_rss_kib;
+	if (res->vm_hwm_kib > s->vm_hwm_kib)
+		s->vm_hwm_kib = res->vm_hwm_kib;
 	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++) {
 		struct lv_lock_stat *sum = &s->locks[cls];
 		const struct lv_lock_stat *l = &res->locks[cls];
@@ -77,6 +102,21 @@ void lvb_series_free(struct lvb_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
+double lvb_series_rate(const struct lvb_series *s)
+{
+	return s->elapsed > 0 ? s->units / s->elapsed : 0;
+}
+
+static const char *rate_unit(const struct lvb_workload *wl)
+{
+	return wl->rate ? wl->rate->unit : "ops/s";
+}
+
+static const char *rate_per(const struct lvb_workload *wl)
+{
+	return wl->rate ? wl->rate->per : "thread";
+}
+
 /* ---- the tables ------------------------------------------------------------------------------ */
 
 /* The baseline compares with itself: exactly 0, never a rounded "-0.00%". */
@@ -94,6 +134,7 @@ static double pct_lower_better(double base, double v)
 static void print_row(FILE *out, const char *stat, const char *wl, const double *v, unsigned int n,
 		      bool lower_better)
 {
+	/* A workload name longer than 8 columns shifts every row alike. */
 	fprintf(out, "%-10s %-8s", stat, wl);
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out, " %14.2f", v[d]);
@@ -120,9 +161,10 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "",
 			opt->duration);
 	fprintf(out,
-		"%u containers, %u threads on %u online CPUs (thread-to-core ratio %.2f),\n"
+		"%u containers, %u %ss on %u online CPUs (thread-to-core ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
-		opt->containers, opt->threads, cpus, (double)opt->threads / cpus, opt->nodes,
+		opt->containers, opt->threads, rate_per(wl), cpus, (double)opt->threads / cpus,
+		opt->nodes,
 		opt->nodes > 1 ? "s" : "", opt->memory_mib, lvb_backend_names[opt->backend],
 		opt->batch, (unsigned long long)opt->seed);
 }
@@ -135,6 +177,7 @@ static const struct {
 } rows[] = {
 	{ "Min", offsetof(struct lvb_stats, min), false },
 	{ "Max", offsetof(struct lvb_stats, max), false },
+	{ "Amean", offsetof(struct lvb_stats, amean), false },
 	{ "Hmean", offsetof(struct lvb_stats, hmean), false },
 	{ "Stddev", offsetof(struct lvb_stats, stddev), true },
 	{ "CoeffVar", offsetof(struct lvb_stats, coeffvar), true },
@@ -143,8 +186,10 @@ static const struct {
 	{ "BHmean-99", offsetof(struct lvb_stats, bhmean99), false },
 };
 
-static int print_stats_table(FILE *out, const char *wl, const struct lvb_series *s, unsigned int n)
+static int print_stats_table(FILE *out, const struct lvb_workload *wl, const struct lvb_series *s,
+			     unsigned int n)
 {
+	size_t name_len = strlen(wl->name) > 8 ? strlen(wl->name) : 8;
 	struct lvb_stats st[2];
 	double v[2];
 
@@ -152,24 +197,25 @@ static int print_stats_table(FILE *out, const char *wl, const struct lvb_series 
 		if (lvb_stats_compute(s[d].samples, s[d].nr_samples, &st[d]))
 			return -ENOMEM;
 
-	fprintf(out, "ops/s per thread (%zu samples per design: threads x rounds)\n", st[0].n);
-	fprintf(out, "%-19s", "");
+	fprintf(out, "%s per %s (%zu samples per design: %ss x rounds)\n", rate_unit(wl),
+		rate_per(wl), st[0].n, rate_per(wl));
+	fprintf(out, "%-*s", (int)(11 + name_len), "");
 	for (unsigned int d = 0; d < n; d++)
 		fprintf(out, d ? " %25s" : " %14s", lvb_lock_names[s[d].design]);
 	fputc('\n', out);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		for (unsigned int d = 0; d < n; d++)
 			v[d] = *(const double *)((const char *)&st[d] + rows[i].off);
-		print_row(out, rows[i].label, wl, v, n, rows[i].lower_better);
+		print_row(out, rows[i].label, wl->name, v, n, rows[i].lower_better);
 	}
 	for (unsigned int d = 0; d < n; d++)
-		v[d] = s[d].elapsed > 0 ? (double)s[d].ops / s[d].elapsed : 0;
-	print_row(out, "Total", wl, v, n, false);
-	fprintf(out, "(Total: ops/s of all threads together)\n");
+		v[d] = lvb_series_rate(&s[d]);
+	print_row(out, "Total", wl->name, v, n, false);
+	fprintf(out, "(Total: %s of all %ss together)\n", rate_unit(wl), rate_per(wl));
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out, "Total per round (%s):", lvb_lock_names[s[d].design]);
 		for (unsigned int r = 0; r < s[d].rounds; r++)
-			fprintf(out, " %.0f", s[d].round_rate[r]);
+			fprintf(out, wl->rate ? " %.1f" : " %.0f", s[d].round_rate[r]);
 		fputc('\n', out);
 	}
 	return 0;
@@ -258,6 +304,12 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 {
 	static const enum lv_stat_item items[] = { LV_PGACTIVATE, LV_PGDEACTIVATE, LV_PGROTATED,
 						   LV_PGMOVED, LV_LOCK_RETRIES };
+	/* Reclaim and workingset: shown once some design has them (churn never reclaims). */
+	static const enum lv_stat_item reclaim_items[] = {
+		LV_PGSCAN,	       LV_PGSTEAL,		LV_PGREFILL,
+		LV_WORKINGSET_REFAULT, LV_WORKINGSET_ACTIVATE, LV_WORKINGSET_NODERECLAIM,
+		LV_ALLOCSTALL,
+	};
 	double v[2];
 
 	table_head(out, "Counters (all rounds)", s, n);
@@ -265,6 +317,16 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 		for (unsigned int d = 0; d < n; d++)
 			v[d] = (double)s[d].vmstat[items[i]];
 		table_row(out, lv_stat_name(items[i]), v, n, " %14.0f");
+	}
+	for (size_t i = 0; i < sizeof(reclaim_items) / sizeof(reclaim_items[0]); i++) {
+		bool any = false;
+
+		for (unsigned int d = 0; d < n; d++) {
+			v[d] = (double)s[d].vmstat[reclaim_items[i]];
+			any |= v[d] > 0;
+		}
+		if (any)
+			table_row(out, lv_stat_name(reclaim_items[i]), v, n, " %14.0f");
 	}
 	for (unsigned int c = 0; c < s[0].nr_counters; c++) {
 		for (unsigned int d = 0; d < n; d++)
@@ -280,12 +342,33 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 	fputc('\n', out);
 }
 
+/* The ceiling, and each design's total as a share of it. */
+static void print_ceiling(FILE *out, const struct lvb_workload *wl, const struct lvb_series *s,
+			  unsigned int n, const struct lvb_ceiling *c)
+{
+	if (!c->valid)
+		return;
+	fprintf(out, "\nCeiling: the same %u %ss doing only the memory work, without the library:\n"
+		"%s\n", c->threads, rate_per(wl), c->what);
+	fprintf(out, "%-28s %14.1f %s (%.1f per %s)\n", "ceiling", c->total, rate_unit(wl),
+		c->threads ? c->total / c->threads : 0, rate_per(wl));
+	for (unsigned int d = 0; d < n; d++) {
+		double rate = lvb_series_rate(&s[d]);
+
+		fprintf(out, "%-28s %14.1f %s = %5.1f%% of the ceiling\n",
+			lvb_lock_names[s[d].design], rate, rate_unit(wl),
+			c->total > 0 ? 100 * rate / c->total : 0);
+	}
+}
+
 static int print_human(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
-		       const struct lvb_series *s, unsigned int n)
+		       const void *params, const struct lvb_series *s, unsigned int n,
+		       const struct lvb_ceiling *c)
 {
 	print_header(out, wl, opt, s, n);
-	if (print_stats_table(out, wl->name, s, n))
+	if (print_stats_table(out, wl, s, n))
 		return -ENOMEM;
+	print_ceiling(out, wl, s, n, c);
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out,
 			"\nLock statistics, %s design (perf lock report columns, %u round%s)\n",
@@ -294,49 +377,277 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 	}
 	print_contention(out, s, n);
 	print_counters(out, s, n);
+	if (wl->print_extra)
+		wl->print_extra(out, opt, params, s, n, c);
 	return 0;
+}
+
+/*
+ * run_rounds - the ceiling (if the workload has one), then @opt->rounds rounds of each of
+ * @designs, alternating, into @series.
+ * Return: 0, or -1 after describing the error.
+ */
+static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *opt,
+		      const void *params, const enum lv_lock_design *designs,
+		      unsigned int nr_designs, struct lvb_series *series, struct lvb_ceiling *ceiling)
+{
+	unsigned int total = opt->rounds * nr_designs, done = 0;
+	int err;
+
+	memset(ceiling, 0, sizeof(*ceiling));
+	if (wl->ceiling) {
+		lvb_progress_label("%s, %u containers, ceiling", wl->name, opt->containers);
+		err = wl->ceiling(opt, params, ceiling);
+		if (err) {
+			fprintf(stderr, "lvbench: %s, ceiling: %s\n", wl->name, strerror(-err));
+			return -1;
+		}
+	}
+	for (unsigned int r = 0; r < opt->rounds; r++) {
+		for (unsigned int d = 0; d < nr_designs; d++) {
+			struct lvb_result res = { 0 };
+
+			lvb_progress_label("%s, %u containers, %s design, run %u/%u", wl->name,
+					   opt->containers, lvb_lock_names[designs[d]], ++done,
+					   total);
+			err = wl->run(opt, params, designs[d], &res);
+			if (!err)
+				err = lvb_series_add(&series[d], wl, &res);
+			lvb_result_free(&res);
+			if (err) {
+				fprintf(stderr, "lvbench: %s, %s design: %s\n", wl->name,
+					lvb_lock_names[designs[d]], strerror(-err));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static unsigned int count_failures(const struct lvb_series *s, unsigned int n)
+{
+	unsigned int failures = 0;
+
+	for (unsigned int d = 0; d < n; d++)
+		failures += s[d].failures;
+	return failures;
+}
+
+/* ---- sweep ----------------------------------------------------------------------------------- */
+
+struct sweep_point {
+	unsigned int containers, threads;
+	double mean[2];	    /* arithmetic mean rate per thread, per design */
+	double ceiling_per; /* per thread; 0 without a ceiling */
+};
+
+static double sample_mean(const struct lvb_series *s)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < s->nr_samples; i++)
+		sum += s->samples[i];
+	return s->nr_samples ? sum / (double)s->nr_samples : 0;
+}
+
+static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt)
+{
+	char per_plural[32];
+
+	snprintf(per_plural, sizeof(per_plural), "%ss", rate_per(wl));
+	fprintf(out,
+		"lvbench compare %s --sweep: node vs lruvec lru_lock, ABAB order, %u round%s of "
+		"%g s per design and container count\n",
+		wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n",
+		lvb_online_cpus(), opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		lvb_backend_names[opt->backend], opt->batch);
+	fprintf(out,
+		"%s per %s: arithmetic mean over the %ss of all rounds; LRU cont: contended/acquired "
+		"of the LRU lock\n\n",
+		rate_unit(wl), rate_per(wl), rate_per(wl));
+	fprintf(out, "%10s %8s %12s %12s %12s %12s %12s %12s %9s %9s\n", "containers",
+		per_plural, "node", "lruvec", "lruvec/node",
+		"node cont", "lruvec cont", "ceiling", "node%", "lruvec%");
+}
+
+static void sweep_row(FILE *out, const struct sweep_point *p, const struct lvb_series *s)
+{
+	char r[32];
+	double frac[2];
+
+	for (unsigned int d = 0; d < 2; d++) {
+		const struct lv_lock_stat *a = &s[d].locks[LV_LOCK_CLASS_LRUVEC];
+		const struct lv_lock_stat *b = &s[d].locks[LV_LOCK_CLASS_NODE];
+		struct lv_lock_stat l = { .acquired = a->acquired + b->acquired,
+					  .contended = a->contended + b->contended };
+
+		frac[d] = 100 * lvb_contended_fraction(&l);
+	}
+	if (p->mean[0] > 0)
+		snprintf(r, sizeof(r), "%.2fx", p->mean[1] / p->mean[0]);
+	else
+		snprintf(r, sizeof(r), "n/a");
+	fprintf(out, "%10u %8u %12.1f %12.1f %12s %11.3f%% %11.3f%%", p->containers, p->threads,
+		p->mean[0], p->mean[1], r, frac[0], frac[1]);
+	if (p->ceiling_per > 0)
+		fprintf(out, " %12.1f %8.1f%% %8.1f%%\n", p->ceiling_per,
+			100 * p->mean[0] / p->ceiling_per, 100 * p->mean[1] / p->ceiling_per);
+	else
+		fprintf(out, " %12s %9s %9s\n", "-", "-", "-");
+	fflush(out);
+}
+
+/* Single quotes inside a gnuplot single-quoted string are doubled. */
+static void gnuplot_string(FILE *gp, const char *s)
+{
+	fputc('\'', gp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', gp);
+		fputc(*s, gp);
+	}
+	fputc('\'', gp);
+}
+
+static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *opt,
+		      const struct sweep_point *pts, unsigned int n)
+{
+	unsigned int lo = pts[0].containers, hi = pts[0].containers;
+	bool ceiling = false;
+	int status;
+	FILE *gp;
+
+	for (unsigned int i = 0; i < n; i++) {
+		lo = pts[i].containers < lo ? pts[i].containers : lo;
+		hi = pts[i].containers > hi ? pts[i].containers : hi;
+		ceiling |= pts[i].ceiling_per > 0;
+	}
+	fflush(NULL);
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		fprintf(stderr, "lvbench: --plot: cannot run gnuplot: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Inline data: no temporary file to name, clean up or race on. */
+	fprintf(gp, "$data << EOD\n");
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(gp, "%u %.6g %.6g %.6g\n", pts[i].containers, pts[i].mean[0], pts[i].mean[1],
+			pts[i].ceiling_per);
+	fprintf(gp, "EOD\n");
+	fprintf(gp, "set terminal svg size 900,560 dynamic enhanced background rgb 'white' "
+		    "font 'sans,12'\nset output ");
+	gnuplot_string(gp, opt->plot);
+	fprintf(gp,
+		"\nset title 'lvbench compare %s: %s per %s (mean), %u round%s of %g s, "
+		"%u MiB x %u node%s, %u CPUs'\n",
+		wl->name, rate_unit(wl), rate_per(wl), opt->rounds, opt->rounds > 1 ? "s" : "",
+		opt->duration, opt->memory_mib, opt->nodes, opt->nodes > 1 ? "s" : "",
+		lvb_online_cpus());
+	fprintf(gp, "set xlabel 'containers (memory cgroups)'\nset ylabel '%s per %s'\n",
+		rate_unit(wl), rate_per(wl));
+	fprintf(gp, "set logscale x 2\nset xrange [%g:%g]\nset xtics (", lo / 1.4, hi * 1.4);
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(gp, "%s%u", i ? ", " : "", pts[i].containers);
+	fprintf(gp, ")\nset yrange [0:*]\nset grid\nset key below\n");
+	fprintf(gp, "plot $data using 1:2 with linespoints lw 2 pt 7 title "
+		    "'node lru\\_lock (Linux <= 5.10)', \\\n"
+		    "     $data using 1:3 with linespoints lw 2 pt 5 title "
+		    "'lruvec lru\\_lock (Linux 5.11+)'");
+	if (ceiling)
+		fprintf(gp, ", \\\n     $data using 1:4 with linespoints dt 2 pt 1 title "
+			    "'ceiling (memory work only)'");
+	fprintf(gp, "\n");
+	status = pclose(gp);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "lvbench: --plot: gnuplot failed (see above); %s not written\n",
+			opt->plot);
+		return -1;
+	}
+	return 0;
+}
+
+static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
+		 const enum lv_lock_design *designs, unsigned int nr_designs)
+{
+	struct sweep_point pts[LVB_MAX_LIST] = { 0 };
+	unsigned int failures = 0;
+	int ret = LVB_EXIT_OK;
+
+	if (!opt->json)
+		sweep_header(stdout, wl, opt);
+	for (unsigned int i = 0; i < opt->sweep.n; i++) {
+		struct lvb_common o = *opt;
+		struct lvb_series series[2] = { 0 };
+		struct lvb_ceiling ceiling;
+
+		o.containers = opt->sweep.v[i];
+		o.sweep.n = 0;
+		if (wl->nr_threads)
+			o.threads = wl->nr_threads(&o, params);
+		if (run_rounds(wl, &o, params, designs, nr_designs, series, &ceiling)) {
+			ret = LVB_EXIT_FAIL;
+		} else {
+			pts[i] = (struct sweep_point){ .containers = o.containers,
+						       .threads = o.threads };
+			for (unsigned int d = 0; d < nr_designs && d < 2; d++)
+				pts[i].mean[d] = sample_mean(&series[d]);
+			if (ceiling.valid && ceiling.threads)
+				pts[i].ceiling_per = ceiling.total / ceiling.threads;
+			if (opt->json)
+				for (unsigned int d = 0; d < nr_designs; d++)
+					lvb_print_json(stdout, wl, &o, params, &series[d],
+						       &ceiling);
+			else
+				sweep_row(stdout, &pts[i], series);
+			failures += count_failures(series, nr_designs);
+		}
+		for (unsigned int d = 0; d < nr_designs; d++)
+			lvb_series_free(&series[d]);
+		if (ret)
+			return ret;
+	}
+	if (opt->plot) {
+		if (sweep_plot(wl, opt, pts, opt->sweep.n))
+			ret = LVB_EXIT_FAIL;
+		else if (!opt->json)
+			printf("\nPlot written to %s\n", opt->plot);
+	}
+	if (failures) {
+		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",
+			failures, failures > 1 ? "s" : "");
+		ret = LVB_EXIT_FAIL;
+	}
+	fflush(stdout);
+	return ret;
 }
 
 /**
  * lvb_bench - run @opt->rounds rounds of each of @designs (at most 2), alternating, and print
- * the result.
+ * the result; with opt->sweep, once per container count.
  * Return: an exit status.
  */
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
 	      const enum lv_lock_design *designs, unsigned int nr_designs)
 {
 	struct lvb_series series[2] = { 0 };
-	unsigned int total = opt->rounds * nr_designs, done = 0, failures = 0;
+	struct lvb_ceiling ceiling;
+	unsigned int failures;
 	int ret = LVB_EXIT_OK;
 
-	for (unsigned int r = 0; r < opt->rounds; r++) {
-		for (unsigned int d = 0; d < nr_designs; d++) {
-			struct lvb_result res = { 0 };
-			int err;
-
-			lvb_progress_label("%s, %s design, run %u/%u", wl->name,
-					   lvb_lock_names[designs[d]], ++done, total);
-			err = wl->run(opt, params, designs[d], &res);
-			if (!err)
-				err = lvb_series_add(&series[d], &res);
-			lvb_result_free(&res);
-			if (err) {
-				fprintf(stderr, "lvbench: %s, %s design: %s\n", wl->name,
-					lvb_lock_names[designs[d]], strerror(-err));
-				ret = LVB_EXIT_FAIL;
-				goto out;
-			}
-		}
+	if (opt->sweep.n)
+		return sweep(wl, opt, params, designs, nr_designs);
+	if (run_rounds(wl, opt, params, designs, nr_designs, series, &ceiling)) {
+		ret = LVB_EXIT_FAIL;
+		goto out;
 	}
-
 	if (opt->json) {
 		for (unsigned int d = 0; d < nr_designs; d++)
-			lvb_print_json(stdout, wl->name, opt, &series[d]);
-	} else if (print_human(stdout, wl, opt, series, nr_designs)) {
+			lvb_print_json(stdout, wl, opt, params, &series[d], &ceiling);
+	} else if (print_human(stdout, wl, opt, params, series, nr_designs, &ceiling)) {
 		ret = LVB_EXIT_FAIL;
 	}
-	for (unsigned int d = 0; d < nr_designs; d++)
-		failures += series[d].failures;
+	failures = count_failures(series, nr_designs);
 	if (failures) {
 		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",
 			failures, failures > 1 ? "s" : "");

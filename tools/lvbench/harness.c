@@ -9,11 +9,15 @@
  * are read then, so the teardown (releasing every folio, draining, removing memcgs) never
  * pollutes the numbers, and lv_check() runs on a populated machine, where it has the most to
  * verify. A second lv_check() after the teardown checks the empty machine.
+ *
+ * An env without a machine (a ceiling run) uses the same threads and the same timing, so that
+ * the ceiling and the workload differ only in what a step does.
  */
 #define _GNU_SOURCE
 #include "lvbench.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -26,6 +30,23 @@ unsigned int lvb_online_cpus(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n > 0 ? (unsigned int)n : 1;
+}
+
+void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	*rss_kib = *hwm_kib = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "VmRSS:", 6))
+			sscanf(line + 6, "%" SCNu64, rss_kib);
+		else if (!strncmp(line, "VmHWM:", 6))
+			sscanf(line + 6, "%" SCNu64, hwm_kib);
+	}
+	fclose(f);
 }
 
 static double now_sec(void)
@@ -80,7 +101,8 @@ static void progress_clear(void)
 
 /* ---- machine and containers ------------------------------------------------------------------ */
 
-int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design)
+int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
+		   unsigned int flags)
 {
 	struct lv_config cfg;
 	int err;
@@ -94,8 +116,12 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.lock_design = design;
 	cfg.lock_backend = (enum lv_lock_backend)opt->backend;
 	cfg.batch_size = opt->batch;
-	/* The LRU is what is measured; untouched data frames would only cost address space. */
-	cfg.metadata_only = true;
+	/*
+	 * Where only the LRU is measured, untouched data frames would only cost address space;
+	 * the page cache needs them (a read copies the data out).
+	 */
+	cfg.metadata_only = !(flags & LVB_ENV_DATA);
+	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)
 		return -errno;
@@ -250,9 +276,17 @@ void lvb_worker_error(struct lvb_worker *w, const char *what, int err)
 	}
 }
 
+/* Events only: the difference of a gauge such as nr_file_pages over a run means nothing. */
+static bool is_event(int item)
+{
+	return item >= LV_PGACTIVATE && item != LV_NR_FILE_PAGES;
+}
+
 static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uint64_t *sweeps)
 {
 	for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++) {
+		if (!is_event(item))
+			continue;
 		vmstat[item] = 0;
 		for (unsigned int nid = 0; nid < env->opt->nodes; nid++)
 			vmstat[item] += lv_node_stat(env->m, (int)nid, (enum lv_stat_item)item);
@@ -287,7 +321,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		    const struct lvb_thread_ops *ops, struct lvb_result *res)
 {
 	unsigned int n = env->opt->threads, created = 0;
-	uint64_t vm0[LV_NR_STAT_ITEMS], calls0, sweeps0;
+	uint64_t vm0[LV_NR_STAT_ITEMS] = { 0 }, calls0 = 0, sweeps0 = 0;
 	struct run_ctl ctl = { .ops = ops };
 	struct thread_arg *args;
 	pthread_t *tids;
@@ -297,9 +331,10 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 	res->design = env->design;
 	res->nr_threads = n;
 	res->thread_ops = calloc(n, sizeof(*res->thread_ops));
+	res->thread_amount = calloc(n, sizeof(*res->thread_amount));
 	args = calloc(n, sizeof(*args));
 	tids = calloc(n, sizeof(*tids));
-	if (!res->thread_ops || !args || !tids) {
+	if (!res->thread_ops || !res->thread_amount || !args || !tids) {
 		free(args);
 		free(tids);
 		return -ENOMEM;
@@ -307,8 +342,10 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 	pthread_mutex_init(&ctl.lock, NULL);
 	pthread_cond_init(&ctl.cond, NULL);
 
-	lv_lock_stats_reset(env->m);
-	snapshot(env, vm0, &calls0, &sweeps0);
+	if (env->m) {
+		lv_lock_stats_reset(env->m);
+		snapshot(env, vm0, &calls0, &sweeps0);
+	}
 	for (; created < n; created++) {
 		workers[created].id = created;
 		workers[created].env = env;
@@ -341,17 +378,23 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 	pthread_mutex_unlock(&ctl.lock);
 
 	res->elapsed = t1 - t0;
-	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
-		lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
-	snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);
-	for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
-		res->vmstat[item] -= vm0[item];
-	res->drain_calls -= calls0;
-	res->drain_sweeps -= sweeps0;
-	if (lv_check(env->m, stderr)) {
-		fprintf(stderr, "lvbench: %s design: lv_check failed at the end of the run\n",
-			lvb_lock_names[env->design]);
-		res->failures++;
+	/* The threads still hold what they use: the most memory this round needs. */
+	lvb_proc_memory(&res->vm_rss_kib, &res->vm_hwm_kib);
+	if (env->m) {
+		for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
+			lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
+		snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);
+		for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
+			if (is_event(item))
+				res->vmstat[item] -= vm0[item];
+		res->drain_calls -= calls0;
+		res->drain_sweeps -= sweeps0;
+		if (lv_check(env->m, stderr)) {
+			fprintf(stderr,
+				"lvbench: %s design: lv_check failed at the end of the run\n",
+				lvb_lock_names[env->design]);
+			res->failures++;
+		}
 	}
 
 	pthread_mutex_lock(&ctl.lock);
@@ -364,6 +407,7 @@ join:
 		struct lvb_worker *w = &workers[t];
 
 		res->thread_ops[t] = w->ops;
+		res->thread_amount[t] = w->amount;
 		for (unsigned int c = 0; c < res->nr_counters; c++)
 			res->counters[c] += w->counters[c];
 		if (w->nr_errors) {

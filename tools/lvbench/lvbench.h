@@ -2,11 +2,13 @@
 /*
  * lvbench - declarations shared by the benchmark CLI's files.
  *
- * A workload (churn.c, later readtwice, aim9, numa) is a &struct lvb_workload: a name, its own
+ * A workload (churn.c, readtwice.c, later aim9, numa) is a &struct lvb_workload: a name, its own
  * options, and a run function that builds one machine for one lock design, runs it and fills a
  * &struct lvb_result. harness.c gives workloads the machine, the containers and the threads;
- * compare.c runs rounds of one or both designs; report.c turns results into statistics, tables
- * and JSON. Nothing here knows about a particular workload.
+ * compare.c runs rounds of one or both designs (and sweeps over container counts); report.c
+ * turns results into statistics, tables and JSON. Nothing here knows about a particular
+ * workload: what differs (the unit of throughput, a ceiling, extra output) is a hook of
+ * &struct lvb_workload.
  */
 #ifndef LVBENCH_H
 #define LVBENCH_H
@@ -30,6 +32,16 @@ enum lvb_opt_kind {
 	LVB_OPT_U64,	/* any uint64_t */
 	LVB_OPT_DOUBLE, /* finite double within [min, max] */
 	LVB_OPT_CHOICE, /* unsigned int: index into choices */
+	LVB_OPT_SIZE,	/* uint64_t bytes: digits with an optional K, M, G, T suffix (x 1024^n) */
+	LVB_OPT_STRING, /* const char *, pointing into argv */
+	LVB_OPT_LIST,	/* struct lvb_list: comma-separated unsigned ints within [min, max] */
+};
+
+#define LVB_MAX_LIST 32
+
+struct lvb_list {
+	unsigned int n;
+	unsigned int v[LVB_MAX_LIST];
 };
 
 /**
@@ -48,7 +60,10 @@ struct lvb_opt {
 
 #define LVB_UNSET (~0u) /* an option that was not given and has a mode-dependent default */
 
-/** struct lvb_common - the options every workload shares. */
+/**
+ * struct lvb_common - the options every workload shares. Fields that start LVB_UNSET (or 0 for
+ * the duration) get the workload's defaults in its prepare hook, then the generic ones.
+ */
 struct lvb_common {
 	unsigned int containers;
 	unsigned int threads;
@@ -62,6 +77,10 @@ struct lvb_common {
 	uint64_t seed;
 	bool json;
 	bool help;
+	/* compare only */
+	struct lvb_list sweep; /* container counts; n == 0: no sweep */
+	const char *plot;      /* SVG file for the sweep, or NULL */
+	bool compare;	       /* set by main: lvbench compare */
 };
 
 extern const char *const lvb_lock_names[];    /* "lruvec", "node": enum lv_lock_design order */
@@ -75,8 +94,9 @@ extern const char *const lvb_backend_names[]; /* "futex", "mutex", "spin" */
 struct lvb_result {
 	enum lv_lock_design design;
 	unsigned int nr_threads;
-	double elapsed;	      /* seconds between the start and the stop of the threads */
-	uint64_t *thread_ops; /* [nr_threads], owned by the result */
+	double elapsed;		 /* seconds between the start and the stop of the threads */
+	uint64_t *thread_ops;	 /* [nr_threads], owned by the result */
+	uint64_t *thread_amount; /* [nr_threads]: the workload's &struct lvb_rate amount */
 	struct lv_lock_stat locks[LV_NR_LOCK_CLASSES];
 	uint64_t vmstat[LV_NR_STAT_ITEMS]; /* events during the run, summed over nodes */
 	uint64_t drain_calls, drain_sweeps;
@@ -85,21 +105,24 @@ struct lvb_result {
 	const char *counter_names[LVB_MAX_COUNTERS];
 	uint64_t counters[LVB_MAX_COUNTERS];
 	unsigned int failures; /* each one already described on stderr */
+	/* /proc/self/status at the quiescent point, KiB (0 if unreadable) */
+	uint64_t vm_rss_kib, vm_hwm_kib;
 };
 
 void lvb_result_free(struct lvb_result *res);
 
 /**
- * struct lvb_series - every round of one design, merged: the samples are the ops/s of every
- * thread of every round.
+ * struct lvb_series - every round of one design, merged: the samples are the rates (ops/s, or
+ * the workload's unit) of every thread of every round.
  */
 struct lvb_series {
 	enum lv_lock_design design;
 	unsigned int rounds;
-	double *samples; /* per-thread ops/s */
+	double *samples; /* per-thread rate */
 	size_t nr_samples;
-	double *round_rate; /* [rounds]: total ops/s of each round */
+	double *round_rate; /* [rounds]: total rate of each round */
 	uint64_t ops;
+	double units; /* the workload's amount in its unit (MB), or ops */
 	double elapsed;
 	struct lv_lock_stat locks[LV_NR_LOCK_CLASSES];
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
@@ -108,12 +131,40 @@ struct lvb_series {
 	const char *counter_names[LVB_MAX_COUNTERS];
 	uint64_t counters[LVB_MAX_COUNTERS];
 	unsigned int failures;
+	uint64_t vm_rss_kib, vm_hwm_kib; /* the largest of the rounds */
 };
 
-int lvb_series_add(struct lvb_series *s, const struct lvb_result *res);
+struct lvb_workload;
+
+int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
+		   const struct lvb_result *res);
 void lvb_series_free(struct lvb_series *s);
+double lvb_series_rate(const struct lvb_series *s); /* all threads, per second */
 
 /* ---- workloads ------------------------------------------------------------------------------- */
+
+/**
+ * struct lvb_rate - how a workload measures throughput when it is not library calls per
+ * second: each thread adds to lvb_worker.amount (bytes, say), and a sample is
+ * amount * @scale / elapsed in @unit per @per.
+ */
+struct lvb_rate {
+	const char *unit;	 /* "MB/s" */
+	const char *per;	 /* "reader" */
+	double scale;		 /* units per amount: 1e-6 MB per byte */
+	const char *json_prefix; /* "mb_per_s": keys <prefix>_<per>_mean, <prefix>_total */
+};
+
+/**
+ * struct lvb_ceiling - the same threads doing only the memory work of the workload, without the
+ * library: what the machine could do at best. @total in the unit of the workload's rate.
+ */
+struct lvb_ceiling {
+	bool valid;
+	unsigned int threads;
+	double total;
+	const char *what; /* one line: what a ceiling thread does */
+};
 
 struct lvb_workload {
 	const char *name;
@@ -122,16 +173,44 @@ struct lvb_workload {
 	const struct lvb_opt *opts; /* its own options, ended by a zero entry; may be NULL */
 	size_t params_size;
 	void (*defaults)(void *params);
+	/*
+	 * Optional: fill the common options still unset with this workload's defaults (they
+	 * may depend on opt->compare) and check the options. Return 0, or -1 after
+	 * lvb_usage_error().
+	 */
+	int (*prepare)(struct lvb_common *opt, void *params);
+	/* Optional: the thread count @opt implies (a sweep changes opt->containers). */
+	unsigned int (*nr_threads)(const struct lvb_common *opt, const void *params);
+	const struct lvb_rate *rate; /* NULL: ops/s per thread */
 	/* Run one round of @design into @res (zeroed by the caller). Return 0 or -errno. */
 	int (*run)(const struct lvb_common *opt, const void *params, enum lv_lock_design design,
 		   struct lvb_result *res);
+	/* Optional: measure the ceiling for @opt (same threads, same duration). 0 or -errno. */
+	int (*ceiling)(const struct lvb_common *opt, const void *params, struct lvb_ceiling *c);
+	/* Optional: human output after the tables (summary lines, published numbers). */
+	void (*print_extra)(FILE *out, const struct lvb_common *opt, const void *params,
+			    const struct lvb_series *s, unsigned int n,
+			    const struct lvb_ceiling *c);
+	/* Optional: more keys of the JSON object of one design (with lvb_json_*()). */
+	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt,
+			   const void *params, const struct lvb_series *s,
+			   const struct lvb_ceiling *c);
 };
 
 extern const struct lvb_workload lvb_churn;
+extern const struct lvb_workload lvb_readtwice;
+extern const struct lvb_workload lvb_readonce;
+
+/* Print "lvbench: <message>" and the hint to --help on stderr. Return: -1. */
+int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- harness (harness.c) --------------------------------------------------------------------- */
 
-/** struct lvb_env - one machine of one design with opt->containers memcgs "c0", "c1", ... */
+/**
+ * struct lvb_env - one machine of one design with opt->containers memcgs "c0", "c1", ...
+ * An env whose @m is NULL has no machine: lvb_run_threads() then only times the threads
+ * (a ceiling run).
+ */
 struct lvb_env {
 	const struct lvb_common *opt;
 	enum lv_lock_design design;
@@ -140,7 +219,11 @@ struct lvb_env {
 	unsigned int nr_memcgs;
 };
 
-int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design);
+#define LVB_ENV_DATA	   0x1u /* real data frames (the default is metadata only) */
+#define LVB_ENV_NO_KSWAPD 0x2u /* no kswapd threads: reclaim is direct only */
+
+int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
+		   unsigned int flags);
 /* Drain, verify the machine is empty and consistent, remove the memcgs, destroy. */
 unsigned int lvb_env_destroy(struct lvb_env *env);
 
@@ -150,6 +233,7 @@ struct lvb_worker {
 	struct lvb_env *env;
 	void *priv; /* the workload's per-thread state */
 	uint64_t ops;
+	uint64_t amount; /* see &struct lvb_rate; unused without one */
 	uint64_t counters[LVB_MAX_COUNTERS];
 	const char *error_what; /* the first unexpected library answer */
 	int error;
@@ -173,6 +257,9 @@ void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2
 
 unsigned int lvb_online_cpus(void);
 
+/* VmRSS and VmHWM of this process in KiB (0 when /proc is not readable). */
+void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib);
+
 /* ---- rounds (compare.c) ---------------------------------------------------------------------- */
 
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
@@ -190,7 +277,11 @@ struct lvb_stats {
 int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st);
 double lvb_contended_fraction(const struct lv_lock_stat *s);
 void lvb_print_locks(FILE *out, const struct lvb_series *s);
-void lvb_print_json(FILE *out, const char *workload, const struct lvb_common *opt,
-		    const struct lvb_series *s);
+void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
+		    const void *params, const struct lvb_series *s, const struct lvb_ceiling *ceil);
+void lvb_json_u64(FILE *out, bool *first, const char *key, uint64_t v);
+void lvb_json_double(FILE *out, bool *first, const char *key, double v);
+void lvb_json_str(FILE *out, bool *first, const char *key, const char *v);
+void lvb_json_key(FILE *out, bool *first, const char *key);
 
 #endif /* LVBENCH_H */

@@ -16,13 +16,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NODE] = "node", NULL };
 const char *const lvb_backend_names[] = {
 	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
 };
 
-static const struct lvb_workload *const workloads[] = { &lvb_churn };
+static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice,
+							 &lvb_readonce };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -30,9 +32,10 @@ static const struct lvb_workload *const workloads[] = { &lvb_churn };
 
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, 1024, NULL, "N",
-	  "memory cgroups; thread t runs in container t % N (default 16)" },
+	  "memory cgroups; thread t runs in container t % N (default 16;\n"
+	  "readtwice/readonce: see their help)" },
 	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, 1024, NULL, "N",
-	  "benchmark threads (default 32)" },
+	  "benchmark threads (default 32; not for readtwice/readonce)" },
 	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
 	  "length of one round in seconds, fractions allowed (default 5)" },
 	{ "rounds", LVB_OPT_UINT, COMMON(rounds), 1, 1000, NULL, "N",
@@ -48,7 +51,7 @@ static const struct lvb_opt common_opts[] = {
 	{ "nodes", LVB_OPT_UINT, COMMON(nodes), 1, LV_MAX_NODES, NULL, "N",
 	  "NUMA nodes; thread t allocates on node t % N (default 1)" },
 	{ "memory", LVB_OPT_UINT, COMMON(memory_mib), 4, 65536, NULL, "MIB",
-	  "memory per node in MiB (default 256)" },
+	  "memory per node in MiB (default 256; readtwice/readonce: 2048)" },
 	{ "seed", LVB_OPT_U64, COMMON(seed), 0, 0, NULL, "N",
 	  "seed of the per-thread random streams (default 1)" },
 	{ "json", LVB_OPT_FLAG, COMMON(json), 0, 0, NULL, NULL,
@@ -57,20 +60,46 @@ static const struct lvb_opt common_opts[] = {
 	{ 0 }
 };
 
+/* Parsed always, so that using them without compare gets a precise message. */
+static const struct lvb_opt compare_opts[] = {
+	{ "sweep", LVB_OPT_LIST, COMMON(sweep), 1, 1024, NULL, "N,N,...",
+	  "run the comparison once per container count and print one\n"
+	  "row per count (e.g. 1,2,4,8,16,32)" },
+	{ "plot", LVB_OPT_STRING, COMMON(plot), 0, 0, NULL, "FILE.svg",
+	  "with --sweep: draw the rate per design against the container\n"
+	  "count with gnuplot (Debian: gnuplot-nox)" },
+	{ 0 }
+};
+
+/* Options a workload did not set in its prepare hook get these. */
 static void common_defaults(struct lvb_common *c)
 {
 	*c = (struct lvb_common){
-		.containers = 16,
-		.threads = 32,
-		.duration = 5.0,
+		.containers = LVB_UNSET,
+		.threads = LVB_UNSET,
+		.duration = 0,
 		.rounds = LVB_UNSET,
 		.lock = LVB_UNSET,
 		.backend = LV_BACKEND_FUTEX,
 		.batch = LV_MAX_BATCH,
 		.nodes = 1,
-		.memory_mib = 256,
+		.memory_mib = LVB_UNSET,
 		.seed = 1,
 	};
+}
+
+static void common_fill(struct lvb_common *c)
+{
+	if (c->containers == LVB_UNSET)
+		c->containers = 16;
+	if (c->threads == LVB_UNSET)
+		c->threads = 32;
+	if (c->duration == 0)
+		c->duration = 5.0;
+	if (c->memory_mib == LVB_UNSET)
+		c->memory_mib = 256;
+	if (c->rounds == LVB_UNSET)
+		c->rounds = c->compare ? 3 : 1;
 }
 
 /* ---- usage ----------------------------------------------------------------------------------- */
@@ -112,6 +141,8 @@ static const char output_help[] =
 	"drain_all, counters and check (\"ok\" or \"failed\").\n"
 	"Every round also runs lv_check() on the populated and on the emptied machine.\n"
 	"A progress line is shown on stderr when it is a terminal.\n"
+	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s\n"
+	"and add their keys to the JSON (see the workload's help).\n"
 	"Exit status: 0 success, 1 the run failed (library error or invariant violation,\n"
 	"described on stderr), 2 bad usage.\n";
 
@@ -136,7 +167,11 @@ static const char compare_help[] =
 	"them side by side. The percentage next to a value is relative to the node design as in\n"
 	"mmtests compare: new*100/base - 100 for Min, Max, Hmean, BHmean-N and Total (higher is\n"
 	"better), 100 - new*100/base for Stddev and CoeffVar (so less variance is positive).\n"
-	"With --json: two lines, the node object, then the lruvec object.\n";
+	"With --json: two lines, the node object, then the lruvec object (with --sweep: two\n"
+	"lines per container count).\n"
+	"--sweep prints one compact row per container count instead of the full tables: the\n"
+	"mean rate per thread of each design, their ratio, the contended fraction of the LRU\n"
+	"lock of each design and, where the workload has one, the ceiling.\n";
 
 static void usage_compare(FILE *out, const struct lvb_workload *wl)
 {
@@ -151,6 +186,8 @@ static void usage_compare(FILE *out, const struct lvb_workload *wl)
 	} else {
 		print_workloads(out);
 	}
+	fprintf(out, "\nOptions of compare:\n");
+	print_opts(out, compare_opts);
 	fprintf(out, "\nOptions of every workload (--lock excepted):\n");
 	print_opts(out, common_opts);
 	fprintf(out, "\n%s", output_help);
@@ -171,9 +208,7 @@ static void usage_workload(FILE *out, const struct lvb_workload *wl)
 
 /* ---- parsing --------------------------------------------------------------------------------- */
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
+int lvb_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -207,6 +242,70 @@ static int parse_u64(const char *s, uint64_t *v)
 	return errno ? -errno : 0;
 }
 
+/* "8G", "512M", "4096": a size in bytes, the suffixes as truncate(1) reads them (powers of 1024). */
+static int parse_size(const char *s, uint64_t *v)
+{
+	static const char suffixes[] = "KMGTP";
+	const char *p = s, *sfx;
+	uint64_t n;
+	char *end;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(p, &end, 10);
+	if (errno)
+		return -errno;
+	if (*end) {
+		sfx = strchr(suffixes, *end >= 'a' ? *end - 'a' + 'A' : *end);
+		if (!sfx || !*sfx)
+			return -EINVAL;
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		if (*end)
+			return -EINVAL;
+		for (const char *q = suffixes; q <= sfx; q++) {
+			if (n > UINT64_MAX / 1024)
+				return -ERANGE;
+			n *= 1024;
+		}
+	}
+	*v = n;
+	return 0;
+}
+
+/* "1,2,4": each element within [o->min, o->max]; no empty elements. */
+static int parse_list(const struct lvb_opt *o, const char *arg, struct lvb_list *list)
+{
+	const char *p = arg;
+
+	list->n = 0;
+	for (;;) {
+		char num[24];
+		size_t len = strcspn(p, ",");
+		uint64_t u;
+
+		if (!len || len >= sizeof(num))
+			return lvb_usage_error("--%s: '%s' is not a comma-separated list of integers",
+					       o->name, arg);
+		memcpy(num, p, len);
+		num[len] = 0;
+		if (parse_u64(num, &u))
+			return lvb_usage_error("--%s: '%s' is not a non-negative integer", o->name,
+					       num);
+		if ((double)u < o->min || (double)u > o->max)
+			return lvb_usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name,
+					       num, o->min, o->max);
+		if (list->n == LVB_MAX_LIST)
+			return lvb_usage_error("--%s: more than %d values", o->name, LVB_MAX_LIST);
+		list->v[list->n++] = (unsigned int)u;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
 static const char *choices_list(const char *const *choices, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -237,38 +336,54 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 				return 0;
 			}
 		}
-		return usage_error("--%s: unknown value '%s' (%s)", o->name, arg,
+		return lvb_usage_error("--%s: unknown value '%s' (%s)", o->name, arg,
 				   choices_list(o->choices, list, sizeof(list)));
 	case LVB_OPT_U64:
 	case LVB_OPT_UINT:
 		err = parse_u64(arg, &u);
 		if (err == -EINVAL)
-			return usage_error("--%s: '%s' is not a non-negative integer", o->name,
+			return lvb_usage_error("--%s: '%s' is not a non-negative integer", o->name,
 					   arg);
 		if (o->kind == LVB_OPT_U64) {
 			if (err)
-				return usage_error("--%s: %s is out of range", o->name, arg);
+				return lvb_usage_error("--%s: %s is out of range", o->name, arg);
 			*(uint64_t *)p = u;
 			return 0;
 		}
 		if (err || (double)u < o->min || (double)u > o->max)
-			return usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name, arg,
+			return lvb_usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name, arg,
 					   o->min, o->max);
 		*(unsigned int *)p = (unsigned int)u;
 		return 0;
+	case LVB_OPT_SIZE:
+		err = parse_size(arg, &u);
+		if (err == -EINVAL)
+			return lvb_usage_error("--%s: '%s' is not a size (digits, then K, M, G or T)",
+					       o->name, arg);
+		if (err || (double)u < o->min || (o->max && (double)u > o->max))
+			return lvb_usage_error("--%s: %s is out of range", o->name, arg);
+		*(uint64_t *)p = u;
+		return 0;
+	case LVB_OPT_STRING:
+		if (!*arg)
+			return lvb_usage_error("--%s: the value is empty", o->name);
+		*(const char **)p = arg;
+		return 0;
+	case LVB_OPT_LIST:
+		return parse_list(o, arg, (struct lvb_list *)p);
 	case LVB_OPT_DOUBLE:
 		errno = 0;
 		d = strtod(arg, &end);
 		if (end == arg || *end || !isfinite(d) ||
 		    ((*arg < '0' || *arg > '9') && *arg != '.'))
-			return usage_error("--%s: '%s' is not a number", o->name, arg);
+			return lvb_usage_error("--%s: '%s' is not a number", o->name, arg);
 		if (errno || d < o->min || d > o->max)
-			return usage_error("--%s: %s is out of range (%g..%g)", o->name, arg,
+			return lvb_usage_error("--%s: %s is out of range (%g..%g)", o->name, arg,
 					   o->min, o->max);
 		*(double *)p = d;
 		return 0;
 	}
-	return usage_error("--%s: internal error: bad option kind", o->name);
+	return lvb_usage_error("--%s: internal error: bad option kind", o->name);
 }
 
 /*
@@ -290,28 +405,30 @@ static int parse_opts(int argc, char **argv, struct lvb_common *common,
 		}
 		if (strncmp(arg, "--", 2) || !arg[2]) {
 			if (arg[0] == '-')
-				return usage_error("unknown option '%s'", arg);
-			return usage_error("unexpected argument '%s'", arg);
+				return lvb_usage_error("unknown option '%s'", arg);
+			return lvb_usage_error("unexpected argument '%s'", arg);
 		}
 		name = arg + 2;
 		eq = strchr(name, '=');
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		o = find_opt(common_opts, name, len);
+		if (!o)
+			o = find_opt(compare_opts, name, len);
 		if (!o && wl) {
 			o = find_opt(wl->opts, name, len);
 			base = params;
 		}
 		if (!o)
-			return usage_error("unknown option '--%.*s'", (int)len, name);
+			return lvb_usage_error("unknown option '--%.*s'", (int)len, name);
 		if (o->kind == LVB_OPT_FLAG) {
 			if (eq)
-				return usage_error("option '--%s' takes no value", o->name);
+				return lvb_usage_error("option '--%s' takes no value", o->name);
 		} else if (eq) {
 			val = eq + 1;
 		} else if (i + 1 < argc) {
 			val = argv[++i];
 		} else {
-			return usage_error("option '--%s' needs a value (%s)", o->name, o->metavar);
+			return lvb_usage_error("option '--%s' needs a value (%s)", o->name, o->metavar);
 		}
 		if (set_value(o, base, val))
 			return -1;
@@ -325,6 +442,45 @@ static const struct lvb_workload *find_workload(const char *name)
 		if (!strcmp(workloads[i]->name, name))
 			return workloads[i];
 	return NULL;
+}
+
+/* Look for gnuplot before a sweep that may take minutes, not after it. */
+static bool have_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, ":");
+
+		if (len && len + strlen(name) + 2 <= sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, name);
+			if (!access(buf, X_OK))
+				return true;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/* After the workload's and the generic defaults: the combinations that make no sense. */
+static int check_opts(const struct lvb_common *c)
+{
+	if (!c->compare && c->sweep.n)
+		return lvb_usage_error("option '--sweep' applies to compare only "
+				       "(lvbench compare WORKLOAD --sweep ...)");
+	if (!c->compare && c->plot)
+		return lvb_usage_error("option '--plot' applies to compare only");
+	if (c->plot && !c->sweep.n)
+		return lvb_usage_error("option '--plot' needs --sweep (the container counts to plot)");
+	if (c->compare && c->lock != LVB_UNSET)
+		return lvb_usage_error(
+			"compare: option '--lock' does not apply (compare runs both designs)");
+	return 0;
 }
 
 static bool is_help(const char *arg)
@@ -359,19 +515,19 @@ int main(int argc, char **argv)
 				usage_compare(stdout, NULL);
 				return LVB_EXIT_OK;
 			}
-			usage_error("compare: missing workload (see 'lvbench compare --help')");
+			lvb_usage_error("compare: missing workload (see 'lvbench compare --help')");
 			return LVB_EXIT_USAGE;
 		}
 	}
 	wl = find_workload(argv[first]);
 	if (!wl) {
 		if (compare)
-			usage_error("compare: unknown workload '%s'", argv[first]);
+			lvb_usage_error("compare: unknown workload '%s'", argv[first]);
 		else if (argv[first][0] == '-')
-			usage_error("unknown option '%s' (a workload or compare comes first)",
+			lvb_usage_error("unknown option '%s' (a workload or compare comes first)",
 				    argv[first]);
 		else
-			usage_error("unknown subcommand or workload '%s'", argv[first]);
+			lvb_usage_error("unknown subcommand or workload '%s'", argv[first]);
 		return LVB_EXIT_USAGE;
 	}
 
@@ -395,13 +551,20 @@ int main(int argc, char **argv)
 		free(params);
 		return LVB_EXIT_OK;
 	}
-	if (compare && common.lock != LVB_UNSET) {
-		usage_error("compare: option '--lock' does not apply (compare runs both designs)");
+	common.compare = compare;
+	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
 		free(params);
 		return LVB_EXIT_USAGE;
 	}
-	if (common.rounds == LVB_UNSET)
-		common.rounds = compare ? 3 : 1;
+	common_fill(&common);
+	if (wl->nr_threads)
+		common.threads = wl->nr_threads(&common, params);
+	if (common.plot && !have_program("gnuplot")) {
+		fprintf(stderr, "lvbench: --plot: gnuplot is not installed (Debian: apt-get install "
+				"gnuplot-nox)\n");
+		free(params);
+		return LVB_EXIT_FAIL;
+	}
 
 	if (compare) {
 		ret = lvb_bench(wl, &common, params, both, 2);

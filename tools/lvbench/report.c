@@ -148,7 +148,7 @@ static void json_number(FILE *out, double v)
 		fputs("null", out);
 }
 
-static void json_key(FILE *out, bool *first, const char *key)
+void lvb_json_key(FILE *out, bool *first, const char *key)
 {
 	if (!*first)
 		fputc(',', out);
@@ -157,21 +157,21 @@ static void json_key(FILE *out, bool *first, const char *key)
 	fputc(':', out);
 }
 
-static void json_u64(FILE *out, bool *first, const char *key, uint64_t v)
+void lvb_json_u64(FILE *out, bool *first, const char *key, uint64_t v)
 {
-	json_key(out, first, key);
+	lvb_json_key(out, first, key);
 	fprintf(out, "%llu", (unsigned long long)v);
 }
 
-static void json_double(FILE *out, bool *first, const char *key, double v)
+void lvb_json_double(FILE *out, bool *first, const char *key, double v)
 {
-	json_key(out, first, key);
+	lvb_json_key(out, first, key);
 	json_number(out, v);
 }
 
-static void json_str(FILE *out, bool *first, const char *key, const char *v)
+void lvb_json_str(FILE *out, bool *first, const char *key, const char *v)
 {
-	json_key(out, first, key);
+	lvb_json_key(out, first, key);
 	json_string(out, v);
 }
 
@@ -180,15 +180,16 @@ static void json_stats(FILE *out, const struct lvb_stats *st)
 	bool first = true;
 
 	fputc('{', out);
-	json_u64(out, &first, "n", st->n);
-	json_double(out, &first, "min", st->min);
-	json_double(out, &first, "max", st->max);
-	json_double(out, &first, "hmean", st->hmean);
-	json_double(out, &first, "stddev", st->stddev);
-	json_double(out, &first, "coeffvar", st->coeffvar);
-	json_double(out, &first, "bhmean50", st->bhmean50);
-	json_double(out, &first, "bhmean95", st->bhmean95);
-	json_double(out, &first, "bhmean99", st->bhmean99);
+	lvb_json_u64(out, &first, "n", st->n);
+	lvb_json_double(out, &first, "min", st->min);
+	lvb_json_double(out, &first, "max", st->max);
+	lvb_json_double(out, &first, "amean", st->amean);
+	lvb_json_double(out, &first, "hmean", st->hmean);
+	lvb_json_double(out, &first, "stddev", st->stddev);
+	lvb_json_double(out, &first, "coeffvar", st->coeffvar);
+	lvb_json_double(out, &first, "bhmean50", st->bhmean50);
+	lvb_json_double(out, &first, "bhmean95", st->bhmean95);
+	lvb_json_double(out, &first, "bhmean99", st->bhmean99);
 	fputc('}', out);
 }
 
@@ -201,51 +202,43 @@ static void json_locks(FILE *out, const struct lvb_series *s)
 		bool first = true;
 
 		fputs(cls ? ",{" : "{", out);
-		json_str(out, &first, "name", lv_lock_class_name((enum lv_lock_class)cls));
-		json_u64(out, &first, "acquired", l->acquired);
-		json_u64(out, &first, "contended", l->contended);
-		json_key(out, &first, "contended_fraction");
+		lvb_json_str(out, &first, "name", lv_lock_class_name((enum lv_lock_class)cls));
+		lvb_json_u64(out, &first, "acquired", l->acquired);
+		lvb_json_u64(out, &first, "contended", l->contended);
+		lvb_json_key(out, &first, "contended_fraction");
 		fprintf(out, "%.6f", lvb_contended_fraction(l));
-		json_u64(out, &first, "wait_total_ns", l->wait_total_ns);
-		json_u64(out, &first, "wait_avg_ns", avg_wait(l));
-		json_u64(out, &first, "wait_max_ns", l->wait_max_ns);
-		json_u64(out, &first, "wait_min_ns", l->wait_min_ns);
+		lvb_json_u64(out, &first, "wait_total_ns", l->wait_total_ns);
+		lvb_json_u64(out, &first, "wait_avg_ns", avg_wait(l));
+		lvb_json_u64(out, &first, "wait_max_ns", l->wait_max_ns);
+		lvb_json_u64(out, &first, "wait_min_ns", l->wait_min_ns);
 		fputc('}', out);
 	}
 	fputc(']', out);
 }
 
 static const enum lv_stat_item json_vmstat_items[] = {
-	LV_PGACTIVATE, LV_PGDEACTIVATE, LV_PGLAZYFREE, LV_PGROTATED, LV_PGMOVED, LV_LOCK_RETRIES,
+	LV_PGACTIVATE,		LV_PGDEACTIVATE,	   LV_PGLAZYFREE,	   LV_PGROTATED,
+	LV_PGMOVED,		LV_LOCK_RETRIES,	   LV_PGSCAN,		   LV_PGSTEAL,
+	LV_PGREFILL,		LV_WORKINGSET_REFAULT, LV_WORKINGSET_ACTIVATE, LV_WORKINGSET_NODERECLAIM,
+	LV_ALLOCSTALL,
 };
 
-/** lvb_print_json - @s as one JSON object on one line. */
-void lvb_print_json(FILE *out, const char *workload, const struct lvb_common *opt,
-		    const struct lvb_series *s)
+/* <prefix>_<per>_mean, <prefix>_total, ceiling_<prefix>: "mb_per_s_reader_mean", ... */
+static void json_rate(FILE *out, bool *first, const struct lvb_rate *rate,
+		      const struct lvb_stats *st, const struct lvb_series *s,
+		      const struct lvb_ceiling *c)
 {
-	unsigned int cpus = lvb_online_cpus();
-	struct lvb_stats st;
-	bool first = true, f;
+	char key[96];
 
-	lvb_stats_compute(s->samples, s->nr_samples, &st);
-	fputc('{', out);
-	json_str(out, &first, "workload", workload);
-	json_str(out, &first, "lock", lvb_lock_names[s->design]);
-	json_str(out, &first, "backend", lvb_backend_names[opt->backend]);
-	json_u64(out, &first, "threads", opt->threads);
-	json_u64(out, &first, "containers", opt->containers);
-	json_u64(out, &first, "nodes", opt->nodes);
-	json_u64(out, &first, "memory_mib_per_node", opt->memory_mib);
-	json_u64(out, &first, "cpus", cpus);
-	json_double(out, &first, "threads_per_cpu", (double)opt->threads / cpus);
-	json_double(out, &first, "duration_s", opt->duration);
-	json_u64(out, &first, "rounds", s->rounds);
-	json_u64(out, &first, "batch", opt->batch);
-	json_u64(out, &first, "seed", opt->seed);
-	json_double(out, &first, "elapsed_s", s->elapsed);
-	json_u64(out, &first, "ops", s->ops);
-	json_double(out, &first, "ops_per_sec", s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
-	json_key(out, &first, "round_ops_per_sec");
+	snprintf(key, sizeof(key), "%s_%s_mean", rate->json_prefix, rate->per);
+	lvb_json_double(out, first, key, st->amean);
+	snprintf(key, sizeof(key), "%s_%s", rate->json_prefix, rate->per);
+	lvb_json_key(out, first, key);
+	json_stats(out, st);
+	snprintf(key, sizeof(key), "%s_total", rate->json_prefix);
+	lvb_json_double(out, first, key, lvb_series_rate(s));
+	snprintf(key, sizeof(key), "%s_round_total", rate->json_prefix);
+	lvb_json_key(out, first, key);
 	fputc('[', out);
 	for (unsigned int r = 0; r < s->rounds; r++) {
 		if (r)
@@ -253,30 +246,80 @@ void lvb_print_json(FILE *out, const char *workload, const struct lvb_common *op
 		json_number(out, s->round_rate[r]);
 	}
 	fputc(']', out);
-	json_key(out, &first, "ops_per_sec_per_thread");
-	json_stats(out, &st);
-	json_key(out, &first, "locks");
+	if (c && c->valid) {
+		snprintf(key, sizeof(key), "ceiling_%s", rate->json_prefix);
+		lvb_json_double(out, first, key, c->total);
+		lvb_json_double(out, first, "ceiling_fraction",
+				c->total > 0 ? lvb_series_rate(s) / c->total : 0);
+	}
+}
+
+/** lvb_print_json - @s as one JSON object on one line. */
+void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
+		    const void *params, const struct lvb_series *s, const struct lvb_ceiling *ceil)
+{
+	unsigned int cpus = lvb_online_cpus();
+	struct lvb_stats st;
+	bool first = true, f;
+
+	lvb_stats_compute(s->samples, s->nr_samples, &st);
+	fputc('{', out);
+	lvb_json_str(out, &first, "workload", wl->name);
+	lvb_json_str(out, &first, "lock", lvb_lock_names[s->design]);
+	lvb_json_str(out, &first, "backend", lvb_backend_names[opt->backend]);
+	lvb_json_u64(out, &first, "threads", opt->threads);
+	lvb_json_u64(out, &first, "containers", opt->containers);
+	lvb_json_u64(out, &first, "nodes", opt->nodes);
+	lvb_json_u64(out, &first, "memory_mib_per_node", opt->memory_mib);
+	lvb_json_u64(out, &first, "cpus", cpus);
+	lvb_json_double(out, &first, "threads_per_cpu", (double)opt->threads / cpus);
+	lvb_json_double(out, &first, "duration_s", opt->duration);
+	lvb_json_u64(out, &first, "rounds", s->rounds);
+	lvb_json_u64(out, &first, "batch", opt->batch);
+	lvb_json_u64(out, &first, "seed", opt->seed);
+	lvb_json_double(out, &first, "elapsed_s", s->elapsed);
+	lvb_json_u64(out, &first, "ops", s->ops);
+	lvb_json_double(out, &first, "ops_per_sec", s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	if (wl->rate) {
+		json_rate(out, &first, wl->rate, &st, s, ceil);
+	} else {
+		lvb_json_key(out, &first, "round_ops_per_sec");
+		fputc('[', out);
+		for (unsigned int r = 0; r < s->rounds; r++) {
+			if (r)
+				fputc(',', out);
+			json_number(out, s->round_rate[r]);
+		}
+		fputc(']', out);
+		lvb_json_key(out, &first, "ops_per_sec_per_thread");
+		json_stats(out, &st);
+	}
+	lvb_json_key(out, &first, "locks");
 	json_locks(out, s);
 
-	json_key(out, &first, "vmstat");
+	lvb_json_key(out, &first, "vmstat");
 	fputc('{', out);
 	f = true;
 	for (size_t i = 0; i < sizeof(json_vmstat_items) / sizeof(json_vmstat_items[0]); i++)
-		json_u64(out, &f, lv_stat_name(json_vmstat_items[i]),
+		lvb_json_u64(out, &f, lv_stat_name(json_vmstat_items[i]),
 			 s->vmstat[json_vmstat_items[i]]);
 	fputc('}', out);
-	json_key(out, &first, "drain_all");
+	lvb_json_key(out, &first, "drain_all");
 	fputc('{', out);
 	f = true;
-	json_u64(out, &f, "calls", s->drain_calls);
-	json_u64(out, &f, "sweeps", s->drain_sweeps);
+	lvb_json_u64(out, &f, "calls", s->drain_calls);
+	lvb_json_u64(out, &f, "sweeps", s->drain_sweeps);
 	fputc('}', out);
-	json_key(out, &first, "counters");
+	lvb_json_key(out, &first, "counters");
 	fputc('{', out);
 	f = true;
 	for (unsigned int c = 0; c < s->nr_counters; c++)
-		json_u64(out, &f, s->counter_names[c], s->counters[c]);
+		lvb_json_u64(out, &f, s->counter_names[c], s->counters[c]);
 	fputc('}', out);
-	json_str(out, &first, "check", s->failures ? "failed" : "ok");
+	lvb_json_u64(out, &first, "vm_rss_kib", s->vm_rss_kib);
+	lvb_json_u64(out, &first, "vm_hwm_kib", s->vm_hwm_kib);
+	if (wl->json_extra)
+		wl->json_extra(out, &first, opt, params, s, ceil);
+	lvb_json_str(out, &first, "check", s->failures ? "failed" : "ok");
 	fputs("}\n", out);
 }
