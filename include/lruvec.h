@@ -150,7 +150,9 @@ int lv_memcg_remove(struct lv_memcg *memcg);
 
 /**
  * lv_memcg_set_max - set the hard limit of @memcg in pages (SIZE_MAX: no limit). Lowering it
- * below the current usage is allowed: new charges fail until usage falls (no reclaim yet).
+ * below the current usage is allowed and reclaims nothing by itself: the next charges reclaim
+ * from @memcg's subtree (and fail with -ENOMEM if that frees too little) until usage is back
+ * under the limit.
  * Return: 0, or -EINVAL for the root.
  * Context: any; lock-free.
  */
@@ -178,11 +180,14 @@ const char *lv_memcg_name(const struct lv_memcg *memcg);
  * lv_folio_alloc - allocate a folio of 2^@order pages on node @nid and charge it to @memcg.
  * @memcg: the cgroup to charge; NULL means the root. Ignored when memcg is disabled.
  * @flags: LV_FOLIO_* bits.
+ * A charge over a limit first reclaims from the memcg at its limit (memcg limit reclaim), an
+ * allocation below the node's min watermark or failing reclaims from the node (direct
+ * reclaim), and one below the low watermark wakes the node's kswapd.
  * Return: the folio with one reference held by the caller, not on any LRU; or NULL with errno
- * EINVAL (bad node, order or flags, or @memcg being removed: ENOENT), ENOMEM (the node has no
- * free block of that order, or the charge would exceed a limit of @memcg or an ancestor).
- * Context: may take the node's zone lock and the CPU slot's page-list lock. Not under an
- * lruvec lock (the library never calls it so).
+ * EINVAL (bad node, order or flags), ENOENT (@memcg is being removed), ENOMEM (after reclaim,
+ * the node still has no free block of that order, or the charge still exceeds a limit).
+ * Context: may block (reclaim); takes zone, page-list, LRU and mapping locks. The caller holds
+ * no library lock.
  */
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags);

@@ -3,7 +3,7 @@
 # As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
 set -eu
 
-pkgs="gcc make perl python3 pkg-config liburcu-dev spin"
+pkgs="gcc make perl python3 pkg-config liburcu-dev spin gnuplot-nox"
 
 missing=""
 for p in $pkgs; do
