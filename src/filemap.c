@@ -243,26 +243,38 @@ static struct fill_waitq *fill_waitq(struct lv_folio *folio)
 	return &folio_machine(folio)->fill_wait[((uintptr_t)folio >> 6) % 64];
 }
 
+/*
+ * Waiting for a fill. A waiter announces itself with PG_waiters before it re-checks
+ * PG_locked; the filler clears PG_locked and reads PG_waiters in one atomic operation on the
+ * same word, so either the waiter sees the fill done or the filler sees the waiter and wakes
+ * it under the queue's mutex (which the waiter holds until it sleeps). Fills nobody waits for
+ * touch no mutex at all.
+ */
 static void folio_wait_fill(struct lv_folio *folio)
 {
 	struct fill_waitq *q = fill_waitq(folio);
 
 	pthread_mutex_lock(&q->lock);
+	folio_set(folio, PG_waiters);
 	while (folio_test(folio, PG_locked))
 		pthread_cond_wait(&q->cond, &q->lock);
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* folio_end_fill - publish the outcome (PG_uptodate or PG_error), then wake every waiter. */
+/* folio_end_fill - publish the outcome (PG_uptodate or PG_error), then wake any waiter. */
 static void folio_end_fill(struct lv_folio *folio, bool ok)
 {
-	struct fill_waitq *q = fill_waitq(folio);
+	unsigned long old;
 
 	folio_set(folio, ok ? PG_uptodate : PG_error);
-	pthread_mutex_lock(&q->lock);
-	folio_clear(folio, PG_locked);
-	pthread_cond_broadcast(&q->cond);
-	pthread_mutex_unlock(&q->lock);
+	old = __atomic_fetch_and(&folio->flags, ~(1ul << PG_locked), __ATOMIC_SEQ_CST);
+	if (old & (1ul << PG_waiters)) {
+		struct fill_waitq *q = fill_waitq(folio);
+
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 static int folio_fill(struct lv_file *file, struct lv_folio *folio)

@@ -52,6 +52,7 @@ enum pageflags {
 	PG_locked,   /* page cache: being filled; readers wait (the folio lock, reduced) */
 	PG_uptodate, /* page cache: data valid */
 	PG_error,    /* page cache: the fill failed; waiters return -EIO */
+	PG_waiters,  /* page cache: someone sleeps until PG_locked clears */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
