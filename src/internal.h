@@ -343,6 +343,7 @@ struct lv_machine {
 	} fill_wait[64];
 
 	struct kswapd *kswapd; /* constant array of nr_nodes, NULL without kswapd */
+	size_t reclaim_rotor;  /* atomic: where the next reclaimer starts its memcg walk */
 
 	uint64_t bug_count; /* atomic */
 };

@@ -389,7 +389,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 {
 	struct scan_control sc = { .nr_to_reclaim = nr > SWAP_CLUSTER_MAX ? nr : SWAP_CLUSTER_MAX };
 	struct lv_memcg **memcgs = NULL;
-	size_t nr_memcgs = 1;
+	size_t nr_memcgs = 1, start;
 
 	lockdep_assert_no_lru_lock();
 	/* The memcgs to visit, each pinned: the kernel's mem_cgroup_iter. */
@@ -398,14 +398,21 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 		if (!memcgs)
 			return 0;
 	}
+	/*
+	 * Concurrent reclaimers start at different memcgs, as the kernel's shared mem_cgroup_iter
+	 * position makes them, instead of queueing on the same lruvec locks one after another.
+	 */
+	start = __atomic_fetch_add(&m->reclaim_rotor, 1, __ATOMIC_RELAXED);
 	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
 		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
 			if (nid >= 0 && (unsigned int)nid != n)
 				continue;
 			/* shrink_node: every lruvec of the node, in proportion to its size. */
-			for (size_t i = 0; i < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim; i++)
-				shrink_lruvec(mem_cgroup_lruvec(memcgs ? memcgs[i] : NULL, m->nodes[n]),
-					      &sc);
+			for (size_t k = 0; k < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim; k++) {
+				struct lv_memcg *memcg = memcgs ? memcgs[(start + k) % nr_memcgs] : NULL;
+
+				shrink_lruvec(mem_cgroup_lruvec(memcg, m->nodes[n]), &sc);
+			}
 		}
 		if (sc.nr_reclaimed >= sc.nr_to_reclaim)
 			break;
