@@ -379,7 +379,8 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 
 /**
  * lv_file_truncate - shrink (or grow) the file to @size bytes; cached pages beyond it are
- * dropped from the page cache (freed once their last reader lets go).
+ * dropped from the page cache and freed once their last reader lets go (the call flushes the
+ * CPU batches, whose references would otherwise keep them).
  * Return: 0 or -EINVAL.
  */
 int lv_file_truncate(struct lv_file *file, uint64_t size);
@@ -511,8 +512,9 @@ void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
  * empty (after draining them); memcg usage equals the pages charged to it and its
  * descendants; free + allocated = total pages on every node.
  * @report: where to describe each violation (NULL: stderr).
- * Return: 0 if all hold, -EUCLEAN otherwise. Drains all batches first.
- * Context: quiescent machine; may block.
+ * Return: 0 if all hold, -EUCLEAN otherwise. Waits for kswapd to finish its pass and drains
+ * all batches first.
+ * Context: no other thread of the caller's using @m; may block.
  */
 int lv_check(struct lv_machine *m, FILE *report);
 

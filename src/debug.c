@@ -236,6 +236,8 @@ int lv_check(struct lv_machine *m, FILE *report)
 	struct check c = { .m = m, .out = report ? report : stderr };
 	unsigned int nr_nodes = m->cfg.nr_nodes;
 
+	/* The caller stopped its threads; ours may still be finishing a reclaim pass. */
+	kswapd_quiesce(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		struct cpu_slot *slot = &m->slots[s];
 

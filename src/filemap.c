@@ -526,6 +526,7 @@ static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, u
 int lv_file_truncate(struct lv_file *file, uint64_t size)
 {
 	unsigned long start = (unsigned long)((size + LV_PAGE_SIZE - 1) / LV_PAGE_SIZE);
+	bool dropped = false;
 
 	if (!file || size > MAX_FILE_BYTES)
 		return -EINVAL;
@@ -544,11 +545,19 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 		lv_lock_release(&file->lock);
 		/* The tree's references: final puts unlink from the LRU and free. */
 		lv_folios_put(batch, nr);
+		dropped |= nr > 0;
 		if (!next)
-			return 0;
+			break;
 		start = next;
 		lv_lock_acquire(&file->lock);
 	}
+	/*
+	 * Folios still queued in CPU batches hold a reference each: flush them, so that dropped
+	 * pages are freed (and uncharged) now rather than whenever those batches fill up.
+	 */
+	if (dropped)
+		lv_lru_add_drain_all(file->machine);
+	return 0;
 }
 
 unsigned long lv_file_cached_pages(const struct lv_file *file)

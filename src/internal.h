@@ -442,6 +442,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
 int kswapd_start(struct lv_machine *m);
 void kswapd_stop(struct lv_machine *m);
+void kswapd_quiesce(struct lv_machine *m);
 void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
@@ -452,6 +453,7 @@ void shadow_nodes_shrink(struct lv_machine *m);
 void *workingset_eviction(struct lv_folio *folio);
 void workingset_refault(struct lv_folio *folio, void *shadow);
 void workingset_age_nonresident(struct lruvec *lruvec, long nr);
+void workingset_activation(struct lv_folio *folio);
 
 /* mm_init.c / cpu.c */
 int cpu_slots_init(struct lv_machine *m);

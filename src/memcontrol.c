@@ -394,14 +394,18 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 	struct lv_memcg *c;
 
 	for (c = memcg; c != stop && c->parent; c = c->parent) {
-		long usage = __atomic_add_fetch(&c->usage, nr, __ATOMIC_SEQ_CST);
+		long usage = __atomic_load_n(&c->usage, __ATOMIC_RELAXED);
 
-		if (usage > __atomic_load_n(&c->max, __ATOMIC_RELAXED)) {
-			page_counter_uncharge(memcg, c->parent, nr);
-			if (over)
-				*over = c;
-			return -ENOMEM;
-		}
+		/* Never above the limit, not even for an instant: the limit is hard. */
+		do {
+			if (usage + nr > __atomic_load_n(&c->max, __ATOMIC_RELAXED)) {
+				page_counter_uncharge(memcg, c, nr);
+				if (over)
+					*over = c;
+				return -ENOMEM;
+			}
+		} while (!__atomic_compare_exchange_n(&c->usage, &usage, usage + nr, true,
+						      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	}
 	/* The other half of the Dekker pair with lv_memcg_remove(). */
 	if (memcg != stop && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {

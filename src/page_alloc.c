@@ -121,7 +121,7 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 				break;
 			set_order(p, 0, 1ul << PG_pcp);
 			list_add_tail(&p->lru, &pcp->list);
-			pcp->count++;
+			WRITE_ONCE(pcp->count, pcp->count + 1);
 		}
 		lv_lock_release(&pgdat->zone.lock);
 	}

@@ -337,6 +337,7 @@ void lv_folio_mark_accessed(struct lv_folio *folio)
 		else
 			lru_cache_activate_folio(folio);
 		folio_clear_referenced(folio);
+		workingset_activation(folio);
 	}
 }
 

@@ -32,6 +32,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SWAP_CLUSTER_MAX 32
 #define DEF_PRIORITY 12
@@ -47,6 +48,7 @@ struct kswapd {
 	pthread_mutex_t lock;
 	pthread_cond_t wait;
 	int wake; /* atomic; set by wakeup_kswapd(), consumed under lock */
+	int busy; /* atomic; set while a pass runs (kswapd_quiesce() waits for it) */
 	bool stop; /* lock */
 	struct pglist_data *pgdat;
 };
@@ -201,6 +203,8 @@ static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
 		lruvec = folio_lruvec_relock(folio, lruvec);
 		lruvec_add_folio(lruvec, folio);
 		folio_set_lru(folio);
+		if (folio_test_active(folio))
+			workingset_age_nonresident(lruvec, folio_nr_pages(folio));
 		if (ev < NR_LRU_EVENTS)
 			lruvec_count_event(lruvec, ev, folio_nr_pages(folio));
 		done[nr++] = folio;
@@ -458,14 +462,34 @@ static void *kswapd_thread(void *arg)
 			return NULL;
 		}
 		/* Consume the request first: a wakeup while we work asks for another pass. */
+		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&k->wake, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&k->lock);
 		/* balance_pgdat: reclaim until the node is back above its high watermark. */
-		while (zone_free(pgdat) < high && !__atomic_load_n(&k->stop, __ATOMIC_RELAXED)) {
-			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id,
-					       high - zone_free(pgdat)))
+		for (;;) {
+			unsigned long free = zone_free(pgdat);
+
+			if (free >= high || __atomic_load_n(&k->stop, __ATOMIC_RELAXED))
+				break;
+			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free))
 				break; /* nothing reclaimable: sleep until woken again */
 		}
+		__atomic_store_n(&k->busy, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * kswapd_quiesce - wait until no kswapd has a pass running or requested. With no other thread
+ * allocating, nothing wakes them again, so the machine is then quiescent.
+ */
+void kswapd_quiesce(struct lv_machine *m)
+{
+	for (unsigned int nid = 0; m->kswapd && nid < m->cfg.nr_nodes; nid++) {
+		struct kswapd *k = &m->kswapd[nid];
+
+		while (k->pgdat && (__atomic_load_n(&k->busy, __ATOMIC_ACQUIRE) ||
+				    __atomic_load_n(&k->wake, __ATOMIC_ACQUIRE)))
+			usleep(200);
 	}
 }
 

@@ -30,9 +30,22 @@ _Static_assert(LV_MAX_NODES <= (1 << SHADOW_NODE_BITS), "node id must fit a shad
 
 void workingset_age_nonresident(struct lruvec *lruvec, long nr)
 {
-	/* The caller keeps the memcg alive (a charged folio), and with it every ancestor. */
+	/* The caller keeps the memcg alive (a charge, or RCU), and with it every ancestor. */
 	for (; lruvec; lruvec = parent_lruvec(lruvec))
 		__atomic_fetch_add(&lruvec->nonresident_age, (unsigned long)nr, __ATOMIC_RELAXED);
+}
+
+/**
+ * workingset_activation - an activation pushes the inactive list like an eviction does:
+ * advance the clock of @folio's lruvec.
+ * Context: the caller holds a reference; the binding may change meanwhile (then the clock of
+ * the old lruvec advances, which only blurs the estimate).
+ */
+void workingset_activation(struct lv_folio *folio)
+{
+	rcu_read_lock();
+	workingset_age_nonresident(folio_lruvec(folio), folio_nr_pages(folio));
+	rcu_read_unlock();
 }
 
 /**
