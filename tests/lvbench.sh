@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# lvbench command line: usage errors, help, and short runs of churn and compare churn whose
-# output must carry what scripts rely on. Every run also exercises lv_check() inside lvbench.
+# lvbench command line: usage errors, help, and short runs of churn, readtwice, readonce and
+# compare (with --sweep and --plot) whose output must carry what scripts rely on; and
+# scripts/kernel-readtwice.sh. Every run also exercises lv_check() inside lvbench.
 # TAP; run from the top of the tree: prove -f tests/lvbench.sh  (BUILD selects the build dir).
 set -u
 
@@ -33,10 +34,31 @@ bad=(
 	"nosuch|compare nosuch"
 	"--lock|compare churn --lock node"
 	"--rounds|compare churn --rounds x"
+	"--readers|readtwice --readers 0"
+	"--readers|readtwice --readers"
+	"--threads|readtwice --threads 4"
+	"--threads|compare readonce --threads 4"
+	"--limit|readtwice --limit abc"
+	"--file-size|readtwice --file-size 8Q"
+	"--file-size|readtwice --file-size 0"
+	"--file|readtwice --file /nonexistent/lvbench-test"
+	"--file|readonce --file /"
+	"--file-size|readtwice --file-size 1M --file /etc/hostname"
+	"--memory|readtwice --memory 2"
+	"--containers|readtwice --containers 0"
+	"--readers|readtwice --containers 1000 --readers 2"
+	"--sweep|readtwice --sweep 1,2"
+	"--sweep|compare readtwice --sweep 1,,2"
+	"--sweep|compare readtwice --sweep 0,1"
+	"--plot|compare readtwice --plot x.svg"
+	"--plot|readtwice --plot x.svg"
+	"--lock|compare readtwice --lock node"
+	"--readers|churn --readers 2"
 )
-helps=("--help" "churn --help" "compare --help" "compare churn --help")
+helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
+	"readonce --help" "compare readtwice --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 13))"
 n=0
 failed=0
 ok() {
@@ -160,5 +182,163 @@ assert all(o["ops_per_sec"] > 0 and o["rounds"] == 1 for o in objs), objs
 py=$?
 check "compare churn --json: one line per design, node then lruvec" test $rc -eq 0 -a $py -eq 0
 if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+
+# ---- readtwice, readonce ----------------------------------------------------------------------
+
+# The keys of the issue, plus sane values: every reader read, the ceiling was measured.
+cat >"$TMP/rt.py" <<'PY'
+import json, sys
+path, workload, lock = sys.argv[1], sys.argv[2], sys.argv[3]
+containers, readers = int(sys.argv[4]), int(sys.argv[5])
+lines = open(path).read().splitlines()
+assert len(lines) == 1, "one object per design, one per line: %d lines" % len(lines)
+o = json.loads(lines[0])
+for k in ("workload", "lock", "containers", "readers", "cpus", "mb_per_s_reader_mean",
+          "mb_per_s_total", "ceiling_mb_per_s", "locks", "vmstat", "vm_hwm_kib", "check"):
+    assert k in o, "missing key " + k
+assert o["workload"] == workload and o["lock"] == lock, o
+assert o["containers"] == containers and o["readers"] == containers * readers, o
+assert o["mb_per_s_reader_mean"] > 0 and o["ceiling_mb_per_s"] > 0, o
+total, mean = o["mb_per_s_total"], o["mb_per_s_reader_mean"]
+assert abs(total - mean * o["readers"]) <= 0.01 * total + 0.1, (total, mean)
+assert o["mb_per_s_reader"]["min"] > 0, "a reader read nothing: %r" % o["mb_per_s_reader"]
+for k in ("pgactivate", "pgdeactivate", "pgscan", "pgsteal", "workingset_refault",
+          "workingset_activate"):
+    assert k in o["vmstat"], "vmstat without " + k
+assert {"lruvec", "node", "mapping"} <= {l["name"] for l in o["locks"]}, o["locks"]
+assert o["check"] == "ok"
+PY
+
+rt_json() { # rt_json DESCRIPTION WORKLOAD LOCK CONTAINERS READERS-PER-CONTAINER ARGS...
+	local desc=$1 wl=$2 lock=$3 c=$4 r=$5 rc py
+	shift 5
+	"$LVBENCH" "$wl" --lock "$lock" --containers "$c" "$@" --json >"$TMP/json" 2>"$TMP/err" \
+		</dev/null
+	rc=$?
+	python3 "$TMP/rt.py" "$TMP/json" "$wl" "$lock" "$c" "$r" >"$TMP/py" 2>&1
+	py=$?
+	check "$desc" test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
+}
+
+rt_json "readtwice --json: every required key, MB/s and ceiling > 0" readtwice lruvec 2 2 \
+	--duration 1 --memory 64
+rt_json "readonce --json: one reader per container, each with its own file" readonce lruvec 2 1 \
+	--duration 0.5 --memory 64
+head -c $((1 << 20)) /dev/urandom >"$TMP/data"
+rt_json "readtwice --file: a small real file, read and re-read" readtwice lruvec 2 2 \
+	--duration 0.5 --memory 64 --file "$TMP/data"
+rt_json "readtwice --limit --readers 3 --file-size 1G, node design" readtwice node 1 3 \
+	--duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
+
+"$LVBENCH" readtwice --duration 0.5 --containers 2 --memory 64 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] total_mb_per_s=[0-9]+\.[0-9]'
+if [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out" &&
+	grep -q '^MB/s per reader' "$TMP/out" &&
+	grep -Eq '^lruvec +[0-9.]+ MB/s = +[0-9.]+% of the ceiling$' "$TMP/out" &&
+	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"; then
+	ok "readtwice: summary line, MB/s per reader, share of the ceiling, memory used"
+else
+	not_ok "readtwice: summary line, MB/s per reader, share of the ceiling, memory used"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+# ---- compare readtwice, --sweep, --plot --------------------------------------------------------
+
+"$LVBENCH" compare readtwice --duration 1 --rounds 1 --containers 2 --memory 64 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+	grep -q '^Amean .*(   0.00%) .*%)$' "$TMP/out" &&
+	grep -q 'Lock statistics, node design' "$TMP/out" &&
+	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
+	grep -Eq '^contended/acquired +[0-9.]+% +[0-9.]+%$' "$TMP/out" &&
+	grep -q 'Alex Shi.* 123\.0 .* 144\.0' "$TMP/out" &&
+	grep -q 'Daniel Jordan.* 220\.5 .* 356\.9' "$TMP/out" &&
+	grep -Eq "$summary lock=node\$" "$TMP/out" &&
+	grep -Eq "$summary lock=lruvec\$" "$TMP/out"; then
+	ok "compare readtwice: both designs, lock tables, published numbers, summary lines"
+else
+	not_ok "compare readtwice: both designs, lock tables, published numbers, summary lines"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+"$LVBENCH" compare readtwice --sweep 1,2 --duration 0.5 --rounds 1 --memory 64 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+row='+[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% +[0-9.]+%$'
+if [ $rc -eq 0 ] && grep -Eq "^ +1 +2 $row" "$TMP/out" && grep -Eq "^ +2 +4 $row" "$TMP/out"; then
+	ok "compare readtwice --sweep 1,2: one row per container count"
+else
+	not_ok "compare readtwice --sweep 1,2: one row per container count"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+PATH=/nonexistent "$LVBENCH" compare readtwice --sweep 1 --plot "$TMP/p.svg" >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'gnuplot' "$TMP/err" && [ ! -s "$TMP/out" ]; then
+	ok "--plot without gnuplot: exit 1 naming gnuplot, before running anything"
+else
+	not_ok "--plot without gnuplot: exit 1 naming gnuplot, before running anything (exit $rc)"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+if command -v gnuplot >/dev/null 2>&1; then
+	"$LVBENCH" compare readtwice --sweep 1,2 --duration 0.3 --rounds 1 --memory 64 \
+		--plot "$TMP/p.svg" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '<svg' "$TMP/p.svg" && grep -q 'lruvec' "$TMP/p.svg"; then
+		ok "compare readtwice --sweep --plot: an SVG with both designs"
+	else
+		not_ok "compare readtwice --sweep --plot: an SVG with both designs"
+		diag "$TMP/out" "$TMP/err"
+	fi
+else
+	ok "compare readtwice --sweep --plot # SKIP gnuplot is not installed"
+fi
+
+# ---- scripts/kernel-readtwice.sh ---------------------------------------------------------------
+
+KRT=scripts/kernel-readtwice.sh
+check "kernel-readtwice.sh: bash -n" bash -n "$KRT"
+
+# dd picks the unit of its rate; the rate is taken from bytes and seconds unless those are 0.
+printf '3000000000 bytes (3.0 GB, 2.8 GiB) copied, 2 s, 1.5 GB/s\n' >"$TMP/k.dd-0-1"
+printf '1+0 records in\n1+0 records out\n4096 bytes (4.1 kB, 4.0 KiB) copied, 0.004096 s, 1.0 MB/s\n' \
+	>"$TMP/k.dd-0-2"
+printf '0 bytes copied, 0 s, 500 kB/s\n' >"$TMP/k.dd-1-1"
+printf '0 bytes copied, 0 s, 2.5 GB/s\n' >"$TMP/k.dd-1-2"
+"$KRT" --containers 2 --parse "$TMP"/k.dd-* >"$TMP/out" 2>"$TMP/err"
+rc=$?
+want='readtwice: containers=2 readers=4 mean_mb_per_s_reader=1000.4 total_mb_per_s=4001.5'
+if [ $rc -eq 0 ] && grep -qx "$want" "$TMP/out"; then
+	ok "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s"
+else
+	not_ok "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+"$KRT" --containers 2 --duration 0.5 --no-memcg >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out"; then
+	ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
+else
+	not_ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+"$KRT" --containers 1 --duration 0.5 --limit 64 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'needs memory cgroups' "$TMP/err"; then
+	ok "kernel-readtwice.sh --limit # SKIP memory cgroups cannot be created here"
+elif [ $rc -eq 0 ] && grep -q 'cgroups: v[12], limit 64 MiB' "$TMP/out" &&
+	grep -Eq '^readtwice: containers=1 readers=2 ' "$TMP/out"; then
+	ok "kernel-readtwice.sh --limit: inside memory cgroups with a limit"
+else
+	not_ok "kernel-readtwice.sh --limit: inside memory cgroups with a limit (exit $rc)"
+	diag "$TMP/out" "$TMP/err"
+fi
 
 [ $failed -eq 0 ]

@@ -164,9 +164,8 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 		"%u containers, %u %ss on %u online CPUs (thread-to-core ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
 		opt->containers, opt->threads, rate_per(wl), cpus, (double)opt->threads / cpus,
-		opt->nodes,
-		opt->nodes > 1 ? "s" : "", opt->memory_mib, lvb_backend_names[opt->backend],
-		opt->batch, (unsigned long long)opt->seed);
+		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		lvb_backend_names[opt->backend], opt->batch, (unsigned long long)opt->seed);
 }
 
 /* The rows of mmtests compare, in its order. */
@@ -306,8 +305,12 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 						   LV_PGMOVED, LV_LOCK_RETRIES };
 	/* Reclaim and workingset: shown once some design has them (churn never reclaims). */
 	static const enum lv_stat_item reclaim_items[] = {
-		LV_PGSCAN,	       LV_PGSTEAL,		LV_PGREFILL,
-		LV_WORKINGSET_REFAULT, LV_WORKINGSET_ACTIVATE, LV_WORKINGSET_NODERECLAIM,
+		LV_PGSCAN,
+		LV_PGSTEAL,
+		LV_PGREFILL,
+		LV_WORKINGSET_REFAULT,
+		LV_WORKINGSET_ACTIVATE,
+		LV_WORKINGSET_NODERECLAIM,
 		LV_ALLOCSTALL,
 	};
 	double v[2];
@@ -348,8 +351,10 @@ static void print_ceiling(FILE *out, const struct lvb_workload *wl, const struct
 {
 	if (!c->valid)
 		return;
-	fprintf(out, "\nCeiling: the same %u %ss doing only the memory work, without the library:\n"
-		"%s\n", c->threads, rate_per(wl), c->what);
+	fprintf(out,
+		"\nCeiling: the same %u %ss doing only the memory work, without the library:\n"
+		"%s\n",
+		c->threads, rate_per(wl), c->what);
 	fprintf(out, "%-28s %14.1f %s (%.1f per %s)\n", "ceiling", c->total, rate_unit(wl),
 		c->threads ? c->total / c->threads : 0, rate_per(wl));
 	for (unsigned int d = 0; d < n; d++) {
@@ -389,7 +394,8 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
  */
 static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *opt,
 		      const void *params, const enum lv_lock_design *designs,
-		      unsigned int nr_designs, struct lvb_series *series, struct lvb_ceiling *ceiling)
+		      unsigned int nr_designs, struct lvb_series *series,
+		      struct lvb_ceiling *ceiling)
 {
 	unsigned int total = opt->rounds * nr_designs, done = 0;
 	int err;
@@ -459,16 +465,15 @@ static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct 
 		"lvbench compare %s --sweep: node vs lruvec lru_lock, ABAB order, %u round%s of "
 		"%g s per design and container count\n",
 		wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
-	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n",
-		lvb_online_cpus(), opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
+		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch);
-	fprintf(out,
-		"%s per %s: arithmetic mean over the %ss of all rounds; LRU cont: contended/acquired "
-		"of the LRU lock\n\n",
-		rate_unit(wl), rate_per(wl), rate_per(wl));
-	fprintf(out, "%10s %8s %12s %12s %12s %12s %12s %12s %9s %9s\n", "containers",
-		per_plural, "node", "lruvec", "lruvec/node",
-		"node cont", "lruvec cont", "ceiling", "node%", "lruvec%");
+	fprintf(out, "%s per %s: arithmetic mean over the %ss of all rounds;\n", rate_unit(wl),
+		rate_per(wl), rate_per(wl));
+	fprintf(out, "cont: contended/acquired of the LRU lock; ceiling: per %s\n\n", rate_per(wl));
+	fprintf(out, "%10s %8s %12s %12s %12s %12s %12s %12s %9s %9s\n", "containers", per_plural,
+		"node", "lruvec", "lruvec/node", "node cont", "lruvec cont", "ceiling", "node%",
+		"lruvec%");
 }
 
 static void sweep_row(FILE *out, const struct sweep_point *p, const struct lvb_series *s)
@@ -532,8 +537,8 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 	/* Inline data: no temporary file to name, clean up or race on. */
 	fprintf(gp, "$data << EOD\n");
 	for (unsigned int i = 0; i < n; i++)
-		fprintf(gp, "%u %.6g %.6g %.6g\n", pts[i].containers, pts[i].mean[0], pts[i].mean[1],
-			pts[i].ceiling_per);
+		fprintf(gp, "%u %.6g %.6g %.6g\n", pts[i].containers, pts[i].mean[0],
+			pts[i].mean[1], pts[i].ceiling_per);
 	fprintf(gp, "EOD\n");
 	fprintf(gp, "set terminal svg size 900,560 dynamic enhanced background rgb 'white' "
 		    "font 'sans,12'\nset output ");
@@ -550,13 +555,19 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 	for (unsigned int i = 0; i < n; i++)
 		fprintf(gp, "%s%u", i ? ", " : "", pts[i].containers);
 	fprintf(gp, ")\nset yrange [0:*]\nset grid\nset key below\n");
+	/* The ceiling is many times the designs' rates: its own axis keeps them readable. */
+	if (ceiling)
+		fprintf(gp,
+			"set y2range [0:*]\nset y2tics\nset ytics nomirror\n"
+			"set y2label 'ceiling, %s per %s'\n",
+			rate_unit(wl), rate_per(wl));
 	fprintf(gp, "plot $data using 1:2 with linespoints lw 2 pt 7 title "
 		    "'node lru\\_lock (Linux <= 5.10)', \\\n"
 		    "     $data using 1:3 with linespoints lw 2 pt 5 title "
 		    "'lruvec lru\\_lock (Linux 5.11+)'");
 	if (ceiling)
-		fprintf(gp, ", \\\n     $data using 1:4 with linespoints dt 2 pt 1 title "
-			    "'ceiling (memory work only)'");
+		fprintf(gp, ", \\\n     $data using 1:4 axes x1y2 with linespoints dt 2 pt 1 "
+			    "title 'ceiling: memory work only (right axis)'");
 	fprintf(gp, "\n");
 	status = pclose(gp);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {

@@ -294,6 +294,34 @@ static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uin
 	lv_drain_all_stats(env->m, calls, sweeps);
 }
 
+/*
+ * kswapd is the library's own thread: it goes on reclaiming after the workers stopped, until
+ * each node is back above its high watermark, and lv_check() run meanwhile reports frames
+ * freed between its two walks ("free frame N is linked"). The API cannot park kswapd, so wait
+ * until no node's free page count has moved for 20 ms, for 2 s at most.
+ */
+static void wait_reclaim_idle(struct lvb_env *env)
+{
+	uint64_t last[LV_MAX_NODES];
+	double deadline = now_sec() + 2.0;
+	bool moved;
+
+	if (lv_machine_config(env->m)->no_kswapd)
+		return;
+	for (unsigned int nid = 0; nid < env->opt->nodes; nid++)
+		last[nid] = lv_node_stat(env->m, (int)nid, LV_NR_FREE);
+	do {
+		sleep_until(now_sec() + 0.02);
+		moved = false;
+		for (unsigned int nid = 0; nid < env->opt->nodes; nid++) {
+			uint64_t free = lv_node_stat(env->m, (int)nid, LV_NR_FREE);
+
+			moved |= free != last[nid];
+			last[nid] = free;
+		}
+	} while (moved && now_sec() < deadline);
+}
+
 static void wait_duration(double t0, double duration)
 {
 	double end = t0 + duration;
@@ -381,6 +409,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 	/* The threads still hold what they use: the most memory this round needs. */
 	lvb_proc_memory(&res->vm_rss_kib, &res->vm_hwm_kib);
 	if (env->m) {
+		wait_reclaim_idle(env);
 		for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
 			lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
 		snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);

@@ -192,9 +192,8 @@ struct lvb_workload {
 			    const struct lvb_series *s, unsigned int n,
 			    const struct lvb_ceiling *c);
 	/* Optional: more keys of the JSON object of one design (with lvb_json_*()). */
-	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt,
-			   const void *params, const struct lvb_series *s,
-			   const struct lvb_ceiling *c);
+	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
+			   const struct lvb_series *s, const struct lvb_ceiling *c);
 };
 
 extern const struct lvb_workload lvb_churn;
@@ -219,7 +218,7 @@ struct lvb_env {
 	unsigned int nr_memcgs;
 };
 
-#define LVB_ENV_DATA	   0x1u /* real data frames (the default is metadata only) */
+#define LVB_ENV_DATA	  0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD 0x2u /* no kswapd threads: reclaim is direct only */
 
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,

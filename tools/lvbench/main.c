@@ -23,8 +23,7 @@ const char *const lvb_backend_names[] = {
 	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
 };
 
-static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice,
-							 &lvb_readonce };
+static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -39,7 +38,8 @@ static const struct lvb_opt common_opts[] = {
 	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
 	  "length of one round in seconds, fractions allowed (default 5)" },
 	{ "rounds", LVB_OPT_UINT, COMMON(rounds), 1, 1000, NULL, "N",
-	  "rounds per design, each on a fresh machine (default 1; compare: 3)" },
+	  "rounds per design, each on a fresh machine (default 1; compare: 3,\n"
+	  "compare readtwice/readonce: 5)" },
 	{ "lock", LVB_OPT_CHOICE, COMMON(lock), 0, 0, lvb_lock_names, "DESIGN",
 	  "lruvec (per-lruvec lru_lock, Linux 5.11+; default) or\n"
 	  "node (per-node lru_lock, Linux <= 5.10); compare runs both" },
@@ -128,15 +128,16 @@ static void print_workloads(FILE *out)
 }
 
 static const char output_help[] =
-	"Output: a table of ops/s per thread as mmtests compare prints it (Min, Max, Hmean,\n"
-	"Stddev, CoeffVar, BHmean-50/95/99 over the ops/s of every thread of every round), the\n"
+	"Output: a table of ops/s per thread as mmtests compare prints it (Min, Max, Amean,\n"
+	"Hmean, Stddev, CoeffVar, BHmean-50/95/99 over the ops/s of every thread of every\n"
+	"round), the "
 	"lock table in the columns of perf lock report plus the contended fraction\n"
 	"(contended/acquired) per lock class, vmstat counters and the thread-to-CPU ratio\n"
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
 	"(node first with compare), with the keys workload, lock, backend, threads, containers,\n"
 	"nodes, cpus, threads_per_cpu, duration_s, rounds, batch, seed, ops, ops_per_sec (all\n"
 	"threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, hmean, stddev,\n"
-	"coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
+	"amean, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
 	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], vmstat,\n"
 	"drain_all, counters and check (\"ok\" or \"failed\").\n"
 	"Every round also runs lv_check() on the populated and on the emptied machine.\n"
@@ -163,10 +164,11 @@ static void usage_main(FILE *out)
 
 static const char compare_help[] =
 	"Runs the node (A, the baseline) and lruvec (B) designs alternately, ABAB..., --rounds\n"
-	"rounds each (default 3), every round on a fresh machine in this process, then prints\n"
-	"them side by side. The percentage next to a value is relative to the node design as in\n"
-	"mmtests compare: new*100/base - 100 for Min, Max, Hmean, BHmean-N and Total (higher is\n"
-	"better), 100 - new*100/base for Stddev and CoeffVar (so less variance is positive).\n"
+	"rounds each (default 3; readtwice/readonce: 5), every round on a fresh machine in this\n"
+	"process, then prints them side by side. The percentage next to a value is relative to\n"
+	"the node design as in mmtests compare: new*100/base - 100 for Min, Max, Amean, Hmean,\n"
+	"BHmean-N and Total (higher is better), 100 - new*100/base for Stddev and CoeffVar (so\n"
+	"less variance is positive).\n"
 	"With --json: two lines, the node object, then the lruvec object (with --sweep: two\n"
 	"lines per container count).\n"
 	"--sweep prints one compact row per container count instead of the full tables: the\n"
@@ -242,7 +244,7 @@ static int parse_u64(const char *s, uint64_t *v)
 	return errno ? -errno : 0;
 }
 
-/* "8G", "512M", "4096": a size in bytes, the suffixes as truncate(1) reads them (powers of 1024). */
+/* "8G", "512M", "4096": bytes, with the suffixes of truncate(1) (powers of 1024). */
 static int parse_size(const char *s, uint64_t *v)
 {
 	static const char suffixes[] = "KMGTP";
@@ -287,8 +289,9 @@ static int parse_list(const struct lvb_opt *o, const char *arg, struct lvb_list 
 		uint64_t u;
 
 		if (!len || len >= sizeof(num))
-			return lvb_usage_error("--%s: '%s' is not a comma-separated list of integers",
-					       o->name, arg);
+			return lvb_usage_error(
+				"--%s: '%s' is not a comma-separated list of integers", o->name,
+				arg);
 		memcpy(num, p, len);
 		num[len] = 0;
 		if (parse_u64(num, &u))
@@ -337,13 +340,13 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 			}
 		}
 		return lvb_usage_error("--%s: unknown value '%s' (%s)", o->name, arg,
-				   choices_list(o->choices, list, sizeof(list)));
+				       choices_list(o->choices, list, sizeof(list)));
 	case LVB_OPT_U64:
 	case LVB_OPT_UINT:
 		err = parse_u64(arg, &u);
 		if (err == -EINVAL)
 			return lvb_usage_error("--%s: '%s' is not a non-negative integer", o->name,
-					   arg);
+					       arg);
 		if (o->kind == LVB_OPT_U64) {
 			if (err)
 				return lvb_usage_error("--%s: %s is out of range", o->name, arg);
@@ -351,15 +354,16 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 			return 0;
 		}
 		if (err || (double)u < o->min || (double)u > o->max)
-			return lvb_usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name, arg,
-					   o->min, o->max);
+			return lvb_usage_error("--%s: %s is out of range (%.0f..%.0f)", o->name,
+					       arg, o->min, o->max);
 		*(unsigned int *)p = (unsigned int)u;
 		return 0;
 	case LVB_OPT_SIZE:
 		err = parse_size(arg, &u);
 		if (err == -EINVAL)
-			return lvb_usage_error("--%s: '%s' is not a size (digits, then K, M, G or T)",
-					       o->name, arg);
+			return lvb_usage_error(
+				"--%s: '%s' is not a size (digits, then K, M, G or T)", o->name,
+				arg);
 		if (err || (double)u < o->min || (o->max && (double)u > o->max))
 			return lvb_usage_error("--%s: %s is out of range", o->name, arg);
 		*(uint64_t *)p = u;
@@ -379,7 +383,7 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 			return lvb_usage_error("--%s: '%s' is not a number", o->name, arg);
 		if (errno || d < o->min || d > o->max)
 			return lvb_usage_error("--%s: %s is out of range (%g..%g)", o->name, arg,
-					   o->min, o->max);
+					       o->min, o->max);
 		*(double *)p = d;
 		return 0;
 	}
@@ -428,7 +432,8 @@ static int parse_opts(int argc, char **argv, struct lvb_common *common,
 		} else if (i + 1 < argc) {
 			val = argv[++i];
 		} else {
-			return lvb_usage_error("option '--%s' needs a value (%s)", o->name, o->metavar);
+			return lvb_usage_error("option '--%s' needs a value (%s)", o->name,
+					       o->metavar);
 		}
 		if (set_value(o, base, val))
 			return -1;
@@ -476,7 +481,8 @@ static int check_opts(const struct lvb_common *c)
 	if (!c->compare && c->plot)
 		return lvb_usage_error("option '--plot' applies to compare only");
 	if (c->plot && !c->sweep.n)
-		return lvb_usage_error("option '--plot' needs --sweep (the container counts to plot)");
+		return lvb_usage_error(
+			"option '--plot' needs --sweep (the container counts to plot)");
 	if (c->compare && c->lock != LVB_UNSET)
 		return lvb_usage_error(
 			"compare: option '--lock' does not apply (compare runs both designs)");
@@ -525,7 +531,7 @@ int main(int argc, char **argv)
 			lvb_usage_error("compare: unknown workload '%s'", argv[first]);
 		else if (argv[first][0] == '-')
 			lvb_usage_error("unknown option '%s' (a workload or compare comes first)",
-				    argv[first]);
+					argv[first]);
 		else
 			lvb_usage_error("unknown subcommand or workload '%s'", argv[first]);
 		return LVB_EXIT_USAGE;
@@ -560,8 +566,9 @@ int main(int argc, char **argv)
 	if (wl->nr_threads)
 		common.threads = wl->nr_threads(&common, params);
 	if (common.plot && !have_program("gnuplot")) {
-		fprintf(stderr, "lvbench: --plot: gnuplot is not installed (Debian: apt-get install "
-				"gnuplot-nox)\n");
+		fprintf(stderr,
+			"lvbench: --plot: gnuplot is not installed (Debian: apt-get install "
+			"gnuplot-nox)\n");
 		free(params);
 		return LVB_EXIT_FAIL;
 	}

@@ -217,9 +217,18 @@ static void json_locks(FILE *out, const struct lvb_series *s)
 }
 
 static const enum lv_stat_item json_vmstat_items[] = {
-	LV_PGACTIVATE,		LV_PGDEACTIVATE,	   LV_PGLAZYFREE,	   LV_PGROTATED,
-	LV_PGMOVED,		LV_LOCK_RETRIES,	   LV_PGSCAN,		   LV_PGSTEAL,
-	LV_PGREFILL,		LV_WORKINGSET_REFAULT, LV_WORKINGSET_ACTIVATE, LV_WORKINGSET_NODERECLAIM,
+	LV_PGACTIVATE,
+	LV_PGDEACTIVATE,
+	LV_PGLAZYFREE,
+	LV_PGROTATED,
+	LV_PGMOVED,
+	LV_LOCK_RETRIES,
+	LV_PGSCAN,
+	LV_PGSTEAL,
+	LV_PGREFILL,
+	LV_WORKINGSET_REFAULT,
+	LV_WORKINGSET_ACTIVATE,
+	LV_WORKINGSET_NODERECLAIM,
 	LV_ALLOCSTALL,
 };
 
@@ -279,7 +288,8 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	lvb_json_u64(out, &first, "seed", opt->seed);
 	lvb_json_double(out, &first, "elapsed_s", s->elapsed);
 	lvb_json_u64(out, &first, "ops", s->ops);
-	lvb_json_double(out, &first, "ops_per_sec", s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	lvb_json_double(out, &first, "ops_per_sec",
+			s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
 	if (wl->rate) {
 		json_rate(out, &first, wl->rate, &st, s, ceil);
 	} else {
@@ -302,7 +312,7 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	f = true;
 	for (size_t i = 0; i < sizeof(json_vmstat_items) / sizeof(json_vmstat_items[0]); i++)
 		lvb_json_u64(out, &f, lv_stat_name(json_vmstat_items[i]),
-			 s->vmstat[json_vmstat_items[i]]);
+			     s->vmstat[json_vmstat_items[i]]);
 	fputc('}', out);
 	lvb_json_key(out, &first, "drain_all");
 	fputc('{', out);

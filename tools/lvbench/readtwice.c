@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * readtwice and readonce - vm-scalability's case-lru-file-readtwice and case-lru-file-readonce
+ * in containers, as Alex Shi ran readtwice for the per-lruvec lru_lock series (benchmarks.md
+ * §1.5, §1.7).
+ *
+ * A container is a memcg. In readtwice, its readers (2 by default: "two dd started together on
+ * the same file") read one sparse file of the container sequentially in 4 KiB lv_file_read()s;
+ * the second reader finds the pages the first one just brought in, so they are activated, and
+ * since the file dwarfs memory, reclaim runs all the time. In readonce each reader has a file of
+ * its own, read once: insertion and reclaim without activations. The run is time-bound like
+ * the original (dd under timeout); a reader that reaches the end of its file starts over, which
+ * only happens with a small --file or --file-size.
+ *
+ * Throughput is bytes read per reader over the duration, in MB/s (10^6 bytes, as dd prints it);
+ * the headline is their arithmetic mean, as Alex Shi and Daniel Jordan reported it.
+ *
+ * The ceiling is the same threads doing only the memory work a read costs without any cache
+ * management: zero a 4 KiB frame (as filling a hole does), copy it out. Each thread walks a
+ * private ring of frames larger than the last-level cache, so the zeroing misses the cache as
+ * it does on recycled page frames.
+ */
+#define _GNU_SOURCE
+#include "lvbench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RT_READ_SIZE 4096u /* dd bs=4k */
+
+struct rt_params {
+	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
+	unsigned int limit_mib; /* memory.max of each container in MiB; 0: none */
+	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
+	const char *file;	/* a real file read instead of sparse ones */
+	bool no_kswapd;
+	bool shared; /* readtwice: the readers of a container share its file */
+	/* Filled in by rt_prepare(). */
+	uint64_t real_size; /* of --file */
+};
+
+#define RT(field) offsetof(struct rt_params, field)
+
+static const struct lvb_opt rt_opts[] = {
+	{ "readers", LVB_OPT_UINT, RT(readers), 1, 64, NULL, "N",
+	  "readers per container (readtwice: 2, sharing the container's\n"
+	  "file; readonce: 1, each with a file of its own)" },
+	{ "limit", LVB_OPT_UINT, RT(limit_mib), 0, 1u << 20, NULL, "MIB",
+	  "memory limit of each container in MiB; 0: none (default 0,\n"
+	  "so reclaim is global, as in Alex Shi's runs)" },
+	{ "file-size", LVB_OPT_SIZE, RT(file_size), LV_PAGE_SIZE, (double)(1ull << 52), NULL,
+	  "SIZE",
+	  "size of each sparse file: bytes or K, M, G, T (x 1024^n);\n"
+	  "default 64G or 16 x the machine's memory, whichever is larger" },
+	{ "file", LVB_OPT_STRING, RT(file), 0, 0, NULL, "PATH",
+	  "read this real file (open(2) O_RDONLY, read with pread(2))\n"
+	  "instead of sparse files: every container opens it on its own" },
+	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
+	  "no kswapd threads: readers reclaim directly" },
+	{ 0 }
+};
+
+static void readtwice_defaults(void *params)
+{
+	struct rt_params *p = params;
+
+	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = true };
+}
+
+static void readonce_defaults(void *params)
+{
+	struct rt_params *p = params;
+
+	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = false };
+}
+
+static const char *rt_name(const struct rt_params *p)
+{
+	return p->shared ? "readtwice" : "readonce";
+}
+
+static uint64_t machine_bytes(const struct lvb_common *opt)
+{
+	return (uint64_t)opt->nodes * opt->memory_mib << 20;
+}
+
+/*
+ * Defaults sized for the machine: one container per CPU as Alex Shi ran it; for compare (what
+ * `make bench` runs) twice that, so that containers outnumber CPUs and the node design's shared
+ * lock has someone to contend with even on 2 CPUs, with rounds sized to about a minute there.
+ */
+#define RT_COMPARE_DURATION 5.0
+#define RT_COMPARE_ROUNDS   5
+
+static int rt_prepare(struct lvb_common *opt, void *params)
+{
+	struct rt_params *p = params;
+	unsigned int cpus = lvb_online_cpus(), max_containers;
+	const char *name = rt_name(p);
+
+	if (opt->threads != LVB_UNSET)
+		return lvb_usage_error("%s: option '--threads' does not apply (threads are "
+				       "--containers x --readers)",
+				       name);
+	if (p->readers == LVB_UNSET)
+		p->readers = p->shared ? 2 : 1;
+	if (opt->containers == LVB_UNSET) {
+		opt->containers = opt->compare ? 2 * cpus : cpus;
+		if (opt->containers > 1024 / p->readers)
+			opt->containers = 1024 / p->readers;
+	}
+	if (opt->memory_mib == LVB_UNSET)
+		opt->memory_mib = 2048;
+	if (opt->duration == 0)
+		opt->duration = opt->compare ? RT_COMPARE_DURATION : 5.0;
+	if (opt->rounds == LVB_UNSET)
+		opt->rounds = opt->compare ? RT_COMPARE_ROUNDS : 1;
+
+	max_containers = opt->containers;
+	for (unsigned int i = 0; i < opt->sweep.n; i++)
+		if (opt->sweep.v[i] > max_containers)
+			max_containers = opt->sweep.v[i];
+	if (max_containers * p->readers > 1024)
+		return lvb_usage_error(
+			"--containers, --readers: %u containers x %u readers is more than 1024 "
+			"threads",
+			max_containers, p->readers);
+
+	if (p->file) {
+		struct stat st;
+		int fd;
+
+		if (p->file_size)
+			return lvb_usage_error(
+				"--file-size: does not apply with --file (the file's "
+				"size is used)");
+		fd = open(p->file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return lvb_usage_error("--file: cannot open '%s': %s", p->file,
+					       strerror(errno));
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+			close(fd);
+			return lvb_usage_error("--file: '%s' is not a non-empty regular file",
+					       p->file);
+		}
+		close(fd);
+		p->real_size = (uint64_t)st.st_size;
+	} else if (!p->file_size) {
+		/* vm-scalability uses 256 x MemAvailable (capped at 4 TiB); 16 x keeps it sparse.
+		 */
+		p->file_size = 64ull << 30;
+		if (p->file_size < 16 * machine_bytes(opt))
+			p->file_size = 16 * machine_bytes(opt);
+	}
+	return 0;
+}
+
+static unsigned int rt_nr_threads(const struct lvb_common *opt, const void *params)
+{
+	const struct rt_params *p = params;
+
+	return opt->containers * p->readers;
+}
+
+/* ---- the readers ----------------------------------------------------------------------------- */
+
+enum rt_counter {
+	RT_ENOMEM, /* lv_file_read() found no memory even after reclaim */
+	RT_WRAPS,  /* a reader reached the end of its file and started over */
+	RT_NR_COUNTERS
+};
+
+static const char *const rt_counter_names[RT_NR_COUNTERS] = {
+	[RT_ENOMEM] = "read_enomem",
+	[RT_WRAPS] = "wraps",
+};
+
+struct rt_file {
+	struct lv_file *file;
+	int fd; /* -1: sparse */
+	uint64_t size;
+};
+
+struct rt_thread {
+	struct lv_file *file;
+	uint64_t size, off;
+	struct lv_memcg *memcg;
+	char *buf;
+} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
+
+static void rt_step(struct lvb_worker *w)
+{
+	struct rt_thread *rt = w->priv;
+	long n = lv_file_read(rt->file, rt->memcg, rt->buf, RT_READ_SIZE, rt->off);
+
+	if (n > 0) {
+		w->ops++;
+		w->amount += (uint64_t)n;
+		rt->off += (uint64_t)n;
+		if (rt->off < rt->size)
+			return;
+	} else if (n == -ENOMEM) {
+		/* Everyone else holds the memory: let them run, then try the same page again. */
+		w->counters[RT_ENOMEM]++;
+		sched_yield();
+		return;
+	} else if (n < 0) {
+		lvb_worker_error(w, "lv_file_read", (int)-n);
+		/* Skip the page rather than spin on it; the run is reported as failed. */
+		rt->off += RT_READ_SIZE;
+		if (rt->off < rt->size)
+			return;
+	}
+	rt->off = 0;
+	w->counters[RT_WRAPS]++;
+}
+
+/* Nothing is held between reads: the page cache keeps what the readers brought in. */
+static void rt_release(struct lvb_worker *w)
+{
+	(void)w;
+}
+
+static const struct lvb_thread_ops rt_thread_ops = {
+	.step = rt_step,
+	.release = rt_release,
+};
+
+static void rt_close_files(struct rt_file *files, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (files[i].file)
+			lv_file_close(files[i].file);
+		if (files[i].fd >= 0)
+			close(files[i].fd);
+	}
+	free(files);
+}
+
+static struct rt_file *rt_open_files(struct lvb_env *env, const struct rt_params *p, unsigned int n,
+				     int *err)
+{
+	struct rt_file *files = calloc(n, sizeof(*files));
+
+	if (!files) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		files[i].fd = -1;
+	for (unsigned int i = 0; i < n; i++) {
+		struct rt_file *f = &files[i];
+
+		f->size = p->file ? p->real_size : p->file_size;
+		if (p->file) {
+			f->fd = open(p->file, O_RDONLY | O_CLOEXEC);
+			if (f->fd < 0) {
+				*err = -errno;
+				fprintf(stderr, "lvbench: %s: %s\n", p->file, strerror(errno));
+				goto fail;
+			}
+		}
+		f->file = lv_file_open(env->m, f->fd, f->size);
+		if (!f->file) {
+			*err = -errno;
+			fprintf(stderr, "lvbench: lv_file_open: %s\n", strerror(errno));
+			goto fail;
+		}
+	}
+	return files;
+fail:
+	rt_close_files(files, n);
+	return NULL;
+}
+
+static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock_design design,
+		  struct lvb_result *res)
+{
+	const struct rt_params *p = params;
+	unsigned int n = opt->threads, nr_files = p->shared ? opt->containers : n;
+	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0);
+	struct lvb_worker *workers = NULL;
+	struct rt_thread *threads = NULL;
+	struct rt_file *files = NULL;
+	unsigned int nr_ready = 0;
+	struct lvb_env env;
+	int err;
+
+	err = lvb_env_create(&env, opt, design, flags);
+	if (err)
+		return err;
+	if (p->limit_mib)
+		for (unsigned int c = 0; c < env.nr_memcgs; c++)
+			lv_memcg_set_max(env.memcgs[c],
+					 ((size_t)p->limit_mib << 20) / LV_PAGE_SIZE);
+	files = rt_open_files(&env, p, nr_files, &err);
+	if (!files)
+		goto out;
+
+	err = -ENOMEM;
+	workers = aligned_alloc(64, n * sizeof(*workers));
+	threads = aligned_alloc(64, n * sizeof(*threads));
+	if (!workers || !threads)
+		goto out;
+	memset(workers, 0, n * sizeof(*workers));
+	memset(threads, 0, n * sizeof(*threads));
+	for (; nr_ready < n; nr_ready++) {
+		unsigned int t = nr_ready, c = t / p->readers;
+		struct rt_file *f = &files[p->shared ? c : t];
+		struct rt_thread *rt = &threads[t];
+
+		rt->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		if (!rt->buf)
+			goto out;
+		rt->file = f->file;
+		rt->size = f->size;
+		rt->memcg = env.memcgs[c];
+		workers[t].priv = rt;
+	}
+	res->nr_counters = RT_NR_COUNTERS;
+	for (unsigned int c = 0; c < RT_NR_COUNTERS; c++)
+		res->counter_names[c] = rt_counter_names[c];
+	err = lvb_run_threads(&env, workers, &rt_thread_ops, res);
+out:
+	for (unsigned int t = 0; t < nr_ready; t++)
+		free(threads[t].buf);
+	free(threads);
+	free(workers);
+	/* Every page must be out of the page cache before the machine is checked empty. */
+	if (files)
+		rt_close_files(files, nr_files);
+	res->failures += lvb_env_destroy(&env);
+	return err;
+}
+
+/* ---- the ceiling ----------------------------------------------------------------------------- */
+
+/*
+ * Each ring is larger than a last-level cache (32 MiB here) even when many threads share a CPU
+ * and each finds part of its ring still cached from its last time slice; all rings together
+ * take at most half the configured memory, so the ceiling never sets the VmHWM reported.
+ */
+#define CEIL_RING_TOTAL	 (256ul << 20)
+#define CEIL_RING_THREAD (64ul << 20)
+#define CEIL_RING_MIN	 (64ul << 10)
+
+struct ceil_thread {
+	char *ring;
+	size_t ring_bytes, off;
+	char *buf;
+} __attribute__((aligned(64)));
+
+static void ceil_step(struct lvb_worker *w)
+{
+	struct ceil_thread *ct = w->priv;
+	char *frame = ct->ring + ct->off;
+
+	memset(frame, 0, RT_READ_SIZE);
+	/* Without this, the compiler may turn the copy of zeros into a second memset. */
+	__asm__ __volatile__("" : : "r"(frame) : "memory");
+	memcpy(ct->buf, frame, RT_READ_SIZE);
+	__asm__ __volatile__("" : : "r"(ct->buf) : "memory");
+	ct->off += RT_READ_SIZE;
+	if (ct->off == ct->ring_bytes)
+		ct->off = 0;
+	w->ops++;
+	w->amount += RT_READ_SIZE;
+}
+
+static void ceil_release(struct lvb_worker *w)
+{
+	(void)w;
+}
+
+static const struct lvb_thread_ops ceil_thread_ops = {
+	.step = ceil_step,
+	.release = ceil_release,
+};
+
+static int rt_ceiling(const struct lvb_common *opt, const void *params, struct lvb_ceiling *c)
+{
+	unsigned int n = opt->threads, nr_ready = 0;
+	struct lvb_env env = { .opt = opt, .design = LV_LOCK_LRUVEC };
+	struct lvb_result res = { 0 };
+	struct ceil_thread *threads;
+	struct lvb_worker *workers;
+	size_t total, ring;
+	double bytes = 0;
+	int err = -ENOMEM;
+
+	(void)params;
+	ring = CEIL_RING_TOTAL / n > CEIL_RING_THREAD ? CEIL_RING_TOTAL / n : CEIL_RING_THREAD;
+	total = machine_bytes(opt) / 2;
+	if (ring > total / n)
+		ring = total / n;
+	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
+	if (ring < CEIL_RING_MIN)
+		ring = CEIL_RING_MIN;
+
+	workers = aligned_alloc(64, n * sizeof(*workers));
+	threads = aligned_alloc(64, n * sizeof(*threads));
+	if (!workers || !threads)
+		goto out;
+	memset(workers, 0, n * sizeof(*workers));
+	memset(threads, 0, n * sizeof(*threads));
+	for (; nr_ready < n; nr_ready++) {
+		struct ceil_thread *ct = &threads[nr_ready];
+
+		/*
+		 * Faulted in before the clock starts: the ceiling is the steady state, where the
+		 * engine too recycles frames it touched before, and the kernel's page faults
+		 * would only add noise.
+		 */
+		ct->ring = mmap(NULL, ring, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (ct->ring == MAP_FAILED) {
+			ct->ring = NULL;
+			goto out;
+		}
+		ct->ring_bytes = ring;
+		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		if (!ct->buf) {
+			munmap(ct->ring, ring);
+			goto out;
+		}
+		workers[nr_ready].priv = ct;
+	}
+	err = lvb_run_threads(&env, workers, &ceil_thread_ops, &res);
+	if (!err) {
+		for (unsigned int t = 0; t < n; t++)
+			bytes += (double)res.thread_amount[t];
+		*c = (struct lvb_ceiling){
+			.valid = res.elapsed > 0,
+			.threads = n,
+			.total = res.elapsed > 0 ? bytes * 1e-6 / res.elapsed : 0,
+			.what = "per 4 KiB step, memset a frame of a private ring and memcpy it "
+				"out",
+		};
+	}
+	lvb_result_free(&res);
+out:
+	for (unsigned int t = 0; t < nr_ready; t++) {
+		munmap(threads[t].ring, ring);
+		free(threads[t].buf);
+	}
+	free(threads);
+	free(workers);
+	return err;
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+static double series_mean(const struct lvb_series *s)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < s->nr_samples; i++)
+		sum += s->samples[i];
+	return s->nr_samples ? sum / (double)s->nr_samples : 0;
+}
+
+static void print_summary_line(FILE *out, const char *name, const struct lvb_common *opt,
+			       const struct lvb_series *s, const char *tag)
+{
+	/* The same line as scripts/kernel-readtwice.sh prints for the host kernel. */
+	fprintf(out,
+		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s\n",
+		name, opt->containers, opt->threads, series_mean(s), lvb_series_rate(s),
+		tag ? " lock=" : "", tag ? tag : "");
+}
+
+static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
+			   const struct lvb_series *s, unsigned int n, const struct lvb_ceiling *c)
+{
+	const struct rt_params *p = params;
+	uint64_t hwm = 0, rss = 0, mib = (uint64_t)opt->nodes * opt->memory_mib;
+	char size[48];
+
+	(void)c;
+	for (unsigned int d = 0; d < n; d++) {
+		hwm = s[d].vm_hwm_kib > hwm ? s[d].vm_hwm_kib : hwm;
+		rss = s[d].vm_rss_kib > rss ? s[d].vm_rss_kib : rss;
+	}
+	if (p->file)
+		snprintf(size, sizeof(size), "%s (%.1f MiB)", p->file,
+			 (double)p->real_size / (1 << 20));
+	else
+		snprintf(size, sizeof(size), "a sparse file of %.1f GiB",
+			 (double)p->file_size / (1 << 30));
+	fprintf(out, "\n%s: %u containers x %u reader%s (%u reader threads on %u CPUs), %s %s, ",
+		rt_name(p), opt->containers, p->readers, p->readers > 1 ? "s" : "", opt->threads,
+		lvb_online_cpus(), p->shared ? "each container reading" : "each reader reading",
+		size);
+	if (p->limit_mib)
+		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
+	else
+		fprintf(out, "no memcg limit, ");
+	fprintf(out, "kswapd %s, %u-byte reads\n", p->no_kswapd ? "off" : "on", RT_READ_SIZE);
+	fprintf(out,
+		"Memory: configured %llu MiB (%u node%s x %u MiB); lvbench VmHWM %.1f MiB (%.1f%% "
+		"of configured), VmRSS %.1f MiB at the end of a run\n",
+		(unsigned long long)mib, opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		(double)hwm / 1024, mib ? 100.0 * (double)hwm / 1024 / (double)mib : 0,
+		(double)rss / 1024);
+
+	if (n == 2 && p->shared) {
+		double node = series_mean(&s[0]), lru = series_mean(&s[1]);
+
+		fprintf(out,
+			"\nPublished readtwice results: mean MB/s per dd, one container per CPU, "
+			"2 dd each, 300 s runs\n");
+		fprintf(out, "%-38s %5s %10s %9s %9s %7s\n", "", "CPUs", "containers", "node",
+			"lruvec", "ratio");
+		fprintf(out, "%-38s %5u %10u %9.1f %9.1f %6.2fx\n", "  Alex Shi, v4 (2019-11)", 32,
+			32, 123.0, 144.0, 144.0 / 123.0);
+		fprintf(out, "%-38s %5u %10u %9.1f %9.1f %6.2fx\n",
+			"  Daniel Jordan, v18 review (2020-09)", 40, 40, 220.5, 356.9,
+			356.9 / 220.5);
+		fprintf(out, "%-38s %5u %10u %9.1f %9.1f %6.2fx\n", "  this run", lvb_online_cpus(),
+			opt->containers, node, lru, node > 0 ? lru / node : 0);
+		fprintf(out, "The published numbers come from 32- and 40-CPU machines running real "
+			     "kernels: absolute MB/s\nare not comparable, compare the ratio.\n");
+	}
+	fputc('\n', out);
+	for (unsigned int d = 0; d < n; d++)
+		print_summary_line(out, rt_name(p), opt, &s[d],
+				   n > 1 ? lvb_lock_names[s[d].design] : NULL);
+}
+
+static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
+			  const struct lvb_series *s, const struct lvb_ceiling *c)
+{
+	const struct rt_params *p = params;
+
+	(void)s;
+	(void)c;
+	lvb_json_u64(out, first, "readers", opt->threads);
+	lvb_json_u64(out, first, "readers_per_container", p->readers);
+	lvb_json_str(out, first, "file", p->file ? p->file : "sparse");
+	lvb_json_u64(out, first, "file_size", p->file ? p->real_size : p->file_size);
+	lvb_json_u64(out, first, "limit_mib", p->limit_mib);
+	lvb_json_u64(out, first, "memory_mib", (uint64_t)opt->nodes * opt->memory_mib);
+	lvb_json_key(out, first, "kswapd");
+	fputs(p->no_kswapd ? "false" : "true", out);
+}
+
+static const struct lvb_rate rt_rate = {
+	.unit = "MB/s",
+	.per = "reader",
+	.scale = 1e-6,
+	.json_prefix = "mb_per_s",
+};
+
+#define RT_HELP_COMMON                                                                             \
+	"Each read is lv_file_read() of 4096 bytes at the reader's offset, sequentially, as\n"     \
+	"dd bs=4k does; a miss allocates a page, charges it to the container, zeroes it\n"         \
+	"(sparse) or fills it with pread(2) (--file) and adds it to the LRU; a hit marks it\n"     \
+	"accessed. Memory runs out after the first GiBs: kswapd and direct reclaim (and the\n"     \
+	"container's limit with --limit) evict from the LRU, leaving shadow entries.\n"            \
+	"The run is time-bound; a reader at the end of its file starts over.\n"                    \
+	"Defaults: --containers = online CPUs (compare: 2 x CPUs), --memory 2048 (one node),\n"    \
+	"no --limit, --duration 5 (compare: 5 s x 5 rounds per design, about a minute on 2\n"      \
+	"CPUs), sparse files of 64 GiB, or 16 x the memory if that is larger.\n"                   \
+	"Output: MB/s per reader (MB = 10^6 bytes, like dd) in the mmtests rows, the total,\n"     \
+	"the ceiling (the same threads doing only memset + memcpy of 4 KiB frames, no cache\n"     \
+	"management) and each design's share of it, the lock tables, reclaim and workingset\n"     \
+	"counters, the process's VmHWM next to the configured memory, and the line\n"              \
+	"  NAME: containers=C readers=R mean_mb_per_s_reader=X total_mb_per_s=Y\n"                 \
+	"(with compare, one per design, ending lock=DESIGN), which\n"                              \
+	"scripts/kernel-readtwice.sh prints for the host kernel. JSON adds\n"                      \
+	"mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total, mb_per_s_round_total,\n"   \
+	"ceiling_mb_per_s, ceiling_fraction, readers, readers_per_container, file, file_size,\n"   \
+	"limit_mib, memory_mib, kswapd, vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal,\n"     \
+	"workingset_refault, workingset_activate and the other events."
+
+const struct lvb_workload lvb_readtwice = {
+	.name = "readtwice",
+	.summary = "vm-scalability lru-file-readtwice in containers (Alex Shi's case)",
+	.help = "readtwice: vm-scalability's case-lru-file-readtwice as Alex Shi ran it for the\n"
+		"per-lruvec lru_lock (benchmarks.md 1.5, 1.7): C containers (memcgs), each with\n"
+		"one sparse file far larger than memory, read by --readers readers (2: the two\n"
+		"dd started together) in step, so the second read of every page activates "
+		"it.\n" RT_HELP_COMMON,
+	.opts = rt_opts,
+	.params_size = sizeof(struct rt_params),
+	.defaults = readtwice_defaults,
+	.prepare = rt_prepare,
+	.nr_threads = rt_nr_threads,
+	.rate = &rt_rate,
+	.run = rt_run,
+	.ceiling = rt_ceiling,
+	.print_extra = rt_print_extra,
+	.json_extra = rt_json_extra,
+};
+
+const struct lvb_workload lvb_readonce = {
+	.name = "readonce",
+	.summary = "vm-scalability lru-file-readonce in containers (one reader per file)",
+	.help = "readonce: vm-scalability's case-lru-file-readonce in containers: C containers\n"
+		"(memcgs) with --readers readers each (default 1), every reader with a sparse\n"
+		"file of its own, read once: LRU insertion and reclaim, no "
+		"activations.\n" RT_HELP_COMMON,
+	.opts = rt_opts,
+	.params_size = sizeof(struct rt_params),
+	.defaults = readonce_defaults,
+	.prepare = rt_prepare,
+	.nr_threads = rt_nr_threads,
+	.rate = &rt_rate,
+	.run = rt_run,
+	.ceiling = rt_ceiling,
+	.print_extra = rt_print_extra,
+	.json_extra = rt_json_extra,
+};
