@@ -2,7 +2,7 @@
 #
 #   make              build/liblruvec.a, build/liblruvec.so, build/lvbench (release)
 #   make check        unit tests, short torture runs of every lock design, spin models (TAP/prove)
-#   make bench        the main benchmark job (lvbench compare churn, built-in defaults)
+#   make bench        the main benchmark job (lvbench compare readtwice, built-in defaults)
 #   make tsan | asan  the torture and unit tests under ThreadSanitizer / AddressSanitizer
 #   make torture DURATION=seconds [SEED=n]   a long torture run of every design (debug build)
 
@@ -65,7 +65,7 @@ check: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/lvbench
-	$(BUILD)/lvbench compare churn
+	$(BUILD)/lvbench compare readtwice
 
 tsan: deps
 	@$(MAKE) --no-print-directory $(call UNIT_BINS,tsan) $(BUILD)/tsan/torture

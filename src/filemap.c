@@ -58,6 +58,7 @@ struct xa_node {
 
 struct lv_file {
 	struct lv_machine *machine; /* constant */
+	struct list_head files;	    /* machine->memcg_mutex: the machine's open files */
 	int fd;			    /* constant; -1 for a sparse file */
 	uint64_t size;		    /* mapping lock for writes; read racily */
 	struct xa_node *root;	    /* mapping lock for writes; RCU for reads */
@@ -435,6 +436,9 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 	file->fd = fd;
 	file->size = size;
 	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING);
+	lv_lock_acquire(&m->memcg_mutex);
+	list_add_tail(&file->files, &m->files);
+	lv_lock_release(&m->memcg_mutex);
 	return file;
 }
 
@@ -560,6 +564,17 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	return 0;
 }
 
+/* for_each_file_lock - call @fn on the mapping lock of every open file (statistics). */
+void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg)
+{
+	struct list_head *pos;
+
+	lv_lock_acquire(&m->memcg_mutex);
+	list_for_each (pos, &m->files)
+		fn(&list_entry(pos, struct lv_file, files)->lock, arg);
+	lv_lock_release(&m->memcg_mutex);
+}
+
 unsigned long lv_file_cached_pages(const struct lv_file *file)
 {
 	return READ_ONCE(file->nrpages);
@@ -577,9 +592,16 @@ static void file_rcu_free(struct rcu_head *head)
 
 void lv_file_close(struct lv_file *file)
 {
+	struct lv_machine *m;
+
 	if (!file)
 		return;
+	m = file->machine;
 	lv_file_truncate(file, 0);
+	lv_lock_acquire(&m->memcg_mutex);
+	list_del(&file->files);
+	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MAPPING], &file->lock);
+	lv_lock_release(&m->memcg_mutex);
 	/* Reclaim may still be about to lock us through a folio it isolated before. */
 	call_rcu_lv(&file->rcu, file_rcu_free);
 }

@@ -296,8 +296,8 @@ struct cpu_slot {
 struct lv_memcg {
 	struct lv_machine *machine; /* constant */
 	struct lv_memcg *parent;    /* constant; NULL for the root */
-	struct list_head sibling;   /* memcg tree mutex */
-	struct list_head children;  /* memcg tree mutex */
+	struct list_head sibling;   /* memcg tree mutex; RCU for reclaim's walk */
+	struct list_head children;  /* memcg tree mutex; RCU for reclaim's walk */
 	long usage;		    /* atomic page counter: own + descendants (not for root) */
 	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
 	int dying;		    /* atomic: set by lv_memcg_remove() */
@@ -319,6 +319,7 @@ struct lv_machine {
 	struct per_cpu_pages *pcp;  /* constant array of nr_slots * nr_nodes */
 
 	struct lv_lock memcg_mutex ____cacheline_aligned;	    /* cgroup_mutex */
+	struct list_head files; /* memcg_mutex: open page cache files (for statistics) */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
 	struct lv_lock drain_mutex ____cacheline_aligned;
@@ -447,6 +448,7 @@ void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
 bool remove_mapping(struct lv_folio *folio);
+void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void shadow_nodes_shrink(struct lv_machine *m);
 
 /* workingset.c */

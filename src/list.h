@@ -56,6 +56,30 @@ static inline void list_del(struct list_head *e)
 	e->prev = LIST_POISON2;
 }
 
+/*
+ * RCU variants: writers still serialize on their own lock; readers may walk ->next under RCU
+ * while an entry is added or removed. A removed entry keeps its ->next, so a reader standing
+ * on it finds its way back to the list; its memory must outlive a grace period.
+ */
+static inline void list_add_tail_rcu(struct list_head *n, struct list_head *head)
+{
+	n->next = head;
+	n->prev = head->prev;
+	__atomic_store_n(&head->prev->next, n, __ATOMIC_RELEASE);
+	head->prev = n;
+}
+
+static inline void list_del_rcu(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	__atomic_store_n(&e->prev->next, e->next, __ATOMIC_RELEASE);
+	e->prev = LIST_POISON2;
+}
+
+#define list_next_rcu(pos) __atomic_load_n(&(pos)->next, __ATOMIC_ACQUIRE)
+#define list_for_each_rcu(pos, head)                                                               \
+	for (pos = list_next_rcu(head); pos != (head); pos = list_next_rcu(pos))
+
 static inline bool list_empty(const struct list_head *h)
 {
 	return h->next == h;

@@ -139,48 +139,66 @@ void css_put(struct lv_memcg *memcg)
 		call_rcu_lv(&memcg->rcu, memcg_rcu_free);
 }
 
-static void snapshot_add(struct lv_memcg *memcg, struct lv_memcg **out, size_t *nr, size_t cap)
+/* css_tryget - a reference unless the memcg is already on its way to being freed. */
+static bool css_tryget(struct lv_memcg *memcg)
 {
-	struct list_head *pos;
+	long c = __atomic_load_n(&memcg->refcnt, __ATOMIC_RELAXED);
 
-	if (*nr < cap) {
-		css_get(memcg);
-		out[(*nr)++] = memcg;
-	}
-	list_for_each(pos, &memcg->children)
-		snapshot_add(list_entry(pos, struct lv_memcg, sibling), out, nr, cap);
+	do {
+		if (c <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&memcg->refcnt, &c, c + 1, true, __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
+	return true;
 }
 
-static size_t subtree_size(struct lv_memcg *memcg)
+struct snapshot {
+	struct lv_memcg **memcgs;
+	size_t nr, cap;
+};
+
+/* Context: RCU read side. Memcgs freed meanwhile fail css_tryget() and are left out. */
+static void snapshot_add(struct lv_memcg *memcg, struct snapshot *s)
 {
 	struct list_head *pos;
-	size_t n = 1;
 
-	list_for_each(pos, &memcg->children)
-		n += subtree_size(list_entry(pos, struct lv_memcg, sibling));
-	return n;
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct lv_memcg **p = realloc(s->memcgs, cap * sizeof(*p));
+
+		if (!p)
+			return; /* reclaim works with the memcgs it has */
+		s->memcgs = p;
+		s->cap = cap;
+	}
+	if (!css_tryget(memcg))
+		return;
+	s->memcgs[s->nr++] = memcg;
+	list_for_each_rcu(pos, &memcg->children)
+		snapshot_add(list_entry(pos, struct lv_memcg, sibling), s);
 }
 
 /**
  * mem_cgroup_snapshot - @top and its descendants, pre-order, each with a reference, so that
- * reclaim can walk them without the tree mutex while memcgs come and go (mem_cgroup_iter).
+ * reclaim can walk them while memcgs come and go (the kernel's mem_cgroup_iter). The tree is
+ * walked under RCU, not the tree mutex: reclaim in one tenant never waits for another's
+ * cgroup creation or removal.
  * Return: a malloc'd array (release with mem_cgroup_snapshot_put()), or NULL.
  * Context: @top is alive (the caller holds a reference or a charge on it).
  */
 struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr)
 {
-	struct lv_machine *m = top->machine;
-	struct lv_memcg **out;
-	size_t cap;
+	struct snapshot s = { 0 };
 
-	*nr = 0;
-	lv_lock_acquire(&m->memcg_mutex);
-	cap = subtree_size(top);
-	out = malloc(cap * sizeof(*out));
-	if (out)
-		snapshot_add(top, out, nr, cap);
-	lv_lock_release(&m->memcg_mutex);
-	return out;
+	rcu_read_lock();
+	snapshot_add(top, &s);
+	rcu_read_unlock();
+	*nr = s.nr;
+	if (!s.nr) {
+		free(s.memcgs);
+		return NULL;
+	}
+	return s.memcgs;
 }
 
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr)
@@ -245,7 +263,7 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
 		errno = ENOSPC;
 		return NULL;
 	}
-	list_add_tail(&memcg->sibling, &parent->children);
+	list_add_tail_rcu(&memcg->sibling, &parent->children);
 	lv_lock_release(&m->memcg_mutex);
 	return memcg;
 }
@@ -303,7 +321,7 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		lv_lock_release(&m->memcg_mutex);
 		return err;
 	}
-	list_del(&memcg->sibling);
+	list_del_rcu(&memcg->sibling);
 	rcu_assign_pointer_lv(m->memcg_ids[memcg->id], NULL);
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);

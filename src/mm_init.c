@@ -77,6 +77,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
 	lv_lock_init(&m->shadow_lock, cfg->lock_backend, LV_LOCK_CLASS_SHADOW);
 	INIT_LIST_HEAD(&m->shadow_nodes);
+	INIT_LIST_HEAD(&m->files);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
 		pthread_cond_init(&m->fill_wait[i].cond, NULL);

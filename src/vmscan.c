@@ -502,7 +502,12 @@ void wakeup_kswapd(struct pglist_data *pgdat)
 	if (!m->kswapd)
 		return;
 	k = &m->kswapd[pgdat->node_id];
-	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED))
+	/*
+	 * Awake already, or asked: nothing to do, and no mutex on the allocation path. A request
+	 * that lands just as a pass ends is repeated by the next allocation below the low mark.
+	 */
+	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&k->busy, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&k->lock);
 	__atomic_store_n(&k->wake, 1, __ATOMIC_RELEASE);

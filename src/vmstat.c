@@ -98,6 +98,10 @@ static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lo
 		fn(&m->drain_mutex, arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MEMCG)
 		fn(&m->memcg_mutex, arg);
+	if (cls < 0 || cls == LV_LOCK_CLASS_SHADOW)
+		fn(&m->shadow_lock, arg);
+	if (cls < 0 || cls == LV_LOCK_CLASS_MAPPING)
+		for_each_file_lock(m, fn, arg);
 }
 
 static void sum_lock(struct lv_lock *l, void *arg)
