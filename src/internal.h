@@ -223,15 +223,21 @@ enum lru_event {
  * LKP false-sharing regression, kernel-lru-lock §8.3).
  */
 struct lruvec {
-	struct list_head lists[NR_LRU_LISTS];	       /* *lru_lock */
-	unsigned long lru_size[NR_LRU_LISTS];	       /* *lru_lock; in pages */
-	uint64_t events[NR_LRU_EVENTS];		       /* *lru_lock (read racily) */
-	unsigned long anon_cost, file_cost;	       /* *lru_lock: reclaim (later issues) */
-	long nr_isolated;			       /* atomic: lv_folio_isolate_lru() pages */
-	unsigned long nonresident_age;		       /* atomic: workingset clock */
-	struct lv_lock *lru_lock;		       /* constant: &own_lock, or the node's lock */
-	struct lv_memcg *memcg;			       /* constant; NULL for a node's own lruvec */
-	struct pglist_data *pgdat;		       /* constant */
+	struct list_head lists[NR_LRU_LISTS];	/* *lru_lock */
+	unsigned long lru_size[NR_LRU_LISTS];	/* *lru_lock; in pages */
+	uint64_t events[EV_PGSTEAL];		/* *lru_lock (read racily) */
+	unsigned long anon_cost, file_cost;	/* *lru_lock */
+	struct lv_lock *lru_lock;		/* constant: &own_lock, or the node's lock */
+	struct lv_memcg *memcg;			/* constant; NULL for a node's own lruvec */
+	struct pglist_data *pgdat;		/* constant */
+	/*
+	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
+	 * with every activation and eviction, in every ancestor): a line of their own, so that
+	 * they do not bounce the lines the lock holder works on.
+	 */
+	long nr_isolated ____cacheline_aligned;	 /* atomic: lv_folio_isolate_lru() pages */
+	unsigned long nonresident_age;		 /* atomic: workingset clock */
+	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned; /* used with LV_LOCK_LRUVEC */
 } ____cacheline_aligned;
 
@@ -385,7 +391,14 @@ void lv_bug(struct lv_machine *m, const char *cond, const char *file, int line);
 
 static inline void lruvec_count_event_atomic(struct lruvec *lruvec, enum lru_event ev, long nr)
 {
-	__atomic_fetch_add(&lruvec->events[ev], (uint64_t)nr, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&lruvec->events_atomic[ev - EV_PGSTEAL], (uint64_t)nr, __ATOMIC_RELAXED);
+}
+
+/* lruvec_event - read one event counter, wherever it lives (racy). */
+static inline uint64_t lruvec_event(const struct lruvec *lruvec, enum lru_event ev)
+{
+	return ev < EV_PGSTEAL ? READ_ONCE(lruvec->events[ev])
+			       : READ_ONCE(lruvec->events_atomic[ev - EV_PGSTEAL]);
 }
 
 /* parent_lruvec - the same node's lruvec of the parent memcg, NULL at the top. */

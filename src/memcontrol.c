@@ -281,7 +281,7 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 		/* Taking the lock waits out any holder that looked the lruvec up before removal. */
 		lv_lock_acquire(lruvec->lru_lock);
 		for (int ev = 0; ev < NR_LRU_EVENTS; ev++)
-			pgdat->retired_events[ev] += READ_ONCE(lruvec->events[ev]);
+			pgdat->retired_events[ev] += lruvec_event(lruvec, ev);
 		lv_lock_release(lruvec->lru_lock);
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
 	}

@@ -63,6 +63,7 @@ static inline void lruvec_del_folio(struct lruvec *lruvec, struct lv_folio *foli
 static inline void lruvec_count_event(struct lruvec *lruvec, enum lru_event ev, long nr)
 {
 	lockdep_assert_held(lruvec->lru_lock);
+	VM_BUG_ON_M(lruvec->pgdat->machine, ev >= EV_PGSTEAL); /* those are counted atomically */
 	WRITE_ONCE(lruvec->events[ev], lruvec->events[ev] + (uint64_t)nr);
 }
 

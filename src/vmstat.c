@@ -177,7 +177,7 @@ static uint64_t lruvec_stat(struct lruvec *lruvec, enum lv_stat_item item)
 	if (item == LV_NR_ISOLATED)
 		return (uint64_t)__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED);
 	if (item_is_event(item))
-		return READ_ONCE(lruvec->events[item_event[item]]);
+		return lruvec_event(lruvec, item_event[item]);
 	return 0;
 }
 
