@@ -267,8 +267,13 @@ static void folio_end_fill(struct lv_folio *folio, bool ok)
 {
 	unsigned long old;
 
-	folio_set(folio, ok ? PG_uptodate : PG_error);
-	old = __atomic_fetch_and(&folio->flags, ~(1ul << PG_locked), __ATOMIC_SEQ_CST);
+	/*
+	 * We own the fill: PG_locked is set and the outcome bits are clear, so one exclusive-or
+	 * sets the outcome and clears PG_locked together (one locked instruction, which after the
+	 * fill's stores is the expensive part).
+	 */
+	old = __atomic_fetch_xor(&folio->flags, (1ul << PG_locked) | (1ul << (ok ? PG_uptodate : PG_error)),
+				 __ATOMIC_SEQ_CST);
 	if (old & (1ul << PG_waiters)) {
 		struct fill_waitq *q = fill_waitq(folio);
 

@@ -2,7 +2,7 @@
 /*
  * Nodes, the memmap, the buddy allocator and per-CPU page lists.
  *
- * Each node owns an arena of real frames (mmap'd with MAP_NORESERVE, so untouched frames cost
+ * Each node owns an arena of real frames (mmap.d and populated up front, so that a benchmark
  * nothing) and a memmap of one 64-byte descriptor per frame. Free frames live in a buddy
  * allocator of orders 0..LV_MAX_ORDER under the zone lock; order-0 frames are cached in
  * per-(CPU slot, node) lists under their own lock, refilled and trimmed a batch at a time, as
@@ -393,7 +393,7 @@ int node_init(struct lv_machine *m, int nid)
 	memset(pgdat->memmap, 0, nr_pages * sizeof(struct lv_folio));
 	if (!m->cfg.metadata_only) {
 		void *p = mmap(NULL, nr_pages * LV_PAGE_SIZE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
 
 		if (p == MAP_FAILED)
 			goto fail;
