@@ -113,7 +113,8 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg);
 
 /**
  * lv_machine_destroy - drain all batches, free every memcg and the memory of @m.
- * Folios still allocated are reported on stderr (a caller bug) and freed with the machine.
+ * Files still open are reported on stderr and closed; folios still allocated are reported on
+ * stderr (caller bugs both) and freed with the machine.
  * Context: no other thread may use @m; may block (waits for RCU callbacks).
  */
 void lv_machine_destroy(struct lv_machine *m);
@@ -357,8 +358,8 @@ struct lv_file;
  * lv_file_open - a page cache mapping over @fd (read with pread(2)) of @size bytes, or over
  * a sparse file of @size bytes whose holes read as zeros when @fd is -1. The descriptor stays
  * the caller's: it must remain open until lv_file_close(), which does not close it.
- * Return: the file, or NULL with errno EINVAL (@size is 0 or above 2^52, or @fd < -1) or
- * ENOMEM.
+ * Return: the file, or NULL with errno EINVAL (@size is 0 or above 2^52, @fd < -1, or a real
+ * @fd on a metadata-only machine, which has no frames for its bytes) or ENOMEM.
  * Context: may block.
  */
 struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);

@@ -427,7 +427,9 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 {
 	struct lv_file *file;
 
-	if (!m || fd < -1 || size == 0 || size > MAX_FILE_BYTES) {
+	/* A metadata-only machine has no frames to hold a real file's bytes. */
+	if (!m || fd < -1 || size == 0 || size > MAX_FILE_BYTES ||
+	    (fd >= 0 && m->cfg.metadata_only)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -567,6 +569,24 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	if (dropped)
 		lv_lru_add_drain_all(file->machine);
 	return 0;
+}
+
+/* close_all_files - close what the caller left open at machine teardown, reporting it. */
+void close_all_files(struct lv_machine *m)
+{
+	for (;;) {
+		struct lv_file *file = NULL;
+
+		lv_lock_acquire(&m->memcg_mutex);
+		if (!list_empty(&m->files))
+			file = list_first_entry(&m->files, struct lv_file, files);
+		lv_lock_release(&m->memcg_mutex);
+		if (!file)
+			return;
+		fprintf(stderr, "lruvec: machine destroyed with a file still open (%lu pages cached)\n",
+			READ_ONCE(file->nrpages));
+		lv_file_close(file);
+	}
 }
 
 /* for_each_file_lock - call @fn on the mapping lock of every open file (statistics). */

@@ -462,6 +462,7 @@ void wakeup_kswapd(struct pglist_data *pgdat);
 /* filemap.c */
 bool remove_mapping(struct lv_folio *folio);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
+void close_all_files(struct lv_machine *m);
 void shadow_nodes_shrink(struct lv_machine *m);
 
 /* workingset.c */

@@ -119,6 +119,7 @@ void lv_machine_destroy(struct lv_machine *m)
 	if (!m)
 		return;
 	kswapd_stop(m);
+	close_all_files(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		lv_lock_acquire(&m->slots[s].lock);
 		lru_add_drain_slot(m, &m->slots[s]);

@@ -121,6 +121,17 @@ static void test_errors(void)
 	finish(m, "errors");
 	is(lv_memcg_remove(foreign), 0, "errors: foreign memcg removed");
 	finish(other, "errors (other machine)");
+
+	/* A metadata-only machine has no frames: a real file's bytes cannot be cached. */
+	cfg.metadata_only = true;
+	m = new_machine(&cfg);
+	errno = 0;
+	ok(!lv_file_open(m, 0, PAGE) && errno == EINVAL, "metadata only: real fd -> EINVAL");
+	f = lv_file_open(m, -1, PAGE);
+	ok(f && rd(f, NULL, buf, sizeof(buf), 0) == sizeof(buf) && all_bytes(buf, sizeof(buf), 0),
+	   "metadata only: a sparse file reads zeros");
+	/* Left open on purpose: destroy closes it (ASan builds check that nothing leaks). */
+	lv_machine_destroy(m);
 }
 
 /* ---- holes ----------------------------------------------------------------------------- */
