@@ -310,7 +310,8 @@ struct lv_memcg {
 	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
 	unsigned int id;	    /* constant: index in machine->memcg_ids, for shadow entries */
 	char name[64];		    /* constant */
-	struct rcu_head rcu;
+	struct rcu_head rcu;	    /* the free */
+	struct rcu_head rcu_put;    /* dropping the tree's reference after removal */
 	struct lruvec nodeinfo[]; /* one per node, constant count */
 };
 
@@ -336,6 +337,7 @@ struct lv_machine {
 	/* memcg id → memcg for shadow entries: written under memcg_mutex, read under RCU. */
 	struct lv_memcg **memcg_ids;
 	unsigned int next_memcg_id; /* memcg_mutex */
+	long memcgs_freeing;	    /* atomic: memcg frees queued with call_rcu and not run yet */
 
 	/* Page cache nodes holding only shadow entries (workingset.c). */
 	struct lv_lock shadow_lock ____cacheline_aligned;
@@ -434,6 +436,7 @@ struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr);
 void css_get(struct lv_memcg *memcg);
+bool css_tryget(struct lv_memcg *memcg);
 void css_put(struct lv_memcg *memcg);
 struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);

@@ -75,10 +75,22 @@ static void memcg_free(struct lv_memcg *memcg)
 char lv_rcu_tsan_sync;
 #endif
 
+/*
+ * A memcg pins its parent (css_get at creation), so that anyone holding a reference on a memcg
+ * may walk its ancestors. The last put of a removed memcg frees it after a grace period and
+ * then drops that parent reference, which may free the parent in turn.
+ */
 static void memcg_rcu_free(struct rcu_head *head)
 {
+	struct lv_memcg *memcg = container_of(head, struct lv_memcg, rcu);
+	struct lv_memcg *parent = memcg->parent;
+	struct lv_machine *m = memcg->machine;
+
 	rcu_free_begin();
-	memcg_free(container_of(head, struct lv_memcg, rcu));
+	memcg_free(memcg);
+	if (parent)
+		css_put(parent);
+	__atomic_fetch_sub(&m->memcgs_freeing, 1, __ATOMIC_RELEASE);
 	rcu_free_end();
 }
 
@@ -132,15 +144,29 @@ void css_get(struct lv_memcg *memcg)
 	__atomic_fetch_add(&memcg->refcnt, 1, __ATOMIC_RELAXED);
 }
 
+/* The tree's reference, dropped a grace period after removal (see lv_memcg_remove()). */
+static void memcg_put_rcu(struct rcu_head *head)
+{
+	struct lv_memcg *memcg = container_of(head, struct lv_memcg, rcu_put);
+	struct lv_machine *m = memcg->machine;
+
+	rcu_free_begin();
+	css_put(memcg);
+	__atomic_fetch_sub(&m->memcgs_freeing, 1, __ATOMIC_RELEASE);
+	rcu_free_end();
+}
+
 /* css_put - drop a reference; the last one frees the memcg after a grace period. */
 void css_put(struct lv_memcg *memcg)
 {
-	if (__atomic_sub_fetch(&memcg->refcnt, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&memcg->refcnt, 1, __ATOMIC_ACQ_REL) == 0) {
+		__atomic_fetch_add(&memcg->machine->memcgs_freeing, 1, __ATOMIC_RELAXED);
 		call_rcu_lv(&memcg->rcu, memcg_rcu_free);
+	}
 }
 
 /* css_tryget - a reference unless the memcg is already on its way to being freed. */
-static bool css_tryget(struct lv_memcg *memcg)
+bool css_tryget(struct lv_memcg *memcg)
 {
 	long c = __atomic_load_n(&memcg->refcnt, __ATOMIC_RELAXED);
 
@@ -263,6 +289,7 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
 		errno = ENOSPC;
 		return NULL;
 	}
+	css_get(parent);
 	list_add_tail_rcu(&memcg->sibling, &parent->children);
 	lv_lock_release(&m->memcg_mutex);
 	return memcg;
@@ -326,7 +353,13 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
 	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
-	css_put(memcg); /* the tree's reference; reclaim walkers may hold more */
+	/*
+	 * Drop the tree's reference only after a grace period: a charge or a move that was
+	 * already using this memcg pins it inside an RCU read-side section (css_tryget), so by
+	 * then it either holds its own reference or has failed with -ENOENT.
+	 */
+	__atomic_fetch_add(&m->memcgs_freeing, 1, __ATOMIC_RELAXED);
+	call_rcu_lv(&memcg->rcu_put, memcg_put_rcu);
 	return 0;
 }
 
@@ -443,22 +476,35 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
  */
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr)
 {
-	int fruitless = 0;
+	int fruitless = 0, err;
 
+	if (!memcg->parent)
+		return 0; /* the root is not charged */
+	/*
+	 * Pin @memcg (and through it every ancestor) for the whole charge: between a failed
+	 * attempt and reclaim nothing is charged to it, and a concurrent lv_memcg_remove() could
+	 * otherwise free it under us.
+	 */
+	rcu_read_lock();
+	err = css_tryget(memcg) ? 0 : -ENOENT;
+	rcu_read_unlock();
+	if (err)
+		return err;
 	for (int retries = MAX_RECLAIM_RETRIES;; retries--) {
 		struct lv_memcg *over = NULL;
-		int err = try_charge_upto(memcg, NULL, nr, &over);
 
+		err = try_charge_upto(memcg, NULL, nr, &over);
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
 		if (err != -ENOMEM || !retries || fruitless == 2)
-			return err;
-		/* @over is @memcg or an ancestor: alive as long as @memcg is. */
+			break;
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
 		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))
 			fruitless = 0;
 		else
 			fruitless++;
 	}
+	css_put(memcg);
+	return err;
 }
 
 /*
@@ -603,21 +649,35 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 		rcu_read_unlock();
 		return 0;
 	}
+	/*
+	 * Pin the guess: if another move empties and removes @from meanwhile, its memory must not
+	 * be reused for a new memcg that our re-check below would mistake for it.
+	 */
+	if (!css_tryget(from)) {
+		rcu_read_unlock();
+		return -EBUSY; /* moved away and its old memcg is being freed */
+	}
+	if (!css_tryget(to)) {
+		rcu_read_unlock();
+		css_put(from);
+		return -ENOENT; /* being removed */
+	}
+	rcu_read_unlock();
 	/* Levels above the common ancestor keep the charge; only the two branches change. */
 	common = common_ancestor(from, to);
 	err = try_charge_upto(to, common, nr, NULL);
-	rcu_read_unlock();
 	if (err)
-		return err;
+		goto out;
+	err = -EBUSY;
 	if (!folio_isolate_lru(folio)) {
 		mem_cgroup_uncharge_upto(to, common, nr);
-		return -EBUSY;
+		goto out;
 	}
 	if (folio->memcg != from) {
 		/* Another move won the race before our pin: its result stands. */
 		mem_cgroup_uncharge_upto(to, common, nr);
 		folio_putback_lru(folio);
-		return -EBUSY;
+		goto out;
 	}
 	/*
 	 * Rebind under the old lruvec's lock: a thread holding that lock and seeing the old
@@ -630,5 +690,9 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	lruvec_unlock(lruvec);
 	mem_cgroup_uncharge_upto(from, common, nr);
 	folio_putback_lru(folio);
-	return 0;
+	err = 0;
+out:
+	css_put(to);
+	css_put(from);
+	return err;
 }

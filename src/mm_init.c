@@ -129,8 +129,13 @@ void lv_machine_destroy(struct lv_machine *m)
 	if (leaked)
 		fprintf(stderr, "lruvec: machine destroyed with %lu folios still allocated\n",
 			leaked);
-	/* memcg_rcu_free() reads the machine: wait for every pending callback. */
-	rcu_barrier_lv();
+	/*
+	 * memcg_rcu_free() reads the machine: wait for every pending callback, including the
+	 * parent frees that a child's callback queues while we wait.
+	 */
+	do
+		rcu_barrier_lv();
+	while (__atomic_load_n(&m->memcgs_freeing, __ATOMIC_ACQUIRE));
 	machine_free(m);
 }
 

@@ -277,11 +277,18 @@ void folio_add_lru(struct lv_folio *folio)
 
 int lv_folio_add_lru(struct lv_folio *folio)
 {
-	if (folio_test_lru(folio) || folio_test_isolated(folio))
-		return -EINVAL;
-	/* A second add while the first is queued, or the folio pinned, would link it twice. */
-	if (folio_test_set(folio, PG_lru_claimed))
-		return -EINVAL;
+	const unsigned long busy = (1ul << PG_lru) | (1ul << PG_isolated) | (1ul << PG_lru_claimed);
+	unsigned long flags = __atomic_load_n(&folio->flags, __ATOMIC_RELAXED);
+
+	/*
+	 * Claim the folio for the LRU only if it is on no list, not queued, not pinned and not
+	 * isolated, all in one atomic step: a second add would link it twice.
+	 */
+	do {
+		if (flags & busy)
+			return -EINVAL;
+	} while (!__atomic_compare_exchange_n(&folio->flags, &flags, flags | (1ul << PG_lru_claimed),
+					      true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	folio_batch_add_and_move(folio, FB_LRU_ADD);
 	return 0;
 }

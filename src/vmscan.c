@@ -77,13 +77,20 @@ bool folio_isolate_lru(struct lv_folio *folio)
 
 int lv_folio_isolate_lru(struct lv_folio *folio)
 {
+	unsigned long old;
+
 	if (!folio_isolate_lru(folio))
 		return -EBUSY;
-	/* The folio is the caller's now: its binding and therefore its lruvec are stable. */
-	folio_set_isolated(folio);
-	folio_clear(folio, PG_lru_claimed);
+	/*
+	 * The folio is the caller's now: its binding and therefore its lruvec are stable. Count
+	 * it before publishing PG_isolated (a putback may follow at once), and hand the claim
+	 * over to PG_isolated in one atomic step, so that no add can slip in between.
+	 */
 	__atomic_fetch_add(&mem_cgroup_lruvec(folio->memcg, folio->pgdat)->nr_isolated,
 			   folio_nr_pages(folio), __ATOMIC_RELAXED);
+	old = __atomic_fetch_xor(&folio->flags, (1ul << PG_isolated) | (1ul << PG_lru_claimed),
+				 __ATOMIC_ACQ_REL);
+	VM_BUG_ON_FOLIO(!(old & (1ul << PG_lru_claimed)) || (old & (1ul << PG_isolated)), folio);
 	return 0;
 }
 
@@ -461,9 +468,13 @@ static void *kswapd_thread(void *arg)
 			pthread_mutex_unlock(&k->lock);
 			return NULL;
 		}
-		/* Consume the request first: a wakeup while we work asks for another pass. */
+		/*
+		 * Consume the request first: a wakeup while we work asks for another pass. busy is
+		 * set before wake is cleared (release), and kswapd_quiesce() reads them in the
+		 * opposite order (acquire), so it never sees both clear while a pass starts.
+		 */
 		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&k->wake, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&k->wake, 0, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&k->lock);
 		/* balance_pgdat: reclaim until the node is back above its high watermark. */
 		for (;;) {
@@ -487,8 +498,8 @@ void kswapd_quiesce(struct lv_machine *m)
 	for (unsigned int nid = 0; m->kswapd && nid < m->cfg.nr_nodes; nid++) {
 		struct kswapd *k = &m->kswapd[nid];
 
-		while (k->pgdat && (__atomic_load_n(&k->busy, __ATOMIC_ACQUIRE) ||
-				    __atomic_load_n(&k->wake, __ATOMIC_ACQUIRE)))
+		while (k->pgdat && (__atomic_load_n(&k->wake, __ATOMIC_ACQUIRE) ||
+				    __atomic_load_n(&k->busy, __ATOMIC_ACQUIRE)))
 			usleep(200);
 	}
 }
