@@ -232,6 +232,18 @@ static const enum lv_stat_item json_vmstat_items[] = {
 	LV_ALLOCSTALL,
 };
 
+/* json_rounds - the per-round totals of @s as a JSON array. */
+static void json_rounds(FILE *out, const struct lvb_series *s)
+{
+	fputc('[', out);
+	for (unsigned int r = 0; r < s->rounds; r++) {
+		if (r)
+			fputc(',', out);
+		json_number(out, s->round_rate[r]);
+	}
+	fputc(']', out);
+}
+
 /* <prefix>_<per>_mean, <prefix>_total, ceiling_<prefix>: "mb_per_s_reader_mean", ... */
 static void json_rate(FILE *out, bool *first, const struct lvb_rate *rate,
 		      const struct lvb_stats *st, const struct lvb_series *s,
@@ -248,13 +260,7 @@ static void json_rate(FILE *out, bool *first, const struct lvb_rate *rate,
 	lvb_json_double(out, first, key, lvb_series_rate(s));
 	snprintf(key, sizeof(key), "%s_round_total", rate->json_prefix);
 	lvb_json_key(out, first, key);
-	fputc('[', out);
-	for (unsigned int r = 0; r < s->rounds; r++) {
-		if (r)
-			fputc(',', out);
-		json_number(out, s->round_rate[r]);
-	}
-	fputc(']', out);
+	json_rounds(out, s);
 	if (c && c->valid) {
 		snprintf(key, sizeof(key), "ceiling_%s", rate->json_prefix);
 		lvb_json_double(out, first, key, c->total);
@@ -294,13 +300,7 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 		json_rate(out, &first, wl->rate, &st, s, ceil);
 	} else {
 		lvb_json_key(out, &first, "round_ops_per_sec");
-		fputc('[', out);
-		for (unsigned int r = 0; r < s->rounds; r++) {
-			if (r)
-				fputc(',', out);
-			json_number(out, s->round_rate[r]);
-		}
-		fputc(']', out);
+		json_rounds(out, s);
 		lvb_json_key(out, &first, "ops_per_sec_per_thread");
 		json_stats(out, &st);
 	}
