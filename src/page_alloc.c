@@ -186,7 +186,12 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 	return f;
 }
 
-static void free_frames(struct lv_folio *f, unsigned int order)
+/*
+ * free_frames - give frames back: order 0 to this slot's list for the frame's node, larger
+ * blocks to the buddy allocator. *@held is the page list whose lock the caller keeps across
+ * a batch of frees (NULL: none); it is switched when the node changes.
+ */
+static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_pages **held)
 {
 	struct pglist_data *pgdat = f->pgdat;
 
@@ -194,14 +199,22 @@ static void free_frames(struct lv_folio *f, unsigned int order)
 	if (order == 0) {
 		struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
 
-		lv_lock_acquire(&pcp->lock);
+		if (*held != pcp) {
+			if (*held)
+				lv_lock_release(&(*held)->lock);
+			lv_lock_acquire(&pcp->lock);
+			*held = pcp;
+		}
 		set_order(f, 0, 1ul << PG_pcp);
 		list_add(&f->lru, &pcp->list);
 		WRITE_ONCE(pcp->count, pcp->count + 1);
 		if (pcp->count > PCP_HIGH)
 			free_pcp_pages(pgdat, pcp, PCP_BATCH);
-		lv_lock_release(&pcp->lock);
 		return;
+	}
+	if (*held) {
+		lv_lock_release(&(*held)->lock); /* the zone lock ranks below it, but keep holds short */
+		*held = NULL;
 	}
 	lv_lock_acquire(&pgdat->zone.lock);
 	set_order(f, 0, 0);
@@ -316,6 +329,7 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
  */
 void free_folios(struct lv_folio **folios, unsigned int nr)
 {
+	struct per_cpu_pages *held = NULL; /* one page-list lock hold for a batch */
 	struct lv_memcg *memcg = NULL;
 	long nr_pages = 0;
 
@@ -337,8 +351,10 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 		nr_pages += 1l << order;
 		f->memcg = NULL;
 		f->mapping = NULL;
-		free_frames(f, order);
+		free_frames(f, order, &held);
 	}
+	if (held)
+		lv_lock_release(&held->lock);
 	if (memcg)
 		mem_cgroup_uncharge(memcg, nr_pages);
 }
