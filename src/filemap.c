@@ -38,19 +38,19 @@
 #include <unistd.h>
 
 #define XA_CHUNK_SHIFT 6
-#define XA_CHUNK_SIZE (1u << XA_CHUNK_SHIFT)
-#define XA_CHUNK_MASK (XA_CHUNK_SIZE - 1)
+#define XA_CHUNK_SIZE  (1u << XA_CHUNK_SHIFT)
+#define XA_CHUNK_MASK  (XA_CHUNK_SIZE - 1)
 #define MAX_FILE_BYTES (1ull << 52)
 
 struct xa_node {
-	struct xa_node *parent;	  /* mapping lock */
-	unsigned char shift;	  /* constant: index bits below this node */
-	unsigned char offset;	  /* constant: slot in the parent */
-	unsigned char count;	  /* mapping lock: used slots */
-	unsigned char nr_values;  /* mapping lock: slots holding shadow entries */
-	bool shadow_wanted;	  /* mapping lock: we asked for it to be on shadow_nodes */
-	bool on_shadow_list;	  /* machine->shadow_lock */
-	struct lv_file *mapping;  /* constant */
+	struct xa_node *parent;	       /* mapping lock */
+	unsigned char shift;	       /* constant: index bits below this node */
+	unsigned char offset;	       /* constant: slot in the parent */
+	unsigned char count;	       /* mapping lock: used slots */
+	unsigned char nr_values;       /* mapping lock: slots holding shadow entries */
+	bool shadow_wanted;	       /* mapping lock: we asked for it to be on shadow_nodes */
+	bool on_shadow_list;	       /* machine->shadow_lock */
+	struct lv_file *mapping;       /* constant */
 	struct list_head private_list; /* machine->shadow_lock */
 	struct rcu_head rcu;
 	void *slots[XA_CHUNK_SIZE]; /* written under the mapping lock, read under RCU */
@@ -85,7 +85,8 @@ static void *xa_load(struct lv_file *file, unsigned long index)
 	if (!node || (index >> node->shift) >= XA_CHUNK_SIZE)
 		return NULL;
 	for (;;) {
-		void *entry = rcu_dereference_lv(node->slots[(index >> node->shift) & XA_CHUNK_MASK]);
+		void *entry =
+			rcu_dereference_lv(node->slots[(index >> node->shift) & XA_CHUNK_MASK]);
 
 		if (!node->shift || !entry)
 			return entry;
@@ -272,7 +273,8 @@ static void folio_end_fill(struct lv_folio *folio, bool ok)
 	 * sets the outcome and clears PG_locked together (one locked instruction, which after the
 	 * fill's stores is the expensive part).
 	 */
-	old = __atomic_fetch_xor(&folio->flags, (1ul << PG_locked) | (1ul << (ok ? PG_uptodate : PG_error)),
+	old = __atomic_fetch_xor(&folio->flags,
+				 (1ul << PG_locked) | (1ul << (ok ? PG_uptodate : PG_error)),
 				 __ATOMIC_SEQ_CST);
 	if (old & (1ul << PG_waiters)) {
 		struct fill_waitq *q = fill_waitq(folio);
@@ -449,8 +451,7 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 	return file;
 }
 
-long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
-		  uint64_t off)
+long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len, uint64_t off)
 {
 	uint64_t size;
 	size_t done = 0;
@@ -583,7 +584,8 @@ void close_all_files(struct lv_machine *m)
 		lv_lock_release(&m->memcg_mutex);
 		if (!file)
 			return;
-		fprintf(stderr, "lruvec: machine destroyed with a file still open (%lu pages cached)\n",
+		fprintf(stderr,
+			"lruvec: machine destroyed with a file still open (%lu pages cached)\n",
 			READ_ONCE(file->nrpages));
 		lv_file_close(file);
 	}

@@ -49,10 +49,10 @@ enum pageflags {
 	 * -EINVAL whatever transient state the folio is in.
 	 */
 	PG_lru_claimed,
-	PG_locked,   /* page cache: being filled; readers wait (the folio lock, reduced) */
-	PG_uptodate, /* page cache: data valid */
-	PG_error,    /* page cache: the fill failed; waiters return -EIO */
-	PG_waiters,  /* page cache: someone sleeps until PG_locked clears */
+	PG_locked,	     /* page cache: being filled; readers wait (the folio lock, reduced) */
+	PG_uptodate,	     /* page cache: data valid */
+	PG_error,	     /* page cache: the fill failed; waiters return -EIO */
+	PG_waiters,	     /* page cache: someone sleeps until PG_locked clears */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
@@ -97,10 +97,6 @@ static inline void folio_set(struct lv_folio *f, int bit)
 static inline void folio_clear(struct lv_folio *f, int bit)
 {
 	__atomic_fetch_and(&f->flags, ~(1ul << bit), __ATOMIC_RELEASE);
-}
-static inline bool folio_test_set(struct lv_folio *f, int bit)
-{
-	return (__atomic_fetch_or(&f->flags, 1ul << bit, __ATOMIC_ACQ_REL) >> bit) & 1;
 }
 static inline bool folio_test_clear(struct lv_folio *f, int bit)
 {
@@ -223,22 +219,22 @@ enum lru_event {
  * LKP false-sharing regression, kernel-lru-lock §8.3).
  */
 struct lruvec {
-	struct list_head lists[NR_LRU_LISTS];	/* *lru_lock */
-	unsigned long lru_size[NR_LRU_LISTS];	/* *lru_lock; in pages */
-	uint64_t events[EV_PGSTEAL];		/* *lru_lock (read racily) */
-	unsigned long anon_cost, file_cost;	/* *lru_lock */
-	struct lv_lock *lru_lock;		/* constant: &own_lock, or the node's lock */
-	struct lv_memcg *memcg;			/* constant; NULL for a node's own lruvec */
-	struct pglist_data *pgdat;		/* constant */
+	struct list_head lists[NR_LRU_LISTS]; /* *lru_lock */
+	unsigned long lru_size[NR_LRU_LISTS]; /* *lru_lock; in pages */
+	uint64_t events[EV_PGSTEAL];	      /* *lru_lock (read racily) */
+	unsigned long anon_cost, file_cost;   /* *lru_lock */
+	struct lv_lock *lru_lock;	      /* constant: &own_lock, or the node's lock */
+	struct lv_memcg *memcg;		      /* constant; NULL for a node's own lruvec */
+	struct pglist_data *pgdat;	      /* constant */
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
 	 * they do not bounce the lines the lock holder works on.
 	 */
-	long nr_isolated ____cacheline_aligned;	 /* atomic: lv_folio_isolate_lru() pages */
-	unsigned long nonresident_age;		 /* atomic: workingset clock */
+	long nr_isolated ____cacheline_aligned; /* atomic: lv_folio_isolate_lru() pages */
+	unsigned long nonresident_age;		/* atomic: workingset clock */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
-	struct lv_lock own_lock ____cacheline_aligned; /* used with LV_LOCK_LRUVEC */
+	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
 } ____cacheline_aligned;
 
 /* ---- Nodes and the page allocator ---------------------------------------------------------- */
@@ -312,7 +308,7 @@ struct lv_memcg {
 	char name[64];		    /* constant */
 	struct rcu_head rcu;	    /* the free */
 	struct rcu_head rcu_put;    /* dropping the tree's reference after removal */
-	struct lruvec nodeinfo[]; /* one per node, constant count */
+	struct lruvec nodeinfo[];   /* one per node, constant count */
 };
 
 /* ---- The machine ----------------------------------------------------------------------------- */
@@ -325,7 +321,7 @@ struct lv_machine {
 	struct cpu_slot *slots;	    /* constant array of nr_slots */
 	struct per_cpu_pages *pcp;  /* constant array of nr_slots * nr_nodes */
 
-	struct lv_lock memcg_mutex ____cacheline_aligned;	    /* cgroup_mutex */
+	struct lv_lock memcg_mutex ____cacheline_aligned; /* cgroup_mutex */
 	struct list_head files; /* memcg_mutex: open page cache files (for statistics) */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
@@ -449,7 +445,7 @@ void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), 
 void folios_put_refs(struct lv_folio **folios, unsigned int nr);
 void folio_add_lru(struct lv_folio *folio);
 void folio_putback_lru(struct lv_folio *folio);
-void lru_add_drain_slot(struct lv_machine *m, struct cpu_slot *slot);
+void drain_slot(struct cpu_slot *slot);
 bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */

@@ -120,11 +120,8 @@ void lv_machine_destroy(struct lv_machine *m)
 		return;
 	kswapd_stop(m);
 	close_all_files(m);
-	for (unsigned int s = 0; s < m->nr_slots; s++) {
-		lv_lock_acquire(&m->slots[s].lock);
-		lru_add_drain_slot(m, &m->slots[s]);
-		lv_lock_release(&m->slots[s].lock);
-	}
+	for (unsigned int s = 0; s < m->nr_slots; s++)
+		drain_slot(&m->slots[s]);
 	leaked = count_allocated(m);
 	if (leaked)
 		fprintf(stderr, "lruvec: machine destroyed with %lu folios still allocated\n",

@@ -162,7 +162,8 @@ static bool drain_all_pages(struct pglist_data *pgdat)
 	bool drained = false;
 
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
-		struct per_cpu_pages *pcp = &m->pcp[s * m->cfg.nr_nodes + (unsigned int)pgdat->node_id];
+		struct per_cpu_pages *pcp =
+			&m->pcp[s * m->cfg.nr_nodes + (unsigned int)pgdat->node_id];
 
 		lv_lock_acquire(&pcp->lock);
 		if (pcp->count) {
@@ -213,7 +214,8 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 		return;
 	}
 	if (*held) {
-		lv_lock_release(&(*held)->lock); /* the zone lock ranks below it, but keep holds short */
+		lv_lock_release(
+			&(*held)->lock); /* the zone lock ranks below it, but keep holds short */
 		*held = NULL;
 	}
 	lv_lock_acquire(&pgdat->zone.lock);

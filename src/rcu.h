@@ -37,16 +37,16 @@ static inline void lv_tsan_rcu_read_unlock(void)
 	urcu_bp_read_unlock();
 }
 #undef rcu_read_unlock
-#define rcu_read_unlock() lv_tsan_rcu_read_unlock()
-#define rcu_free_begin() __tsan_acquire(&lv_rcu_tsan_sync)
-#define rcu_free_end() __tsan_release(&lv_rcu_tsan_sync)
+#define rcu_read_unlock()     lv_tsan_rcu_read_unlock()
+#define rcu_free_begin()      __tsan_acquire(&lv_rcu_tsan_sync)
+#define rcu_free_end()	      __tsan_release(&lv_rcu_tsan_sync)
 #define call_rcu_lv(head, fn) (__tsan_release(&lv_rcu_tsan_sync), call_rcu((head), (fn)))
-#define rcu_barrier_lv() (rcu_barrier(), __tsan_acquire(&lv_rcu_tsan_sync))
+#define rcu_barrier_lv()      (rcu_barrier(), __tsan_acquire(&lv_rcu_tsan_sync))
 #else
-#define rcu_free_begin() ((void)0)
-#define rcu_free_end() ((void)0)
+#define rcu_free_begin()      ((void)0)
+#define rcu_free_end()	      ((void)0)
 #define call_rcu_lv(head, fn) call_rcu((head), (fn))
-#define rcu_barrier_lv() rcu_barrier()
+#define rcu_barrier_lv()      rcu_barrier()
 #endif
 
 #define rcu_dereference_lv(p)	    __atomic_load_n(&(p), __ATOMIC_ACQUIRE)

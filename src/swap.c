@@ -287,8 +287,9 @@ int lv_folio_add_lru(struct lv_folio *folio)
 	do {
 		if (flags & busy)
 			return -EINVAL;
-	} while (!__atomic_compare_exchange_n(&folio->flags, &flags, flags | (1ul << PG_lru_claimed),
-					      true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&folio->flags, &flags,
+					      flags | (1ul << PG_lru_claimed), true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	folio_batch_add_and_move(folio, FB_LRU_ADD);
 	return 0;
 }
@@ -380,25 +381,25 @@ void lv_folio_rotate_reclaimable(struct lv_folio *folio)
 /* ---- draining ----------------------------------------------------------------------------- */
 
 /* lru_add_drain_slot - flush every batch of @slot. Context: @slot's lock held. */
-void lru_add_drain_slot(struct lv_machine *m, struct cpu_slot *slot)
+static void lru_add_drain_slot(struct cpu_slot *slot)
 {
-	(void)m;
 	lockdep_assert_held(&slot->lock);
 	for (int op = 0; op < NR_FBATCHES; op++)
 		if (slot->fbatch[op].nr)
 			folio_batch_move_lru(&slot->fbatch[op], op);
 }
 
-static void drain_slot(struct lv_machine *m, struct cpu_slot *slot)
+/* drain_slot - lock @slot and flush its batches. Context: no LRU lock held. */
+void drain_slot(struct cpu_slot *slot)
 {
 	lv_lock_acquire(&slot->lock);
-	lru_add_drain_slot(m, slot);
+	lru_add_drain_slot(slot);
 	lv_lock_release(&slot->lock);
 }
 
 void lv_lru_add_drain(struct lv_machine *m)
 {
-	drain_slot(m, this_cpu_slot(m));
+	drain_slot(this_cpu_slot(m));
 }
 
 /* A racy peek: the generation protocol's fences make a stale zero harmless (see above). */
@@ -435,7 +436,7 @@ static void drain_all_slots(struct lv_machine *m, bool force_all_slots)
 		__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		if (force_all_slots || cpu_needs_drain(&m->slots[s]))
-			drain_slot(m, &m->slots[s]);
+			drain_slot(&m->slots[s]);
 done:
 	lv_lock_release(&m->drain_mutex);
 }
@@ -465,7 +466,7 @@ void lv_lru_cache_disable(struct lv_machine *m)
 	}
 	/* Each slot lock taken after the raise is the proof for that slot (see the top). */
 	for (unsigned int s = 0; s < m->nr_slots; s++)
-		drain_slot(m, &m->slots[s]);
+		drain_slot(&m->slots[s]);
 }
 
 void lv_lru_cache_enable(struct lv_machine *m)

@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #define SWAP_CLUSTER_MAX 32
-#define DEF_PRIORITY 12
+#define DEF_PRIORITY	 12
 
 struct scan_control {
 	unsigned long nr_to_reclaim;
@@ -47,8 +47,8 @@ struct kswapd {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wait;
-	int wake; /* atomic; set by wakeup_kswapd(), consumed under lock */
-	int busy; /* atomic; set while a pass runs (kswapd_quiesce() waits for it) */
+	int wake;  /* atomic; set by wakeup_kswapd(), consumed under lock */
+	int busy;  /* atomic; set while a pass runs (kswapd_quiesce() waits for it) */
 	bool stop; /* lock */
 	struct pglist_data *pgdat;
 };
@@ -132,7 +132,8 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 	}
 }
 
-/* ---- isolation and putback for reclaim --------------------------------------------------------- */
+/* ---- isolation and putback for reclaim ---------------------------------------------------------
+ */
 
 static void list_move(struct list_head *entry, struct list_head *head)
 {
@@ -232,8 +233,8 @@ static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
 /* folio_freeze - take the count from exactly @expected to zero: nobody else holds it. */
 static bool folio_freeze(struct lv_folio *folio, int expected)
 {
-	return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
 /*
@@ -419,8 +420,10 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 			if (nid >= 0 && (unsigned int)nid != n)
 				continue;
 			/* shrink_node: every lruvec of the node, in proportion to its size. */
-			for (size_t k = 0; k < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim; k++) {
-				struct lv_memcg *memcg = memcgs ? memcgs[(start + k) % nr_memcgs] : NULL;
+			for (size_t k = 0; k < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim;
+			     k++) {
+				struct lv_memcg *memcg =
+					memcgs ? memcgs[(start + k) % nr_memcgs] : NULL;
 
 				shrink_lruvec(mem_cgroup_lruvec(memcg, m->nodes[n]), &sc);
 			}

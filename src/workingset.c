@@ -21,10 +21,10 @@
  */
 #include "internal.h"
 
-#define SHADOW_NODE_BITS 6
+#define SHADOW_NODE_BITS  6
 #define SHADOW_MEMCG_BITS 16
-#define EVICTION_SHIFT (1 + 1 + SHADOW_NODE_BITS + SHADOW_MEMCG_BITS)
-#define EVICTION_MASK ((1ul << (64 - EVICTION_SHIFT)) - 1)
+#define EVICTION_SHIFT	  (1 + 1 + SHADOW_NODE_BITS + SHADOW_MEMCG_BITS)
+#define EVICTION_MASK	  ((1ul << (64 - EVICTION_SHIFT)) - 1)
 
 _Static_assert(LV_MAX_NODES <= (1 << SHADOW_NODE_BITS), "node id must fit a shadow entry");
 
@@ -62,9 +62,9 @@ void *workingset_eviction(struct lv_folio *folio)
 	eviction &= EVICTION_MASK;
 	return (void *)((((eviction << SHADOW_MEMCG_BITS | memcgid) << SHADOW_NODE_BITS |
 			  (unsigned long)folio_nid(folio))
-			 << 1 |
+				 << 1 |
 			 folio_test_workingset(folio))
-			<< 1 |
+				<< 1 |
 			1);
 }
 
@@ -79,8 +79,8 @@ void workingset_refault(struct lv_folio *folio, void *shadow)
 	unsigned long entry = (unsigned long)shadow >> 1;
 	bool workingset = entry & 1;
 	int nid = (int)((entry >> 1) & ((1u << SHADOW_NODE_BITS) - 1));
-	unsigned int memcgid = (unsigned int)((entry >> (1 + SHADOW_NODE_BITS)) &
-					      ((1u << SHADOW_MEMCG_BITS) - 1));
+	unsigned int memcgid =
+		(unsigned int)((entry >> (1 + SHADOW_NODE_BITS)) & ((1u << SHADOW_MEMCG_BITS) - 1));
 	unsigned long eviction = entry >> (EVICTION_SHIFT - 1);
 	struct lruvec *eviction_lruvec, *lruvec;
 	unsigned long refault, distance, workingset_size;

@@ -282,6 +282,8 @@ static void churn_release_all(struct lvb_worker *w)
 static const struct lvb_thread_ops churn_thread_ops = {
 	.step = churn_step,
 	.release = churn_release_all,
+	.counter_names = churn_counter_names,
+	.nr_counters = CHURN_NR_COUNTERS,
 };
 
 static int churn_run(const struct lvb_common *opt, const void *params, enum lv_lock_design design,
@@ -324,9 +326,6 @@ static int churn_run(const struct lvb_common *opt, const void *params, enum lv_l
 		ct->rng = churn_seed(opt->seed, t);
 		workers[t].priv = ct;
 	}
-	res->nr_counters = CHURN_NR_COUNTERS;
-	for (unsigned int c = 0; c < CHURN_NR_COUNTERS; c++)
-		res->counter_names[c] = churn_counter_names[c];
 	err = lvb_run_threads(&env, workers, &churn_thread_ops, res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++)

@@ -358,6 +358,9 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 
 	res->design = env->design;
 	res->nr_threads = n;
+	res->nr_counters = ops->nr_counters;
+	for (unsigned int c = 0; c < ops->nr_counters; c++)
+		res->counter_names[c] = ops->counter_names[c];
 	res->thread_ops = calloc(n, sizeof(*res->thread_ops));
 	res->thread_amount = calloc(n, sizeof(*res->thread_amount));
 	args = calloc(n, sizeof(*args));

@@ -244,6 +244,9 @@ struct lvb_thread_ops {
 	void (*step)(struct lvb_worker *w);
 	/* Release everything the thread holds; runs after the statistics were taken. */
 	void (*release)(struct lvb_worker *w);
+	/* Names of the workload's own counters (w->counters[]), copied into the result. */
+	const char *const *counter_names;
+	unsigned int nr_counters;
 };
 
 void lvb_worker_error(struct lvb_worker *w, const char *what, int err);

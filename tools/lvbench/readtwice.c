@@ -230,6 +230,8 @@ static void rt_release(struct lvb_worker *w)
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
 	.release = rt_release,
+	.counter_names = rt_counter_names,
+	.nr_counters = RT_NR_COUNTERS,
 };
 
 static void rt_close_files(struct rt_file *files, unsigned int n)
@@ -323,9 +325,6 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		rt->memcg = env.memcgs[c];
 		workers[t].priv = rt;
 	}
-	res->nr_counters = RT_NR_COUNTERS;
-	for (unsigned int c = 0; c < RT_NR_COUNTERS; c++)
-		res->counter_names[c] = rt_counter_names[c];
 	err = lvb_run_threads(&env, workers, &rt_thread_ops, res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++)
