@@ -395,6 +395,144 @@ unsigned long lv_file_cached_pages(const struct lv_file *file);
  */
 void lv_file_close(struct lv_file *file);
 
+/* ---- Anonymous memory (memory.c) -------------------------------------------------------- */
+
+/*
+ * A struct lv_mm is a process's address space: anonymous regions (a brk heap and mmap-like
+ * regions) whose pages are faulted in on first write, charged to the mm's memcg and added to
+ * the anon LRU lists, and released in batches when unmapped. Addresses are virtual: 64-bit
+ * numbers private to the mm, page aligned where the function says so. Data moves in and out
+ * only through lv_mm_write()/lv_mm_read()/lv_mm_memset(), so that migration can move a page
+ * under a process without it noticing.
+ *
+ * Threading: every function may be called by several threads on one mm at once; an mm's page
+ * tables are protected by its page_table_lock (lock class "mm"). lv_mm_destroy() must not
+ * race with any other call on the same mm.
+ */
+struct lv_mm;
+
+/** madvise() advice understood by lv_madvise(). */
+enum lv_madvise {
+	LV_MADV_DONTNEED = 4, /* unmap: the next read sees zeros, the next write faults anew */
+	LV_MADV_FREE = 8,     /* lazyfree: reclaim may drop clean pages; a write cancels */
+	LV_MADV_COLD = 20,    /* deactivate: the pages move to the inactive anon list */
+};
+
+/**
+ * lv_mm_create - an empty address space charging @memcg (NULL: the root), faulting pages in on
+ * node @nid (its preferred node, changed by lv_mm_set_node()).
+ * Return: the mm, or NULL with errno EINVAL (bad node, @memcg of another machine) or ENOMEM.
+ * Context: may block; allocates.
+ */
+struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid);
+
+/**
+ * lv_mm_destroy - unmap every region, releasing its pages in batches, and free @mm (after an
+ * RCU grace period, since reclaim and migration may be about to lock it through a folio).
+ * Context: no other call on @mm may run or follow; may block.
+ */
+void lv_mm_destroy(struct lv_mm *mm);
+
+/**
+ * lv_mm_set_node - where later faults allocate (set_mempolicy(MPOL_PREFERRED)).
+ * Return: 0, or -EINVAL for a bad node. Pages already present stay where they are.
+ */
+int lv_mm_set_node(struct lv_mm *mm, int nid);
+
+/**
+ * lv_mm_brk - sbrk(): move the end of the heap by @delta bytes (rounded to whole pages away
+ * from zero) and store the previous end in *@old_brk (may be NULL). Growing maps nothing yet;
+ * shrinking unmaps the pages beyond the new end, releasing them through the batched release
+ * path (one lruvec lock hold per batch), as munmap does.
+ * Return: 0; -EINVAL if the heap would shrink below its start; -ENOMEM if it would exceed
+ * 64 GiB or its page table cannot grow (nothing changed).
+ * Context: takes the mm's page_table_lock; the release takes LRU, pcp and zone locks after it.
+ */
+int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk);
+
+/**
+ * lv_mmap - map a new anonymous region of @len bytes (rounded up to pages) and store its start
+ * in *@addr. Return: 0, -EINVAL (@len 0 or above 64 GiB), -ENOMEM.
+ */
+int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
+
+/**
+ * lv_munmap - unmap [@addr, @addr + @len) from the regions it covers, releasing the pages;
+ * a region cut in the middle keeps both sides (split as the kernel splits a VMA), a region
+ * emptied is removed. Ranges with nothing mapped are ignored, as munmap(2) does.
+ * Return: 0, -EINVAL (@addr not page aligned, @len 0), -ENOMEM (no memory to split).
+ */
+int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
+
+/**
+ * lv_mm_write - copy @len bytes from @buf to @addr, faulting in missing pages: allocate on
+ * the preferred node (falling back to any node with room), charge the mm's memcg (limit
+ * reclaim first, then -ENOMEM), zero, map, and add to the anon LRU through the lru_add batch.
+ * A write to a lazyfree page cancels its lazy free.
+ * Return: 0; -EFAULT if some byte is outside every region (nothing written beyond the first
+ * such page); -ENOMEM if a fault could not be charged or allocated (the pages before it hold
+ * the data; nothing is leaked).
+ * Context: may block (reclaim); takes the page_table_lock around each page.
+ */
+int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
+
+/** lv_mm_memset - like lv_mm_write() with every byte @c. */
+int lv_mm_memset(struct lv_mm *mm, uint64_t addr, int c, size_t len);
+
+/**
+ * lv_mm_read - copy @len bytes at @addr to @buf. Pages never written (or dropped by
+ * LV_MADV_DONTNEED or by reclaim of a lazyfree page) read as zeros and are not faulted in.
+ * Return: 0 or -EFAULT (some byte outside every region).
+ */
+int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
+
+/**
+ * lv_madvise - apply @advice (&enum lv_madvise) to the pages present in [@addr, @addr + @len):
+ * LV_MADV_COLD queues them for deactivation, LV_MADV_FREE cleans them and queues them for
+ * the lazyfree move to the inactive file list (reclaim may then free them; a later write
+ * keeps them), LV_MADV_DONTNEED unmaps them.
+ * Return: 0, -EINVAL (bad advice, @addr not page aligned), -ENOMEM (part of the range is
+ * outside every region: the rest is still advised, as madvise(2) does).
+ */
+int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
+
+/** lv_mm_rss - pages currently mapped in @mm (racy). */
+size_t lv_mm_rss(const struct lv_mm *mm);
+
+/* ---- NUMA migration (migrate.c) ---------------------------------------------------------- */
+
+/**
+ * lv_migrate_pages - migrate_pages(2): move every page of @mm that sits on a node in
+ * @from_nodes (bit n = node n) to @to_node. Disables the LRU cache for the call
+ * (lv_lru_cache_disable()), isolates each folio, allocates on @to_node, copies the data,
+ * rebinds the page table entry to the copy (the charge moves with it: usage is unchanged),
+ * puts the copy back on the LRU, frees the original and re-enables the cache. A page that
+ * cannot be isolated or is in use stays where it was, intact and on its LRU.
+ * Return: the number of pages not moved (0 = all), or -EINVAL (bad @to_node).
+ * Context: may block; takes the drain mutex, slot, mm, LRU, pcp and zone locks.
+ */
+long lv_migrate_pages(struct lv_mm *mm, uint64_t from_nodes, int to_node);
+
+/**
+ * lv_move_pages - move_pages(2): for each of @count page addresses, move the page to
+ * @nodes[i] and store in @status[i] the node it is on afterwards, or -EFAULT (outside every
+ * region), -ENOENT (not present), -EBUSY (isolated or in use by another actor), -ENOMEM
+ * (@nodes[i] has no free page). With @nodes NULL, only report where each page is (no cache
+ * disable, as the kernel's do_pages_stat()). A nonzero @count with @nodes also disables the
+ * LRU cache around the whole call, even when no page moves (as do_pages_move()).
+ * Return: 0, or -EINVAL (a bad node in @nodes: nothing moved).
+ */
+int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const int *nodes,
+		  int *status);
+
+/**
+ * lv_file_migrate_pages - move the page cache folios of @file that sit on nodes in
+ * @from_nodes to @to_node, as migrating a mapped file's pages does: the copy replaces the
+ * original in the file's tree under the mapping lock, and a folio a reader is using or
+ * filling stays. Return: folios not moved, or -EINVAL.
+ */
+long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_node);
+
 /* ---- Reclaim ----------------------------------------------------------------------------- */
 
 /**
@@ -423,6 +561,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* list of page cache nodes holding only shadow entries */
+	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -480,6 +619,8 @@ enum lv_stat_item {
 	LV_WORKINGSET_NODERECLAIM, /* page cache nodes of shadow entries freed */
 	LV_ALLOCSTALL,	       /* allocations or charges that entered direct reclaim */
 	LV_NR_FILE_PAGES,      /* node only: pages in the page cache */
+	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
+	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
 	LV_NR_STAT_ITEMS
 };
 

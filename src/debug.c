@@ -52,6 +52,11 @@ struct check {
 		}                                                                                  \
 	} while (0)
 
+static void check_mm_fail(void *arg, const char *what, const void *p)
+{
+	check_fail((struct check *)arg, "%s (%p)", what, p);
+}
+
 static void collect_lruvec(struct lruvec *lruvec, void *arg)
 {
 	struct check *c = arg;
@@ -164,7 +169,7 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 			long i = lruvec_index(c, lruvec);
 
 			allocated += nr;
-			if (f->mapping)
+			if (folio_file_mapping(f))
 				file_pages++;
 			if (i < 0) {
 				check_fail(c, "folio %p bound to an unknown lruvec", (void *)f);
@@ -268,6 +273,7 @@ int lv_check(struct lv_machine *m, FILE *report)
 
 	for (size_t i = 0; i < c.nr; i++)
 		check_lists(&c, c.lruvecs[i]);
+	check_mms(m, check_mm_fail, &c);
 	for (unsigned int nid = 0; nid < nr_nodes; nid++)
 		check_memmap(&c, m->nodes[nid]);
 	for (size_t i = 0; i < c.nr; i++) {

@@ -633,6 +633,101 @@ void lv_file_close(struct lv_file *file)
 	call_rcu_lv(&file->rcu, file_rcu_free);
 }
 
+/* ---- migration ----------------------------------------------------------------------------- */
+
+struct lv_machine *file_machine(const struct lv_file *file)
+{
+	return file->machine;
+}
+
+/* xa_gather - collect referenced folios of @node's subtree at indexes >= *@start. */
+static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned long *start,
+			      struct lv_folio **batch, unsigned int nr, unsigned int max)
+{
+	unsigned long first = *start > base ? (*start - base) >> node->shift : 0;
+
+	for (unsigned long i = first; i < XA_CHUNK_SIZE && nr < max; i++) {
+		unsigned long at = base + (i << node->shift);
+		void *entry = rcu_dereference_lv(node->slots[i]);
+
+		if (!entry || (!node->shift && xa_is_value(entry)))
+			continue;
+		if (node->shift) {
+			nr = xa_gather(entry, at, start, batch, nr, max);
+			continue;
+		}
+		*start = at + 1;
+		/* Re-check after the try-get: the frame may have been freed and reused. */
+		if (!folio_try_get(entry))
+			continue;
+		if (rcu_dereference_lv(node->slots[i]) != entry) {
+			lv_folio_put(entry);
+			continue;
+		}
+		batch[nr++] = entry;
+	}
+	return nr;
+}
+
+/**
+ * filemap_get_folios - up to @max folios of @file at indexes from *@start on, each with a
+ * reference; *@start moves past the last one. Return: how many (0: none left).
+ * Context: no lock held (RCU inside).
+ */
+unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start,
+				struct lv_folio **batch, unsigned int max)
+{
+	struct xa_node *root;
+	unsigned int nr = 0;
+
+	rcu_read_lock();
+	root = rcu_dereference_lv(file->root);
+	if (root && (*start >> root->shift) < XA_CHUNK_SIZE)
+		nr = xa_gather(root, 0, start, batch, 0, max);
+	rcu_read_unlock();
+	return nr;
+}
+
+/**
+ * filemap_folio_replace - the page cache half of migration: if @old is still cached, not
+ * being filled, and exactly @expected references exist, freeze them, copy @old into @new and
+ * put @new in @old's slot.
+ * Return: 0 (@old's count is zero; @new holds the page cache's reference plus the caller's),
+ * -EAGAIN (a reader holds a reference: retry), -EBUSY (truncated, evicted or being filled).
+ * Context: the caller owns @old's isolation; no lock held.
+ */
+int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
+{
+	struct lv_file *file;
+	struct xa_node *leaf;
+	int err = -EBUSY;
+
+	rcu_read_lock();
+	file = folio_file_mapping(old);
+	if (!file)
+		goto out;
+	lv_lock_acquire(&file->lock);
+	leaf = folio_file_mapping(old) == file ? xa_find_leaf(file, old->index, false) : NULL;
+	if (!leaf || leaf->slots[old->index & XA_CHUNK_MASK] != old ||
+	    !folio_test(old, PG_uptodate) || folio_test(old, PG_locked)) {
+		err = -EBUSY;
+	} else if (!__atomic_compare_exchange_n(&old->_refcount, &expected, 0, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		err = -EAGAIN;
+	} else {
+		folio_migrate_copy(new, old);
+		folio_get(new); /* the page cache's */
+		rcu_assign_pointer_lv(leaf->slots[new->index & XA_CHUNK_MASK], new);
+		__atomic_fetch_sub(&old->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&new->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+		err = 0;
+	}
+	lv_lock_release(&file->lock);
+out:
+	rcu_read_unlock();
+	return err;
+}
+
 /* ---- eviction ------------------------------------------------------------------------------ */
 
 /**
@@ -649,7 +744,7 @@ bool remove_mapping(struct lv_folio *folio)
 
 	/* RCU keeps a file being closed (our folio truncated meanwhile) valid to lock. */
 	rcu_read_lock();
-	file = READ_ONCE(folio->mapping);
+	file = folio_file_mapping(folio);
 	if (!file)
 		goto out;
 	lv_lock_acquire(&file->lock);

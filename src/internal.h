@@ -77,12 +77,14 @@ struct lv_folio {
 	 */
 	struct lv_memcg *memcg;
 	/*
-	 * The page cache file (struct lv_file) holding the folio, NULL when it holds none. Set
-	 * before the folio is published in the file; cleared under the file's mapping lock when
-	 * it is removed (eviction, truncation).
+	 * The owner: the page cache file (struct lv_file) holding the folio, or the address space
+	 * (struct lv_mm, tagged with FOLIO_MAPPING_ANON) mapping it; NULL when nobody does. Set
+	 * before the folio is published in its owner; cleared, or switched to a migration's copy,
+	 * under the owner's lock (the file's mapping lock, the mm's page_table_lock). Readers
+	 * that lock the owner find it under RCU: owners are freed after a grace period.
 	 */
-	struct lv_file *mapping;
-	unsigned long index;	   /* page index in the owner */
+	void *mapping;
+	unsigned long index;	   /* page index in the file, or virtual page number in the mm */
 	struct pglist_data *pgdat; /* node of the frame: constant */
 };
 
@@ -150,6 +152,27 @@ static inline bool folio_is_file_lru(const struct lv_folio *f)
 {
 	return !folio_test_swapbacked(f);
 }
+#define FOLIO_MAPPING_ANON 1ul
+
+/* folio_file_mapping - the page cache file holding the folio, or NULL (anon or unowned). */
+static inline struct lv_file *folio_file_mapping(const struct lv_folio *f)
+{
+	uintptr_t v = (uintptr_t)__atomic_load_n(&f->mapping, __ATOMIC_RELAXED);
+
+	return v & FOLIO_MAPPING_ANON ? NULL : (struct lv_file *)v;
+}
+/* folio_anon_mm - the address space mapping the folio, or NULL (page cache or unmapped). */
+static inline struct lv_mm *folio_anon_mm(const struct lv_folio *f)
+{
+	uintptr_t v = (uintptr_t)__atomic_load_n(&f->mapping, __ATOMIC_RELAXED);
+
+	return v & FOLIO_MAPPING_ANON ? (struct lv_mm *)(v & ~FOLIO_MAPPING_ANON) : NULL;
+}
+static inline void *anon_mapping(struct lv_mm *mm)
+{
+	return (void *)((uintptr_t)mm | FOLIO_MAPPING_ANON);
+}
+
 /* Reclaim may not evict it: mlocked (unevictable mappings come with the page cache). */
 static inline bool folio_evictable(const struct lv_folio *f)
 {
@@ -210,6 +233,8 @@ enum lru_event {
 	EV_WORKINGSET_REFAULT,
 	EV_WORKINGSET_ACTIVATE,
 	EV_ALLOCSTALL,
+	EV_PGMIGRATE_SUCCESS,
+	EV_PGMIGRATE_FAIL,
 	NR_LRU_EVENTS
 };
 
@@ -323,6 +348,7 @@ struct lv_machine {
 
 	struct lv_lock memcg_mutex ____cacheline_aligned; /* cgroup_mutex */
 	struct list_head files; /* memcg_mutex: open page cache files (for statistics) */
+	struct list_head mms;	/* memcg_mutex: live address spaces (statistics, lv_check) */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
 	struct lv_lock drain_mutex ____cacheline_aligned;
@@ -419,6 +445,8 @@ void node_exit(struct lv_machine *m, int nid);
 int pcp_init(struct lv_machine *m);
 void pcp_exit(struct lv_machine *m);
 void free_folios(struct lv_folio **folios, unsigned int nr);
+struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
+				     struct lv_memcg *memcg, unsigned int flags);
 unsigned long node_free_pages(struct pglist_data *pgdat);
 void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_memcg *memcg);
 
@@ -459,10 +487,29 @@ void kswapd_quiesce(struct lv_machine *m);
 void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
+int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
+unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start,
+				struct lv_folio **batch, unsigned int max);
+struct lv_machine *file_machine(const struct lv_file *file);
 bool remove_mapping(struct lv_folio *folio);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void close_all_files(struct lv_machine *m);
 void shadow_nodes_shrink(struct lv_machine *m);
+
+/* memory.c */
+bool try_to_unmap_lazyfree(struct lv_folio *folio);
+void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
+void destroy_all_mms(struct lv_machine *m);
+struct lv_machine *mm_machine(const struct lv_mm *mm);
+struct lv_folio *anon_folio_get(struct lv_mm *mm, uint64_t vpn, int *err);
+int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
+long mm_migrate_walk(struct lv_mm *mm, uint64_t from_nodes, int to_node);
+void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const void *), void *arg);
+
+/* migrate.c */
+int migrate_folio_to(struct lv_folio *folio, int nid);
+void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old);
+struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid);
 
 /* workingset.c */
 void *workingset_eviction(struct lv_folio *folio);

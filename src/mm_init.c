@@ -78,6 +78,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	lv_lock_init(&m->shadow_lock, cfg->lock_backend, LV_LOCK_CLASS_SHADOW);
 	INIT_LIST_HEAD(&m->shadow_nodes);
 	INIT_LIST_HEAD(&m->files);
+	INIT_LIST_HEAD(&m->mms);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
 		pthread_cond_init(&m->fill_wait[i].cond, NULL);
@@ -120,6 +121,7 @@ void lv_machine_destroy(struct lv_machine *m)
 		return;
 	kswapd_stop(m);
 	close_all_files(m);
+	destroy_all_mms(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		drain_slot(&m->slots[s]);
 	leaked = count_allocated(m);

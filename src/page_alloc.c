@@ -303,14 +303,28 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 		}
 	}
 
-	f = alloc_pages_slowpath(pgdat, order, memcg);
+	f = folio_alloc_charged(pgdat, order, memcg, flags);
 	if (!f) {
 		if (memcg)
 			mem_cgroup_uncharge(memcg, 1l << order);
 		errno = ENOMEM;
-		return NULL;
 	}
+	return f;
+}
 
+/*
+ * folio_alloc_charged - allocate a folio bound to @memcg whose charge the caller already
+ * holds (lv_folio_alloc() charged it; migration takes over the original's).
+ * Return: the folio with one reference, or NULL.
+ * Context: no library lock held (the slow path reclaims).
+ */
+struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
+				     struct lv_memcg *memcg, unsigned int flags)
+{
+	struct lv_folio *f = alloc_pages_slowpath(pgdat, order, memcg);
+
+	if (!f)
+		return NULL;
 	f->mlock_count = 0;
 	f->mapping = NULL;
 	f->index = 0;

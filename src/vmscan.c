@@ -255,7 +255,10 @@ static unsigned long shrink_folio_list(struct list_head *list)
 		bool freed;
 
 		list_del(&folio->lru);
-		if (folio_test_dirty(folio) || folio_test_writeback(folio)) {
+		if (folio_anon_mm(folio)) {
+			/* Lazyfree: freed unless written since; a written one goes back to anon. */
+			freed = folio_evictable(folio) && try_to_unmap_lazyfree(folio);
+		} else if (folio_test_dirty(folio) || folio_test_writeback(folio)) {
 			/* No writeback here: rotate it to the tail when its owner cleans it. */
 			folio_set_reclaim(folio);
 			freed = false;
@@ -264,7 +267,7 @@ static unsigned long shrink_folio_list(struct list_head *list)
 		} else if (folio_test_mapped(folio) && folio_test_clear_referenced(folio)) {
 			folio_set_active(folio); /* used through a mapping since it was queued */
 			freed = false;
-		} else if (READ_ONCE(folio->mapping)) {
+		} else if (folio_file_mapping(folio)) {
 			freed = remove_mapping(folio);
 		} else {
 			/* Truncated while isolated, or a lazily freed anon folio nobody maps. */

@@ -16,7 +16,7 @@ static const char *const class_names[LV_NR_LOCK_CLASSES] = {
 	[LV_LOCK_CLASS_ZONE] = "zone",	   [LV_LOCK_CLASS_SLOT] = "slot",
 	[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 	[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
-	[LV_LOCK_CLASS_SHADOW] = "shadow",
+	[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
 };
 
 static const char *const stat_names[LV_NR_STAT_ITEMS] = {
@@ -45,6 +45,8 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_WORKINGSET_NODERECLAIM] = "workingset_nodereclaim",
 	[LV_ALLOCSTALL] = "allocstall",
 	[LV_NR_FILE_PAGES] = "nr_file_pages",
+	[LV_PGMIGRATE_SUCCESS] = "pgmigrate_success",
+	[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -102,6 +104,8 @@ static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lo
 		fn(&m->shadow_lock, arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, fn, arg);
+	if (cls < 0 || cls == LV_LOCK_CLASS_MM)
+		for_each_mm_lock(m, fn, arg);
 }
 
 static void sum_lock(struct lv_lock *l, void *arg)
@@ -168,11 +172,15 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_WORKINGSET_REFAULT] = EV_WORKINGSET_REFAULT,
 	[LV_WORKINGSET_ACTIVATE] = EV_WORKINGSET_ACTIVATE,
 	[LV_ALLOCSTALL] = EV_ALLOCSTALL,
+	[LV_PGMIGRATE_SUCCESS] = EV_PGMIGRATE_SUCCESS,
+	[LV_PGMIGRATE_FAIL] = EV_PGMIGRATE_FAIL,
 };
 
 static bool item_is_event(enum lv_stat_item item)
 {
-	return item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL && item != LV_WORKINGSET_NODERECLAIM;
+	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL &&
+		item != LV_WORKINGSET_NODERECLAIM) ||
+	       item == LV_PGMIGRATE_SUCCESS || item == LV_PGMIGRATE_FAIL;
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Anonymous memory: address spaces, their regions and page tables, faults, unmapping,
+ * madvise, and the reverse map that reclaim and migration use.
+ *
+ * Theory of operation.
+ *
+ * An address space (struct lv_mm, the kernel's mm_struct) is a sorted list of regions (struct
+ * vm_area): the heap, which lv_mm_brk() moves, and regions made by lv_mmap(). A region's page
+ * table is an array of folio pointers indexed by virtual page number from the region's base.
+ * One lock per mm, its page_table_lock, protects the region list and every page table entry,
+ * and it is held while data is copied into or out of a page: so whoever holds it may change
+ * which folio backs a page (migration), or take a page away (reclaim of a lazyfree page),
+ * without a user seeing a torn copy. It ranks just below the drain mutex, above everything
+ * the LRU does: a batch may be queued and folios released while it is held.
+ *
+ * References. A present page table entry holds one reference on its folio. A folio mapped
+ * here has folio->mapping = the mm tagged with FOLIO_MAPPING_ANON and folio->index = its
+ * virtual page number: the reverse map. It is set before the folio is mapped and cleared (or
+ * moved to a migration's copy) under the page_table_lock when the entry is cleared, so an
+ * actor that found the mm through a folio under RCU re-checks it after locking. An mm is
+ * freed a grace period after lv_mm_destroy() for that reason.
+ *
+ * Faults. A write to a missing page allocates and charges a zeroed folio with no lock held
+ * (limit reclaim may run), queues it for the anon LRU through the lru_add batch (which holds
+ * its own reference), and then installs it unless another thread won the race, in which case
+ * the new folio is simply released.
+ *
+ * Lazy free. LV_MADV_FREE cleans a page and queues it to lose PG_swapbacked, which moves it
+ * to the inactive file list. Reclaim then calls try_to_unmap_lazyfree(): under the
+ * page_table_lock, a page written since (PG_dirty) becomes swap-backed again and stays; a
+ * clean one has its reference count frozen from exactly 2 (the entry's and the isolation's)
+ * to 0, and its entry cleared, so the next read sees zeros, as with MADV_FREE in Linux.
+ *
+ * Release. Unmapping clears entries and drops their references through folios_put_refs(), a
+ * batch at a time: the release path unlinks the last-referenced folios from their LRU lists
+ * under one lruvec lock hold per batch and frees and uncharges them after the unlock.
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+#include <string.h>
+
+#define PAGE_SHIFT    12
+#define BRK_BASE      (0x10000000ull >> PAGE_SHIFT) /* first heap page */
+#define MAX_MAP_PAGES (16ull << 20)		    /* 64 GiB: the largest region or heap */
+#define MMAP_BASE     (1ull << 32)		    /* first lv_mmap() page, above any heap */
+#define RELEASE_BATCH 64			    /* folios dropped per release-path call */
+
+/* struct vm_area - a region of virtual pages [start, end), all under mm->page_table_lock. */
+struct vm_area {
+	struct list_head list; /* in mm->vmas, sorted by start */
+	uint64_t start, end;   /* virtual page numbers */
+	uint64_t base;	       /* constant: the page pte[0] maps (start only grows) */
+	size_t capacity;       /* entries allocated in pte */
+	struct lv_folio **pte; /* pte[vpn - base]: the folio mapped there, or NULL */
+};
+
+struct lv_mm {
+	struct lv_machine *machine; /* constant */
+	struct lv_memcg *memcg;	    /* constant, pinned (css_get); NULL with memcg disabled */
+	int nid;		    /* atomic (relaxed): preferred node for faults */
+	long rss;		    /* page_table_lock for writes; read racily */
+	struct vm_area *heap;	    /* constant: the brk region, maybe empty */
+	struct vm_area *cache;	    /* page_table_lock: last region found */
+	uint64_t mmap_next;	    /* page_table_lock: where the next lv_mmap() goes */
+	struct list_head vmas;	    /* page_table_lock */
+	struct list_head mms;	    /* machine->memcg_mutex: the machine's address spaces */
+	struct rcu_head rcu;
+	struct lv_lock page_table_lock ____cacheline_aligned;
+};
+
+/* ---- regions --------------------------------------------------------------------------------- */
+
+static struct vm_area *vma_alloc(uint64_t start, uint64_t end, size_t capacity)
+{
+	struct vm_area *vma = calloc(1, sizeof(*vma));
+
+	if (!vma)
+		return NULL;
+	vma->start = vma->base = start;
+	vma->end = end;
+	vma->capacity = capacity;
+	if (capacity && !(vma->pte = calloc(capacity, sizeof(*vma->pte)))) {
+		free(vma);
+		return NULL;
+	}
+	return vma;
+}
+
+static void vma_free(struct vm_area *vma)
+{
+	free(vma->pte);
+	free(vma);
+}
+
+/* find_vma - the region holding page @vpn, or NULL. */
+static struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn)
+{
+	struct vm_area *vma = mm->cache;
+	struct list_head *pos;
+
+	lockdep_assert_held(&mm->page_table_lock);
+	if (vma && vpn >= vma->start && vpn < vma->end)
+		return vma;
+	list_for_each (pos, &mm->vmas) {
+		vma = list_entry(pos, struct vm_area, list);
+		if (vpn < vma->start)
+			break;
+		if (vpn < vma->end) {
+			mm->cache = vma;
+			return vma;
+		}
+	}
+	return NULL;
+}
+
+static struct lv_folio **vma_pte(struct vm_area *vma, uint64_t vpn)
+{
+	return &vma->pte[vpn - vma->base];
+}
+
+/* vma_insert - link @vma into the sorted region list. */
+static void vma_insert(struct lv_mm *mm, struct vm_area *vma)
+{
+	struct list_head *pos;
+
+	lockdep_assert_held(&mm->page_table_lock);
+	/* Before the first region that starts after it, or at the end. */
+	list_for_each (pos, &mm->vmas)
+		if (list_entry(pos, struct vm_area, list)->start > vma->start)
+			break;
+	list_add_tail(&vma->list, pos);
+}
+
+/* ---- release --------------------------------------------------------------------------------- */
+
+/* struct mmu_gather - folios unmapped and waiting for the release path. */
+struct mmu_gather {
+	unsigned int nr;
+	struct lv_folio *folios[RELEASE_BATCH];
+};
+
+static void tlb_flush(struct mmu_gather *tlb)
+{
+	folios_put_refs(tlb->folios, tlb->nr);
+	tlb->nr = 0;
+}
+
+/*
+ * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
+ * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
+ */
+static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
+{
+	struct lv_folio *folio = *pte;
+
+	lockdep_assert_held(&mm->page_table_lock);
+	*pte = NULL;
+	WRITE_ONCE(folio->mapping, NULL);
+	folio_clear_mapped(folio);
+	WRITE_ONCE(mm->rss, mm->rss - 1);
+	tlb->folios[tlb->nr++] = folio;
+	if (tlb->nr == RELEASE_BATCH)
+		tlb_flush(tlb);
+}
+
+/* zap_range - unmap the present pages of @vma in [start, end). */
+static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
+		      struct mmu_gather *tlb)
+{
+	lockdep_assert_held(&mm->page_table_lock);
+	for (uint64_t vpn = start; vpn < end; vpn++) {
+		struct lv_folio **pte = vma_pte(vma, vpn);
+
+		if (*pte)
+			zap_pte(mm, pte, tlb);
+	}
+}
+
+/* ---- address spaces ------------------------------------------------------------------------ */
+
+struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid)
+{
+	struct lv_mm *mm;
+
+	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes ||
+	    (memcg && memcg->machine != m)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (mem_cgroup_disabled(m)) {
+		memcg = NULL;
+	} else {
+		bool alive;
+
+		if (!memcg)
+			memcg = m->root;
+		rcu_read_lock();
+		alive = css_tryget(memcg);
+		rcu_read_unlock();
+		if (!alive || READ_ONCE(memcg->dying)) {
+			if (alive)
+				css_put(memcg);
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	mm = calloc(1, sizeof(*mm));
+	if (!mm || !(mm->heap = vma_alloc(BRK_BASE, BRK_BASE, 0))) {
+		free(mm);
+		if (memcg)
+			css_put(memcg);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mm->machine = m;
+	mm->memcg = memcg;
+	mm->nid = nid;
+	mm->mmap_next = MMAP_BASE;
+	INIT_LIST_HEAD(&mm->vmas);
+	list_add(&mm->heap->list, &mm->vmas);
+	lv_lock_init(&mm->page_table_lock, m->cfg.lock_backend, LV_LOCK_CLASS_MM);
+	lv_lock_acquire(&m->memcg_mutex);
+	list_add_tail(&mm->mms, &m->mms);
+	lv_lock_release(&m->memcg_mutex);
+	return mm;
+}
+
+static void mm_rcu_free(struct rcu_head *head)
+{
+	struct lv_mm *mm = container_of(head, struct lv_mm, rcu);
+
+	rcu_free_begin();
+	lv_lock_destroy(&mm->page_table_lock);
+	free(mm);
+	rcu_free_end();
+}
+
+void lv_mm_destroy(struct lv_mm *mm)
+{
+	struct lv_machine *m;
+	struct mmu_gather tlb = { 0 };
+	struct list_head *pos, *n;
+	struct vm_area *vma;
+
+	if (!mm)
+		return;
+	m = mm->machine;
+	lv_lock_acquire(&mm->page_table_lock);
+	for (pos = (&mm->vmas)->next, n = pos->next; pos != (&mm->vmas); pos = n, n = pos->next) {
+		vma = list_entry(pos, struct vm_area, list);
+		zap_range(mm, vma, vma->start, vma->end, &tlb);
+		list_del(&vma->list);
+		vma_free(vma);
+	}
+	mm->cache = NULL;
+	lv_lock_release(&mm->page_table_lock);
+	tlb_flush(&tlb);
+
+	lv_lock_acquire(&m->memcg_mutex);
+	list_del(&mm->mms);
+	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MM], &mm->page_table_lock);
+	lv_lock_release(&m->memcg_mutex);
+	if (mm->memcg)
+		css_put(mm->memcg);
+	/* Reclaim or migration may be about to lock us through a folio it isolated. */
+	call_rcu_lv(&mm->rcu, mm_rcu_free);
+}
+
+/* destroy_all_mms - destroy what the caller left at machine teardown, reporting it. */
+void destroy_all_mms(struct lv_machine *m)
+{
+	for (;;) {
+		struct lv_mm *mm = NULL;
+
+		lv_lock_acquire(&m->memcg_mutex);
+		if (!list_empty(&m->mms))
+			mm = list_first_entry(&m->mms, struct lv_mm, mms);
+		lv_lock_release(&m->memcg_mutex);
+		if (!mm)
+			return;
+		fprintf(stderr, "lruvec: machine destroyed with an address space still alive\n");
+		lv_mm_destroy(mm);
+	}
+}
+
+void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg)
+{
+	struct list_head *pos;
+
+	lockdep_assert_held(&m->memcg_mutex);
+	list_for_each (pos, &m->mms)
+		fn(&list_entry(pos, struct lv_mm, mms)->page_table_lock, arg);
+}
+
+struct lv_machine *mm_machine(const struct lv_mm *mm)
+{
+	return mm->machine;
+}
+
+int lv_mm_set_node(struct lv_mm *mm, int nid)
+{
+	if (nid < 0 || (unsigned int)nid >= mm->machine->cfg.nr_nodes)
+		return -EINVAL;
+	WRITE_ONCE(mm->nid, nid);
+	return 0;
+}
+
+size_t lv_mm_rss(const struct lv_mm *mm)
+{
+	return (size_t)READ_ONCE(mm->rss);
+}
+
+/* ---- mapping and unmapping ----------------------------------------------------------------- */
+
+/* vma_grow - make room in @vma's page table for pages up to @end (exclusive). */
+static int vma_grow(struct vm_area *vma, uint64_t end)
+{
+	size_t need = end - vma->base, cap = vma->capacity ? vma->capacity : 64;
+	struct lv_folio **pte;
+
+	if (need <= vma->capacity)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	pte = realloc(vma->pte, cap * sizeof(*pte));
+	if (!pte)
+		return -ENOMEM;
+	memset(pte + vma->capacity, 0, (cap - vma->capacity) * sizeof(*pte));
+	vma->pte = pte;
+	vma->capacity = cap;
+	return 0;
+}
+
+static uint64_t pages_up(uint64_t bytes)
+{
+	return (bytes + LV_PAGE_SIZE - 1) >> PAGE_SHIFT;
+}
+
+int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
+{
+	struct vm_area *heap = mm->heap;
+	struct mmu_gather tlb = { 0 };
+	uint64_t pages = pages_up(delta < 0 ? -(uint64_t)delta : (uint64_t)delta);
+	int err = 0;
+
+	lv_lock_acquire(&mm->page_table_lock);
+	if (old_brk)
+		*old_brk = heap->end << PAGE_SHIFT;
+	if (delta >= 0) {
+		if (heap->end - heap->start + pages > MAX_MAP_PAGES)
+			err = -ENOMEM;
+		else if (!(err = vma_grow(heap, heap->end + pages)))
+			heap->end += pages;
+	} else if (pages > heap->end - heap->start) {
+		err = -EINVAL;
+	} else {
+		zap_range(mm, heap, heap->end - pages, heap->end, &tlb);
+		heap->end -= pages;
+	}
+	lv_lock_release(&mm->page_table_lock);
+	tlb_flush(&tlb);
+	return err;
+}
+
+int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
+{
+	uint64_t pages = pages_up(len);
+	struct vm_area *vma;
+
+	if (!len || pages > MAX_MAP_PAGES || !addr)
+		return -EINVAL;
+	vma = vma_alloc(0, 0, pages);
+	if (!vma)
+		return -ENOMEM;
+	lv_lock_acquire(&mm->page_table_lock);
+	vma->start = vma->base = mm->mmap_next;
+	vma->end = vma->start + pages;
+	/* One guard page between regions, so that neighbours never merge by accident. */
+	mm->mmap_next = vma->end + 1;
+	vma_insert(mm, vma);
+	*addr = vma->start << PAGE_SHIFT;
+	lv_lock_release(&mm->page_table_lock);
+	return 0;
+}
+
+/* vma_split - cut @vma at @at: [start, at) stays, [at, end) moves to a new region. */
+static int vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at)
+{
+	struct vm_area *tail = vma_alloc(at, vma->end, vma->end - at);
+
+	lockdep_assert_held(&mm->page_table_lock);
+	if (!tail)
+		return -ENOMEM;
+	memcpy(tail->pte, vma_pte(vma, at), (vma->end - at) * sizeof(*tail->pte));
+	vma->end = at;
+	list_add(&tail->list, &vma->list);
+	return 0;
+}
+
+int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
+{
+	uint64_t start = addr >> PAGE_SHIFT, end;
+	struct mmu_gather tlb = { 0 };
+	struct list_head *pos, *n;
+	struct vm_area *vma;
+	int err = 0;
+
+	if ((addr & (LV_PAGE_SIZE - 1)) || !len || pages_up(len) > UINT64_MAX - start)
+		return -EINVAL;
+	end = start + pages_up(len);
+	lv_lock_acquire(&mm->page_table_lock);
+	if (start < mm->heap->end && end > mm->heap->start) {
+		err = -EINVAL; /* the heap shrinks only through lv_mm_brk() */
+		goto out;
+	}
+	for (pos = (&mm->vmas)->next, n = pos->next; pos != (&mm->vmas); pos = n, n = pos->next) {
+		vma = list_entry(pos, struct vm_area, list);
+		uint64_t s, e;
+
+		if (vma == mm->heap || vma->end <= start || vma->start >= end)
+			continue;
+		if (vma->start < start && vma->end > end) {
+			/* A hole in the middle: the part after it becomes a region of its own. */
+			err = vma_split(mm, vma, end);
+			if (err)
+				goto out;
+		}
+		s = vma->start > start ? vma->start : start;
+		e = vma->end < end ? vma->end : end;
+		zap_range(mm, vma, s, e, &tlb);
+		if (s == vma->start && e == vma->end) {
+			list_del(&vma->list);
+			if (mm->cache == vma)
+				mm->cache = NULL;
+			vma_free(vma);
+		} else if (s == vma->start) {
+			vma->start = e;
+		} else {
+			vma->end = s;
+		}
+	}
+out:
+	lv_lock_release(&mm->page_table_lock);
+	tlb_flush(&tlb);
+	return err;
+}
+
+/* ---- faults and data ----------------------------------------------------------------------- */
+
+/*
+ * do_anonymous_page - allocate, charge, zero and queue a folio for page @vpn of @mm.
+ * Return: the folio (one reference: the one the page table entry will hold), or NULL with
+ * *@err set.
+ * Context: no lock held (charging may reclaim).
+ */
+static struct lv_folio *do_anonymous_page(struct lv_mm *mm, uint64_t vpn, int *err)
+{
+	struct lv_folio *folio;
+
+	folio = lv_folio_alloc(mm->machine, READ_ONCE(mm->nid), 0, mm->memcg,
+			       LV_FOLIO_ANON | LV_FOLIO_ZERO);
+	if (!folio) {
+		*err = errno == ENOENT ? -ENOMEM : -errno;
+		return NULL;
+	}
+	folio->mapping = anon_mapping(mm);
+	folio->index = vpn;
+	folio_set_mapped(folio);
+	folio_add_lru(folio);
+	return folio;
+}
+
+enum access_op { ACCESS_READ, ACCESS_WRITE, ACCESS_MEMSET };
+
+/*
+ * access_page - do @op on @len bytes at offset @off of page @vpn, faulting it in for writes.
+ * Return: 0, -EFAULT or -ENOMEM.
+ */
+static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, char *buf, int c,
+		       enum access_op op)
+{
+	struct lv_folio *new = NULL, *folio, **pte;
+	struct vm_area *vma;
+	char *data;
+	int err;
+
+	for (;;) {
+		lv_lock_acquire(&mm->page_table_lock);
+		vma = find_vma(mm, vpn);
+		if (!vma) {
+			lv_lock_release(&mm->page_table_lock);
+			if (new)
+				lv_folio_put(new);
+			return -EFAULT;
+		}
+		pte = vma_pte(vma, vpn);
+		folio = *pte;
+		if (folio || op == ACCESS_READ || new)
+			break;
+		lv_lock_release(&mm->page_table_lock);
+		new = do_anonymous_page(mm, vpn, &err);
+		if (!new)
+			return err;
+	}
+	if (!folio && new) {
+		*pte = folio = new; /* the entry takes the allocation's reference */
+		WRITE_ONCE(mm->rss, mm->rss + 1);
+		new = NULL;
+	}
+	data = folio ? lv_folio_data(folio) : NULL;
+	if (op == ACCESS_READ) {
+		if (data)
+			memcpy(buf, data + off, len);
+		else
+			memset(buf, 0, len);
+	} else {
+		if (data) {
+			if (op == ACCESS_WRITE)
+				memcpy(data + off, buf, len);
+			else
+				memset(data + off, c, len);
+		}
+		/* A write after MADV_FREE keeps the page (reclaim tests this under our lock). */
+		if (!folio_test_dirty(folio))
+			folio_set_dirty(folio);
+	}
+	lv_lock_release(&mm->page_table_lock);
+	if (new) {
+		/* Another thread faulted it in first. */
+		WRITE_ONCE(new->mapping, NULL);
+		lv_folio_put(new);
+	}
+	return 0;
+}
+
+static int access_range(struct lv_mm *mm, uint64_t addr, char *buf, int c, size_t len,
+			enum access_op op)
+{
+	if (!mm || (len && addr + len - 1 < addr))
+		return -EFAULT;
+	while (len) {
+		size_t off = addr & (LV_PAGE_SIZE - 1);
+		size_t n = LV_PAGE_SIZE - off < len ? LV_PAGE_SIZE - off : len;
+		int err = access_page(mm, addr >> PAGE_SHIFT, off, n, buf, c, op);
+
+		if (err)
+			return err;
+		addr += n;
+		len -= n;
+		if (buf)
+			buf += n;
+	}
+	return 0;
+}
+
+int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len)
+{
+	return access_range(mm, addr, (char *)buf, 0, len, ACCESS_WRITE);
+}
+
+int lv_mm_memset(struct lv_mm *mm, uint64_t addr, int c, size_t len)
+{
+	return access_range(mm, addr, NULL, c, len, ACCESS_MEMSET);
+}
+
+int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len)
+{
+	return access_range(mm, addr, buf, 0, len, ACCESS_READ);
+}
+
+/* ---- madvise ------------------------------------------------------------------------------- */
+
+int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
+{
+	uint64_t start = addr >> PAGE_SHIFT, end, covered = 0;
+	struct mmu_gather tlb = { 0 };
+	struct list_head *pos;
+	struct vm_area *vma;
+
+	if ((addr & (LV_PAGE_SIZE - 1)) || pages_up(len) > UINT64_MAX - start ||
+	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
+		return -EINVAL;
+	end = start + pages_up(len);
+	lv_lock_acquire(&mm->page_table_lock);
+	list_for_each (pos, &mm->vmas) {
+		vma = list_entry(pos, struct vm_area, list);
+		uint64_t s = vma->start > start ? vma->start : start;
+		uint64_t e = vma->end < end ? vma->end : end;
+
+		if (s >= e)
+			continue;
+		covered += e - s;
+		if (advice == LV_MADV_DONTNEED) {
+			zap_range(mm, vma, s, e, &tlb);
+			continue;
+		}
+		for (uint64_t vpn = s; vpn < e; vpn++) {
+			struct lv_folio *folio = *vma_pte(vma, vpn);
+
+			if (!folio)
+				continue;
+			if (advice == LV_MADV_COLD) {
+				lv_folio_deactivate(folio);
+			} else if (folio_test_swapbacked(folio)) {
+				/* Clean now: reclaim may drop it unless it is written again. */
+				folio_clear_dirty(folio);
+				lv_folio_mark_lazyfree(folio);
+			}
+		}
+	}
+	lv_lock_release(&mm->page_table_lock);
+	tlb_flush(&tlb);
+	return covered == end - start ? 0 : -ENOMEM;
+}
+
+/* ---- reverse map: reclaim and migration ---------------------------------------------------- */
+
+/*
+ * mm_lock_folio - lock the mm that maps @folio and return its entry, or NULL (unlocked) if
+ * the folio is no longer mapped by an mm.
+ * Context: RCU read-side critical section (keeps the mm valid to lock).
+ */
+static struct lv_folio **mm_lock_folio(struct lv_folio *folio, struct lv_mm **mmp)
+{
+	struct lv_mm *mm = folio_anon_mm(folio);
+	struct vm_area *vma;
+
+	if (!mm)
+		return NULL;
+	lv_lock_acquire(&mm->page_table_lock);
+	if (folio_anon_mm(folio) == mm) {
+		vma = find_vma(mm, folio->index);
+		VM_BUG_ON_FOLIO(!vma || *vma_pte(vma, folio->index) != folio, folio);
+		if (vma && *vma_pte(vma, folio->index) == folio) {
+			*mmp = mm;
+			return vma_pte(vma, folio->index);
+		}
+	}
+	lv_lock_release(&mm->page_table_lock);
+	return NULL;
+}
+
+/**
+ * try_to_unmap_lazyfree - reclaim an isolated lazyfree folio from the mm that maps it. One
+ * written since LV_MADV_FREE is swap-backed again and goes back to the active anon list, as
+ * the kernel's shrink_folio_list() does.
+ * Return: true if the folio left the mm; its count is then zero and the caller frees it.
+ * Context: the caller owns the isolation reference and holds no lock.
+ */
+bool try_to_unmap_lazyfree(struct lv_folio *folio)
+{
+	struct lv_folio **pte;
+	struct lv_mm *mm;
+	bool freed = false;
+	int expected = 2; /* the page table entry's reference and the isolation's */
+
+	if (folio_test_swapbacked(folio))
+		return false;
+	rcu_read_lock();
+	pte = mm_lock_folio(folio, &mm);
+	if (!pte) {
+		rcu_read_unlock();
+		/* Unmapped while isolated: only the isolation holds it. */
+		expected = 1;
+		return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
+						   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	}
+	if (folio_test_dirty(folio)) {
+		/* Isolated, so unlinked: PG_swapbacked may change. */
+		folio_set_swapbacked(folio);
+		folio_set_active(folio);
+	} else if (__atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
+					       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		*pte = NULL;
+		WRITE_ONCE(folio->mapping, NULL);
+		folio_clear_mapped(folio);
+		WRITE_ONCE(mm->rss, mm->rss - 1);
+		freed = true;
+	}
+	lv_lock_release(&mm->page_table_lock);
+	rcu_read_unlock();
+	return freed;
+}
+
+/**
+ * anon_folio_get - the folio mapped at page @vpn of @mm, with a reference.
+ * Return: the folio, or NULL with *@err = -EFAULT (no region) or -ENOENT (not present).
+ */
+struct lv_folio *anon_folio_get(struct lv_mm *mm, uint64_t vpn, int *err)
+{
+	struct lv_folio *folio = NULL;
+	struct vm_area *vma;
+
+	lv_lock_acquire(&mm->page_table_lock);
+	vma = find_vma(mm, vpn);
+	if (!vma)
+		*err = -EFAULT;
+	else if (!(folio = *vma_pte(vma, vpn)))
+		*err = -ENOENT;
+	else
+		folio_get(folio);
+	lv_lock_release(&mm->page_table_lock);
+	return folio;
+}
+
+/**
+ * anon_folio_replace - the anon half of migration: if @old is still mapped and exactly
+ * @expected references exist, freeze them, copy @old into @new and point the entry at @new.
+ * Return: 0 (@old's count is zero, @new holds the entry's reference plus the caller's),
+ * -EAGAIN (someone holds a transient reference: retry), -EBUSY (@old is no longer mapped).
+ * Context: the caller owns @old's isolation; no lock held.
+ */
+int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
+{
+	struct lv_folio **pte;
+	struct lv_mm *mm;
+	int err = 0;
+
+	rcu_read_lock();
+	pte = mm_lock_folio(old, &mm);
+	if (!pte) {
+		err = -EBUSY;
+	} else if (!__atomic_compare_exchange_n(&old->_refcount, &expected, 0, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		err = -EAGAIN;
+	} else {
+		folio_migrate_copy(new, old);
+		folio_get(new); /* the entry's */
+		*pte = new;
+	}
+	if (pte)
+		lv_lock_release(&mm->page_table_lock);
+	rcu_read_unlock();
+	return err;
+}
+
+/**
+ * mm_migrate_walk - migrate every page of @mm on a node in @from_nodes to @to_node.
+ * Return: pages that could not be moved.
+ * Context: the LRU cache is disabled by the caller; no lock held.
+ */
+long mm_migrate_walk(struct lv_mm *mm, uint64_t from_nodes, int to_node)
+{
+	struct lv_folio *batch[RELEASE_BATCH];
+	uint64_t vpn = 0;
+	long failed = 0;
+
+	for (;;) {
+		unsigned int nr = 0;
+		struct list_head *pos;
+		struct vm_area *vma;
+
+		/* Gather a batch with references under the lock, migrate it without. */
+		lv_lock_acquire(&mm->page_table_lock);
+		list_for_each (pos, &mm->vmas) {
+			vma = list_entry(pos, struct vm_area, list);
+			if (vma->end <= vpn)
+				continue;
+			for (vpn = vpn > vma->start ? vpn : vma->start; vpn < vma->end; vpn++) {
+				struct lv_folio *folio = *vma_pte(vma, vpn);
+
+				if (!folio || !(from_nodes & (1ull << folio_nid(folio))) ||
+				    folio_nid(folio) == to_node)
+					continue;
+				folio_get(folio);
+				batch[nr++] = folio;
+				if (nr == RELEASE_BATCH) {
+					vpn++;
+					goto gathered;
+				}
+			}
+		}
+	gathered:
+		lv_lock_release(&mm->page_table_lock);
+		if (!nr)
+			return failed;
+		for (unsigned int i = 0; i < nr; i++)
+			if (migrate_folio_to(batch[i], to_node) < 0)
+				failed++;
+	}
+}
+
+/* ---- lv_check ------------------------------------------------------------------------------ */
+
+/*
+ * check_mms - report every page table entry whose folio does not map back to it, and every
+ * mm whose rss disagrees with its entries.
+ * Context: quiescent machine (no page_table_lock is taken: it ranks below the memcg mutex).
+ */
+void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const void *), void *arg)
+{
+	struct list_head *pos, *p;
+	struct lv_mm *mm;
+
+	lv_lock_acquire(&m->memcg_mutex);
+	list_for_each (pos, &m->mms) {
+		long present = 0;
+
+		mm = list_entry(pos, struct lv_mm, mms);
+		list_for_each (p, &mm->vmas) {
+			struct vm_area *vma = list_entry(p, struct vm_area, list);
+
+			for (uint64_t vpn = vma->start; vpn < vma->end; vpn++) {
+				struct lv_folio *folio = *vma_pte(vma, vpn);
+
+				if (!folio)
+					continue;
+				present++;
+				if (folio_anon_mm(folio) != mm || folio->index != vpn)
+					bad(arg, "page table entry's folio maps elsewhere", folio);
+				if (folio_ref_count(folio) < 1)
+					bad(arg, "mapped folio has no reference", folio);
+				if (!folio_test_mapped(folio))
+					bad(arg, "mapped folio without PG_mapped", folio);
+			}
+		}
+		if (present != mm->rss)
+			bad(arg, "address space's rss differs from its page tables", mm);
+	}
+	lv_lock_release(&m->memcg_mutex);
+}

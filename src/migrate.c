@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * NUMA migration: migrate_pages(2), move_pages(2), and moving a file's page cache.
+ *
+ * Theory of operation.
+ *
+ * Every call runs between lv_lru_cache_disable() and lv_lru_cache_enable(), as the kernel's
+ * do_migrate_pages() and do_pages_move() do: a folio sitting in some CPU's batch has PG_lru
+ * clear and a batch reference, so it could be neither isolated nor frozen; disabling drains
+ * every batch and makes later LRU requests apply at once.
+ *
+ * One folio moves in five steps (migrate_folio_to()):
+ *  1. isolate it (win the PG_lru pin; the folio leaves its list, we hold one more reference);
+ *  2. allocate the copy on the target node, bound to the same memcg without a new charge:
+ *     the original's charge moves with the data, so usage never changes;
+ *  3. under the owner's lock (the mm's page_table_lock or the file's mapping lock), freeze the
+ *     original's reference count from exactly the expected value (owner + caller + isolation)
+ *     to zero: any other holder — a reader copying out of a page cache folio, a batch — makes
+ *     it fail, and we retry a few times before reporting -EBUSY. Frozen, the original is
+ *     ours alone: its data and flags go to the copy, and the owner's entry (page table entry
+ *     or page cache slot) is switched to the copy, all before the owner's lock is dropped.
+ *     Users of anon pages copy under the page_table_lock; page cache readers that look the
+ *     index up meanwhile fail to try-get the frozen original and retry their lookup;
+ *  4. put the copy on the LRU (at once, the cache being disabled);
+ *  5. free the original, which has no charge left to drop.
+ * If anything fails before step 3 succeeds, the copy is freed without uncharging and the
+ * original goes back to its LRU untouched.
+ *
+ * Lock order: drain mutex (inside lv_lru_cache_disable, released before the walk) → mm lock
+ * or mapping lock → nothing else is taken under them here; isolation and putback take the
+ * lruvec locks with no other lock held.
+ */
+#include "internal.h"
+#include "mm_inline.h"
+
+#include <sched.h>
+#include <string.h>
+
+#define MIGRATE_RETRIES 3
+
+/* The flags that describe the data and its LRU history; the rest belong to the frame. */
+#define MIGRATE_FLAGS                                                                              \
+	((1ul << PG_active) | (1ul << PG_referenced) | (1ul << PG_workingset) |                    \
+	 (1ul << PG_swapbacked) | (1ul << PG_dirty) | (1ul << PG_mapped) | (1ul << PG_mlocked) |   \
+	 (1ul << PG_uptodate))
+
+/**
+ * folio_migrate_copy - give @new the data, state, owner and charge of frozen @old.
+ * Context: @old's count is frozen at zero and it is isolated; @new is not yet visible; the
+ * owner's lock is held.
+ */
+void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
+{
+	void *to = lv_folio_data(new), *from = lv_folio_data(old);
+
+	if (to && from)
+		memcpy(to, from, LV_PAGE_SIZE << folio_order(old));
+	__atomic_fetch_or(&new->flags, READ_ONCE(old->flags) & MIGRATE_FLAGS, __ATOMIC_RELAXED);
+	new->index = old->index;
+	WRITE_ONCE(new->mapping, old->mapping);
+	WRITE_ONCE(old->mapping, NULL);
+	/* @new was bound to old's memcg at allocation; the charge is now @new's alone. */
+	WRITE_ONCE(old->memcg, NULL);
+}
+
+/* folio_alloc_migration_target - a folio on node @nid bound to @old's memcg, not charged. */
+struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
+{
+	struct lv_machine *m = folio_machine(old);
+
+	return folio_alloc_charged(m->nodes[nid], folio_order(old), old->memcg, 0);
+}
+
+static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
+{
+	lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat), ev, nr);
+}
+
+/**
+ * migrate_folio_to - move @folio to node @nid (steps 1-5 at the top).
+ * Return: @nid, or -EBUSY (not on an LRU, pinned or in use, or no longer owned), -ENOMEM (no
+ * free page on @nid). The caller's reference is consumed either way.
+ * Context: the LRU cache is disabled; no lock held; may block (allocation may reclaim).
+ */
+int migrate_folio_to(struct lv_folio *folio, int nid)
+{
+	const int expected = 3; /* the owner's, the caller's and the isolation's */
+	long nr = folio_nr_pages(folio);
+	struct lv_folio *new;
+	int err = -EBUSY;
+
+	if (folio_nid(folio) == nid) {
+		lv_folio_put(folio);
+		return nid;
+	}
+	if (!folio_isolate_lru(folio))
+		goto fail_put;
+	new = folio_alloc_migration_target(folio, nid);
+	if (!new) {
+		err = -ENOMEM;
+		goto fail_putback;
+	}
+	for (int tries = 0; tries < MIGRATE_RETRIES; tries++) {
+		if (folio_anon_mm(folio))
+			err = anon_folio_replace(folio, new, expected);
+		else if (folio_file_mapping(folio))
+			err = filemap_folio_replace(folio, new, expected);
+		else
+			err = -EBUSY; /* unmapped or truncated meanwhile */
+		if (err != -EAGAIN)
+			break;
+		sched_yield();
+	}
+	if (err) {
+		/* Never published: drop it without touching the charge it does not hold. */
+		new->memcg = NULL;
+		lv_folio_put(new);
+		err = -EBUSY;
+		goto fail_putback;
+	}
+	count_migrate(new, EV_PGMIGRATE_SUCCESS, nr);
+	folio_add_lru(new);
+	lv_folio_put(new); /* the allocation's: the owner holds its own now */
+	free_folios(&folio, 1);
+	return nid;
+
+fail_putback:
+	folio_putback_lru(folio);
+fail_put:
+	count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+	lv_folio_put(folio);
+	return err;
+}
+
+static bool node_valid(struct lv_machine *m, int nid)
+{
+	return nid >= 0 && (unsigned int)nid < m->cfg.nr_nodes;
+}
+
+long lv_migrate_pages(struct lv_mm *mm, uint64_t from_nodes, int to_node)
+{
+	struct lv_machine *m;
+	long failed;
+
+	if (!mm)
+		return -EINVAL;
+	m = mm_machine(mm);
+	if (!node_valid(m, to_node))
+		return -EINVAL;
+	lv_lru_cache_disable(m);
+	failed = mm_migrate_walk(mm, from_nodes, to_node);
+	lv_lru_cache_enable(m);
+	return failed;
+}
+
+int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const int *nodes,
+		  int *status)
+{
+	struct lv_machine *m;
+
+	if (!mm || (count && (!addrs || !status)))
+		return -EINVAL;
+	m = mm_machine(mm);
+	if (nodes)
+		for (size_t i = 0; i < count; i++)
+			if (!node_valid(m, nodes[i]))
+				return -EINVAL;
+	if (nodes)
+		lv_lru_cache_disable(m);
+	for (size_t i = 0; i < count; i++) {
+		int err;
+		struct lv_folio *folio = anon_folio_get(mm, addrs[i] / LV_PAGE_SIZE, &err);
+
+		if (!folio) {
+			status[i] = err;
+		} else if (!nodes) {
+			status[i] = folio_nid(folio);
+			lv_folio_put(folio);
+		} else {
+			status[i] = migrate_folio_to(folio, nodes[i]);
+		}
+	}
+	if (nodes)
+		lv_lru_cache_enable(m);
+	return 0;
+}
+
+long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_node)
+{
+	struct lv_folio *batch[64];
+	unsigned long index = 0;
+	struct lv_machine *m;
+	unsigned int nr;
+	long failed = 0;
+
+	if (!file)
+		return -EINVAL;
+	m = file_machine(file);
+	if (!node_valid(m, to_node))
+		return -EINVAL;
+	lv_lru_cache_disable(m);
+	while ((nr = filemap_get_folios(file, &index, batch, 64))) {
+		for (unsigned int i = 0; i < nr; i++) {
+			if (!(from_nodes & (1ull << folio_nid(batch[i]))) ||
+			    folio_nid(batch[i]) == to_node)
+				lv_folio_put(batch[i]);
+			else if (migrate_folio_to(batch[i], to_node) < 0)
+				failed++;
+		}
+	}
+	lv_lru_cache_enable(m);
+	return failed;
+}
