@@ -350,6 +350,31 @@ void lv_lru_cache_disable(struct lv_machine *m);
 /** lv_lru_cache_enable - undo one lv_lru_cache_disable(). */
 void lv_lru_cache_enable(struct lv_machine *m);
 
+/*
+ * struct lv_latency - a latency histogram with log-linear buckets: 8 per power of two, so a
+ * percentile is exact to 12.5 %. Bucket i < 8 holds i ns; above, bucket 8 * (e - 2) + k holds
+ * [2^e + k * 2^(e-3), 2^e + (k + 1) * 2^(e-3)).
+ */
+#define LV_LATENCY_BUCKETS 304
+struct lv_latency {
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t max_ns;
+	uint64_t buckets[LV_LATENCY_BUCKETS];
+};
+
+/**
+ * lv_lru_cache_disable_latency - the latencies of every lv_lru_cache_disable() of @m so far
+ * (including those made inside migration calls). Racy while threads run.
+ */
+void lv_lru_cache_disable_latency(struct lv_machine *m, struct lv_latency *out);
+
+/**
+ * lv_latency_percentile - the latency below which @pct percent (0..100) of the samples lie:
+ * the upper bound of the bucket holding that rank (the maximum for 100). 0 with no samples.
+ */
+uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct);
+
 /* ---- Page cache ------------------------------------------------------------------------- */
 
 struct lv_file;

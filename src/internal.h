@@ -355,6 +355,7 @@ struct lv_machine {
 	unsigned long drain_gen;	    /* atomic: lru_drain_gen */
 	uint64_t drain_calls, drain_sweeps; /* atomic */
 	int lru_disable_count;		    /* atomic */
+	struct lv_latency disable_latency;  /* atomic adds: lv_lru_cache_disable() timings */
 
 	/* memcg id → memcg for shadow entries: written under memcg_mutex, read under RCU. */
 	struct lv_memcg **memcg_ids;

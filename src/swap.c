@@ -39,6 +39,8 @@
 #include "internal.h"
 #include "mm_inline.h"
 
+#include <time.h>
+
 /* ---- move functions (under the lruvec lock; the caller owns the pin, or the folio is new)
  * ------------ */
 
@@ -455,18 +457,98 @@ void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
 		*sweeps = __atomic_load_n(&m->drain_sweeps, __ATOMIC_RELAXED);
 }
 
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned int latency_bucket(uint64_t ns)
+{
+	unsigned int e;
+
+	if (ns < 8)
+		return (unsigned int)ns;
+	e = 63u - (unsigned int)__builtin_clzll(ns);
+	if (e > 39)
+		return LV_LATENCY_BUCKETS - 1;
+	return 8 * (e - 2) + (unsigned int)((ns >> (e - 3)) & 7);
+}
+
+/* latency_bucket_limit - the smallest latency above bucket @b. */
+static uint64_t latency_bucket_limit(unsigned int b)
+{
+	unsigned int e = b / 8 + 2;
+
+	if (b < 8)
+		return b + 1;
+	return (1ull << e) + ((uint64_t)(b % 8) + 1) * (1ull << (e - 3));
+}
+
+static void latency_record(struct lv_latency *lat, uint64_t ns)
+{
+	uint64_t max = __atomic_load_n(&lat->max_ns, __ATOMIC_RELAXED);
+
+	__atomic_fetch_add(&lat->count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&lat->total_ns, ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&lat->buckets[latency_bucket(ns)], 1, __ATOMIC_RELAXED);
+	while (ns > max && !__atomic_compare_exchange_n(&lat->max_ns, &max, ns, true,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void lv_lru_cache_disable_latency(struct lv_machine *m, struct lv_latency *out)
+{
+	const struct lv_latency *lat = &m->disable_latency;
+
+	out->count = __atomic_load_n(&lat->count, __ATOMIC_RELAXED);
+	out->total_ns = __atomic_load_n(&lat->total_ns, __ATOMIC_RELAXED);
+	out->max_ns = __atomic_load_n(&lat->max_ns, __ATOMIC_RELAXED);
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++)
+		out->buckets[b] = __atomic_load_n(&lat->buckets[b], __ATOMIC_RELAXED);
+}
+
+uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct)
+{
+	uint64_t total = 0, rank, seen = 0;
+
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++)
+		total += lat->buckets[b];
+	if (!total)
+		return 0;
+	if (pct >= 100)
+		return lat->max_ns;
+	rank = (uint64_t)(pct / 100 * (double)total);
+	if (rank >= total)
+		rank = total - 1;
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++) {
+		seen += lat->buckets[b];
+		if (seen > rank) {
+			uint64_t limit = latency_bucket_limit(b);
+
+			return limit < lat->max_ns ? limit : lat->max_ns;
+		}
+	}
+	return lat->max_ns;
+}
+
 void lv_lru_cache_disable(struct lv_machine *m)
 {
+	uint64_t t0 = clock_ns();
+
 	__atomic_fetch_add(&m->lru_disable_count, 1, __ATOMIC_SEQ_CST);
 	if (m->cfg.disable_mode == LV_DISABLE_RCU) {
 		/* Every adder that read the old count was inside a read-side section. */
 		synchronize_rcu();
 		drain_all_slots(m, true);
-		return;
+	} else {
+		/* Each slot lock taken after the raise is the proof for that slot (see the top). */
+		for (unsigned int s = 0; s < m->nr_slots; s++)
+			drain_slot(&m->slots[s]);
 	}
-	/* Each slot lock taken after the raise is the proof for that slot (see the top). */
-	for (unsigned int s = 0; s < m->nr_slots; s++)
-		drain_slot(&m->slots[s]);
+	latency_record(&m->disable_latency, clock_ns() - t0);
 }
 
 void lv_lru_cache_enable(struct lv_machine *m)
