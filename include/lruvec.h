@@ -143,8 +143,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * lv_memcg_remove - remove an empty memcg. Its memory is freed after an RCU grace period, so
  * threads still looking it up under RCU are safe; its lock statistics and event counters are
  * folded into the machine's totals first.
- * Return: 0; -EBUSY if it still has children, charged pages or LRU folios (reparenting is not
- * implemented yet); -EINVAL for the root or a memcg already being removed.
+ * Return: 0; -EBUSY if it still has children, address spaces (like tasks in a cgroup),
+ * charged pages or LRU folios (reparenting is not implemented yet); -EINVAL for the root or a
+ * memcg already being removed.
  * Context: may block; takes the memcg tree mutex and briefly each of its lruvec locks.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
@@ -445,8 +446,10 @@ enum lv_madvise {
 
 /**
  * lv_mm_create - an empty address space charging @memcg (NULL: the root), faulting pages in on
- * node @nid (its preferred node, changed by lv_mm_set_node()).
- * Return: the mm, or NULL with errno EINVAL (bad node, @memcg of another machine) or ENOMEM.
+ * node @nid (its preferred node, changed by lv_mm_set_node()). Until lv_mm_destroy(), @memcg
+ * cannot be removed (-EBUSY), as a cgroup with tasks cannot.
+ * Return: the mm, or NULL with errno EINVAL (bad node, @memcg of another machine or being
+ * removed) or ENOMEM.
  * Context: may block; allocates.
  */
 struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid);
@@ -491,9 +494,10 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
 
 /**
  * lv_mm_write - copy @len bytes from @buf to @addr, faulting in missing pages: allocate on
- * the preferred node (falling back to any node with room), charge the mm's memcg (limit
+ * the preferred node, charge the mm's memcg (limit
  * reclaim first, then -ENOMEM), zero, map, and add to the anon LRU through the lru_add batch.
- * A write to a lazyfree page cancels its lazy free.
+ * A write to a lazyfree page cancels its lazy free. Faults allocate on the preferred node
+ * only (reclaiming there if needed), as MPOL_BIND would.
  * Return: 0; -EFAULT if some byte is outside every region (nothing written beyond the first
  * such page); -ENOMEM if a fault could not be charged or allocated (the pages before it hold
  * the data; nothing is leaked).

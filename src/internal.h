@@ -329,6 +329,7 @@ struct lv_memcg {
 	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
 	int dying;		    /* atomic: set by lv_memcg_remove() */
 	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
+	unsigned int nr_mms;	    /* memcg tree mutex: address spaces charging here (tasks) */
 	unsigned int id;	    /* constant: index in machine->memcg_ids, for shadow entries */
 	char name[64];		    /* constant */
 	struct rcu_head rcu;	    /* the free */

@@ -334,7 +334,7 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	lv_lock_acquire(&m->memcg_mutex);
 	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
 		err = -EINVAL;
-	} else if (!list_empty(&memcg->children)) {
+	} else if (!list_empty(&memcg->children) || memcg->nr_mms) {
 		err = -EBUSY;
 	} else {
 		__atomic_store_n(&memcg->dying, 1, __ATOMIC_SEQ_CST);

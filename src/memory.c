@@ -189,28 +189,13 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 		errno = EINVAL;
 		return NULL;
 	}
-	if (mem_cgroup_disabled(m)) {
+	if (mem_cgroup_disabled(m))
 		memcg = NULL;
-	} else {
-		bool alive;
-
-		if (!memcg)
-			memcg = m->root;
-		rcu_read_lock();
-		alive = css_tryget(memcg);
-		rcu_read_unlock();
-		if (!alive || READ_ONCE(memcg->dying)) {
-			if (alive)
-				css_put(memcg);
-			errno = EINVAL;
-			return NULL;
-		}
-	}
+	else if (!memcg)
+		memcg = m->root;
 	mm = calloc(1, sizeof(*mm));
 	if (!mm || !(mm->heap = vma_alloc(BRK_BASE, BRK_BASE, 0))) {
 		free(mm);
-		if (memcg)
-			css_put(memcg);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -221,7 +206,20 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 	INIT_LIST_HEAD(&mm->vmas);
 	list_add(&mm->heap->list, &mm->vmas);
 	lv_lock_init(&mm->page_table_lock, m->cfg.lock_backend, LV_LOCK_CLASS_MM);
+	/* Like a task in a cgroup: the memcg cannot be removed while we belong to it. */
 	lv_lock_acquire(&m->memcg_mutex);
+	if (memcg && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
+		lv_lock_release(&m->memcg_mutex);
+		lv_lock_destroy(&mm->page_table_lock);
+		vma_free(mm->heap);
+		free(mm);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (memcg) {
+		memcg->nr_mms++;
+		css_get(memcg);
+	}
 	list_add_tail(&mm->mms, &m->mms);
 	lv_lock_release(&m->memcg_mutex);
 	return mm;
@@ -261,6 +259,8 @@ void lv_mm_destroy(struct lv_mm *mm)
 	lv_lock_acquire(&m->memcg_mutex);
 	list_del(&mm->mms);
 	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MM], &mm->page_table_lock);
+	if (mm->memcg)
+		mm->memcg->nr_mms--;
 	lv_lock_release(&m->memcg_mutex);
 	if (mm->memcg)
 		css_put(mm->memcg);
