@@ -289,9 +289,10 @@ void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *)
 {
 	struct list_head *pos;
 
-	lockdep_assert_held(&m->memcg_mutex);
+	lv_lock_acquire(&m->memcg_mutex);
 	list_for_each (pos, &m->mms)
 		fn(&list_entry(pos, struct lv_mm, mms)->page_table_lock, arg);
+	lv_lock_release(&m->memcg_mutex);
 }
 
 struct lv_machine *mm_machine(const struct lv_mm *mm)

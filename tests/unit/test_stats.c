@@ -21,7 +21,7 @@ static void test_names(void)
 		[LV_LOCK_CLASS_ZONE] = "zone",	   [LV_LOCK_CLASS_SLOT] = "slot",
 		[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 		[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
-		[LV_LOCK_CLASS_SHADOW] = "shadow",
+		[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
 	};
 	/* The kernel's vmstat names where the kernel has the counter. */
 	static const char *const kernel_names[LV_NR_STAT_ITEMS] = {
@@ -43,6 +43,8 @@ static void test_names(void)
 		[LV_WORKINGSET_NODERECLAIM] = "workingset_nodereclaim",
 		[LV_ALLOCSTALL] = "allocstall",
 		[LV_NR_FILE_PAGES] = "nr_file_pages",
+		[LV_PGMIGRATE_SUCCESS] = "pgmigrate_success",
+		[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
 	};
 
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)
