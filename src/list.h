@@ -19,6 +19,9 @@ struct list_head {
  * that UBSan reports; iterate the links and convert inside the loop.
  */
 #define list_for_each(pos, head) for (pos = (head)->next; pos != (head); pos = pos->next)
+/* list_for_each_safe - the same, allowing @pos to be deleted: @n holds its successor. */
+#define list_for_each_safe(pos, n, head)                                                           \
+	for (pos = (head)->next, n = pos->next; pos != (head); pos = n, n = pos->next)
 
 static inline void INIT_LIST_HEAD(struct list_head *h)
 {

@@ -246,7 +246,8 @@ void lv_mm_destroy(struct lv_mm *mm)
 		return;
 	m = mm->machine;
 	lv_lock_acquire(&mm->page_table_lock);
-	for (pos = (&mm->vmas)->next, n = pos->next; pos != (&mm->vmas); pos = n, n = pos->next) {
+	list_for_each_safe(pos, n, &mm->vmas)
+	{
 		vma = list_entry(pos, struct vm_area, list);
 		zap_range(mm, vma, vma->start, vma->end, &tlb);
 		list_del(&vma->list);
@@ -334,9 +335,10 @@ static int vma_grow(struct vm_area *vma, uint64_t end)
 	return 0;
 }
 
+/* pages_up - pages covering @bytes, without wrapping near 2^64. */
 static uint64_t pages_up(uint64_t bytes)
 {
-	return (bytes + LV_PAGE_SIZE - 1) >> PAGE_SHIFT;
+	return (bytes >> PAGE_SHIFT) + ((bytes & (LV_PAGE_SIZE - 1)) != 0);
 }
 
 int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
@@ -416,10 +418,11 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 		err = -EINVAL; /* the heap shrinks only through lv_mm_brk() */
 		goto out;
 	}
-	for (pos = (&mm->vmas)->next, n = pos->next; pos != (&mm->vmas); pos = n, n = pos->next) {
-		vma = list_entry(pos, struct vm_area, list);
+	list_for_each_safe(pos, n, &mm->vmas)
+	{
 		uint64_t s, e;
 
+		vma = list_entry(pos, struct vm_area, list);
 		if (vma == mm->heap || vma->end <= start || vma->start >= end)
 			continue;
 		if (vma->start < start && vma->end > end) {
@@ -584,12 +587,16 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
 		return -EINVAL;
 	end = start + pages_up(len);
+	/* Folios still in this CPU's lru_add batch could be neither deactivated nor freed. */
+	if (advice != LV_MADV_DONTNEED)
+		lv_lru_add_drain(mm->machine);
 	lv_lock_acquire(&mm->page_table_lock);
 	list_for_each (pos, &mm->vmas) {
-		vma = list_entry(pos, struct vm_area, list);
-		uint64_t s = vma->start > start ? vma->start : start;
-		uint64_t e = vma->end < end ? vma->end : end;
+		uint64_t s, e;
 
+		vma = list_entry(pos, struct vm_area, list);
+		s = vma->start > start ? vma->start : start;
+		e = vma->end < end ? vma->end : end;
 		if (s >= e)
 			continue;
 		covered += e - s;
@@ -604,11 +611,12 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 				continue;
 			if (advice == LV_MADV_COLD) {
 				lv_folio_deactivate(folio);
-			} else if (folio_test_swapbacked(folio)) {
-				/* Clean now: reclaim may drop it unless it is written again. */
-				folio_clear_dirty(folio);
-				lv_folio_mark_lazyfree(folio);
+				continue;
 			}
+			/* Clean now: reclaim may drop it unless it is written again. */
+			folio_clear_dirty(folio);
+			if (folio_test_swapbacked(folio))
+				lv_folio_mark_lazyfree(folio);
 		}
 	}
 	lv_lock_release(&mm->page_table_lock);
