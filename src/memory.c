@@ -495,8 +495,11 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		vma = find_vma(mm, vpn);
 		if (!vma) {
 			lv_lock_release(&mm->page_table_lock);
-			if (new)
+			if (new) {
+				/* Unmapped while we allocated. */
+				WRITE_ONCE(new->mapping, NULL);
 				lv_folio_put(new);
+			}
 			return -EFAULT;
 		}
 		pte = vma_pte(vma, vpn);
