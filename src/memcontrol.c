@@ -148,9 +148,10 @@ void css_get(struct lv_memcg *memcg)
 static void memcg_put_rcu(struct rcu_head *head)
 {
 	struct lv_memcg *memcg = container_of(head, struct lv_memcg, rcu_put);
-	struct lv_machine *m = memcg->machine;
+	struct lv_machine *m;
 
 	rcu_free_begin();
+	m = memcg->machine; /* after rcu_free_begin(): TSan sees the grace period from here */
 	css_put(memcg);
 	__atomic_fetch_sub(&m->memcgs_freeing, 1, __ATOMIC_RELEASE);
 	rcu_free_end();

@@ -12,8 +12,15 @@
  * memcg creation/removal racing with moves out of the removed memcg (RCU-protected stale
  * lookups), page cache reads (a sparse file larger than memory, a real file whose bytes are
  * checked, a file whose fills fail), truncation, and explicit reclaim on top of kswapd,
- * direct and memcg limit reclaim. Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
- * [--backend futex|mutex|spin] [--disable sweep|rcu] [--batch B] [--containers C] [--slots S]
+ * direct and memcg limit reclaim. A quarter of the operations use shared address spaces
+ * (faults, brk, mmap/munmap with splits, self-checking writes and reads, madvise COLD, FREE
+ * and DONTNEED with lazyfree reclaim, migrate_pages, move_pages, page cache migration, nested
+ * lru_cache_disable storms) while a thread destroys and recreates some of them: see
+ * "Anonymous memory" below.
+ *
+ * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
+ *                [--backend futex|mutex|spin] [--disable sweep|rcu] [--batch B]
+ *                [--containers C] [--slots S]
  * Prints TAP.
  */
 #define _GNU_SOURCE
@@ -60,7 +67,7 @@ static atomic_ulong bytes_read, read_enomem;
 
 /* Page cache files: sparse (bigger than memory), real (checked bytes), failing, truncated. */
 #define SPARSE_BYTES (64ul << 20)
-#define REAL_BYTES (8ul << 20)
+#define REAL_BYTES   (8ul << 20)
 static struct lv_file *sparse_file, *real_file, *bad_file, *trunc_file;
 static int real_fd = -1, bad_fd = -1;
 
@@ -266,7 +273,8 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
 	 * progress), never empty inside the file.
 	 */
 	if (n < 0 || (size_t)n > len || (which != 3 && n == 0)) {
-		fprintf(stderr, "# read(%u, %lu, %zu) returned %ld\n", which, (unsigned long)off, len, n);
+		fprintf(stderr, "# read(%u, %lu, %zu) returned %ld\n", which, (unsigned long)off,
+			len, n);
 		abort();
 	}
 	for (long i = 0; i < n; i++) {
@@ -281,15 +289,903 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
 	atomic_fetch_add(&bytes_read, (unsigned long)n);
 }
 
+/*
+ * ---- Anonymous memory ------------------------------------------------------------------------
+ *
+ * NR_MMS shared address spaces, each used by every worker at once. Every 64-byte line written
+ * holds a self-checking record (struct line): its own address, the address space's incarnation,
+ * the writer, a generation and a checksum over the rest. A read line must be all zeros or a
+ * valid record for exactly that address and incarnation, so any byte-level corruption (a torn
+ * or misplaced migration copy, a stale frame, a page of another address space) is detected.
+ *
+ * Each address space has:
+ *  - an arena of arena_pages pages, cut into one run of own_pages pages per worker: only the
+ *    owner writes, frees (MADV_FREE), zaps (MADV_DONTNEED) or strictly verifies its run, and it
+ *    keeps a model of every line (struct page_model), so a read must match it exactly, except
+ *    for the lazyfree alternative: the lines not written since the last MADV_FREE may read as
+ *    zeros instead, all of them together (reclaim took the page) — never other bytes, never
+ *    part of them. Anyone may read the arena (weak check: a valid record by the page's owner,
+ *    or zeros), deactivate it, or migrate it; nobody else may write or unmap it;
+ *  - the brk heap and SCRATCH_SLOTS mmap regions (slot = address | pages, swapped atomically)
+ *    that every worker writes, reads (weak check), madvises, grows, shrinks, unmaps in the
+ *    middle and replaces; addresses of lv_mmap() are never reused within an address space, so
+ *    a stale slot only gives -EFAULT.
+ * The last NR_CHURN_MMS address spaces are destroyed and recreated (new incarnation, memcg and
+ * node) by mm_churner() while the others run; a pthread rwlock (workers read, the churner
+ * writes) keeps lv_mm_destroy() from racing with other calls on the same address space, which
+ * the API forbids. Migration (lv_migrate_pages, lv_move_pages, lv_file_migrate_pages) and nested
+ * lv_lru_cache_disable() storms race with all of it.
+ */
+#define NR_MMS	      4
+#define NR_CHURN_MMS  2
+#define ARENA_TARGET  64 /* pages in an arena, shared out among the workers */
+#define SCRATCH_SLOTS 4
+#define SCRATCH_PAGES 16 /* largest scratch region */
+#define HEAP_PAGES    32 /* writes stay below heap + HEAP_PAGES */
+#define LINE_BYTES    64
+#define PAGE_LINES    (LV_PAGE_SIZE / LINE_BYTES)
+#define LINE_MAGIC    0x4c565243u
+#define MOVE_MAX      16
+
+struct line {
+	uint64_t addr;	 /* the address this record was written to */
+	uint32_t mm_id;	 /* incarnation of the address space */
+	uint32_t gen;	 /* writer's generation, never 0 */
+	uint32_t writer; /* worker index */
+	uint32_t magic;
+	uint64_t fill[4]; /* derived from all of the above */
+	uint64_t sum;	  /* over the first 56 bytes */
+};
+_Static_assert(sizeof(struct line) == LINE_BYTES, "a record is one line");
+
+static struct mm_slot {
+	pthread_rwlock_t lock; /* read: any call on mm; write: lv_mm_destroy + lv_mm_create */
+	struct lv_mm *mm;
+	uint32_t id;				 /* incarnation, unique in the run */
+	uint64_t arena;				 /* arena_pages pages */
+	uint64_t heap;				 /* start of the brk heap */
+	bool churn;				 /* destroyed and recreated by mm_churner() */
+	bool roam;				 /* preferred node changes during the run */
+	_Atomic uint64_t scratch[SCRATCH_SLOTS]; /* address | pages, or 0 */
+} mms[NR_MMS];
+static unsigned int own_pages, arena_pages;
+static atomic_uint next_mm_id;
+
+enum { PRESENT_NO, PRESENT_YES, PRESENT_MAYBE };
+
+/* page_model - what the owner knows about one page of its run. */
+struct page_model {
+	uint32_t gen[PAGE_LINES]; /* generation of each line; 0: zeros */
+	uint64_t mask;		  /* lines that may, all together, read as zeros instead */
+	bool freeable;		  /* MADV_FREE since the last write: reclaim may still drop it */
+	uint8_t present;	  /* PRESENT_* */
+};
+
+/* struct wstate - a worker's anonymous memory state (read by main after the join). */
+struct wstate {
+	unsigned int id;
+	uint32_t gen;
+	uint32_t incarnation[NR_MMS]; /* the mm_slot id the models below describe */
+	struct page_model *pm;	      /* [NR_MMS][own_pages] */
+};
+static struct wstate *wstates;
+
+static atomic_ulong anon_faults, anon_writes, anon_nomem, anon_lines, lazyfree_zero;
+static atomic_ulong lazyfree_advised, mm_churns, mm_splits, brk_ops, mmap_ops, munmap_ops;
+static atomic_ulong mp_ok, mp_busy, mp_nomem, mp_noent, mp_fault, mig_calls, mig_left;
+static atomic_ulong fmig_calls, fmig_left, storms;
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t line_sum(const struct line *l)
+{
+	uint64_t w[7], h = 0x6c72757665632d31ull;
+
+	memcpy(w, l, sizeof(w));
+	for (int i = 0; i < 7; i++)
+		h = mix64(h ^ w[i]);
+	return h;
+}
+
+static void line_make(struct line *l, uint64_t addr, uint32_t mm_id, uint32_t writer, uint32_t gen)
+{
+	uint64_t h = mix64(addr ^ ((uint64_t)mm_id << 40) ^ ((uint64_t)writer << 20) ^
+			   ((uint64_t)gen * 0x9e3779b97f4a7c15ull));
+
+	l->addr = addr;
+	l->mm_id = mm_id;
+	l->gen = gen;
+	l->writer = writer;
+	l->magic = LINE_MAGIC;
+	for (int k = 0; k < 4; k++)
+		l->fill[k] = h = mix64(h + (uint64_t)k);
+	l->sum = line_sum(l);
+}
+
+/* line_check - 0: all zeros; 1: a valid record for @addr in incarnation @mm_id; -1: neither. */
+static int line_check(const struct line *l, uint64_t addr, uint32_t mm_id)
+{
+	static const struct line zero;
+	struct line want;
+
+	if (!memcmp(l, &zero, sizeof(zero)))
+		return 0;
+	if (l->magic != LINE_MAGIC || l->addr != addr || l->mm_id != mm_id || !l->gen)
+		return -1;
+	line_make(&want, addr, mm_id, l->writer, l->gen);
+	return memcmp(l, &want, sizeof(want)) ? -1 : 1;
+}
+
+static void anon_fail(const struct mm_slot *ms, uint64_t addr, const void *bytes, const char *fmt,
+		      ...) __attribute__((format(printf, 4, 5), noreturn));
+static void anon_fail(const struct mm_slot *ms, uint64_t addr, const void *bytes, const char *fmt,
+		      ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "# anon: mm %d (incarnation %u), address %#lx: ", (int)(ms - mms), ms->id,
+		(unsigned long)addr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (bytes) {
+		const unsigned char *b = bytes;
+
+		fprintf(stderr, "# line:");
+		for (int i = 0; i < LINE_BYTES; i++)
+			fprintf(stderr, "%s%02x", i % 16 ? " " : "\n#   ", b[i]);
+		fputc('\n', stderr);
+	}
+	abort();
+}
+
+static uint64_t page_addr(uint64_t addr, unsigned int page)
+{
+	return addr + (uint64_t)page * LV_PAGE_SIZE;
+}
+
+/* mm_setup - a new incarnation of slot @k: address space, arena, heap start, no scratch. */
+static void mm_setup(unsigned int k, struct lv_memcg *memcg, int nid)
+{
+	struct mm_slot *ms = &mms[k];
+
+	ms->mm = lv_mm_create(machine, memcg, nid);
+	if (!ms->mm) {
+		fprintf(stderr, "# lv_mm_create: %s\n", strerror(errno));
+		abort();
+	}
+	ms->id = atomic_fetch_add(&next_mm_id, 1) + 1;
+	if (lv_mmap(ms->mm, (size_t)arena_pages * LV_PAGE_SIZE - 100, &ms->arena) ||
+	    lv_mm_brk(ms->mm, 0, &ms->heap))
+		abort();
+	for (int i = 0; i < SCRATCH_SLOTS; i++)
+		atomic_store(&ms->scratch[i], 0);
+}
+
+/* own_sync - start the models of slot @k afresh if it was recreated since we last looked. */
+static void own_sync(struct wstate *w, unsigned int k)
+{
+	if (w->incarnation[k] == mms[k].id)
+		return;
+	memset(&w->pm[k * own_pages], 0, own_pages * sizeof(*w->pm));
+	w->incarnation[k] = mms[k].id;
+}
+
+static uint64_t own_addr(const struct wstate *w, unsigned int k, unsigned int i)
+{
+	return page_addr(mms[k].arena, w->id * own_pages + i);
+}
+
+/*
+ * own_verify - read page @i of our run in slot @k and match it against its model, then narrow
+ * the model to what was seen.
+ */
+static void own_verify(struct wstate *w, unsigned int k, unsigned int i)
+{
+	struct mm_slot *ms = &mms[k];
+	struct page_model *pm = &w->pm[k * own_pages + i];
+	uint64_t addr = own_addr(w, k, i);
+	struct line buf[PAGE_LINES];
+	bool any = false, mask_exact = true, mask_zero = true;
+	int err = lv_mm_read(ms->mm, addr, buf, sizeof(buf));
+
+	if (err)
+		anon_fail(ms, addr, NULL, "read of an arena page returned %d", err);
+	for (unsigned int l = 0; l < PAGE_LINES; l++) {
+		uint64_t la = addr + l * LINE_BYTES;
+		int c = line_check(&buf[l], la, ms->id);
+		uint32_t got = 0;
+
+		if (c < 0)
+			anon_fail(ms, la, &buf[l], "corrupt line (expected generation %u)",
+				  pm->gen[l]);
+		if (c > 0) {
+			if (buf[l].writer != w->id)
+				anon_fail(ms, la, &buf[l], "written by worker %u, owner is %u",
+					  buf[l].writer, w->id);
+			got = buf[l].gen;
+			any = true;
+		}
+		if (pm->mask >> l & 1) {
+			mask_exact &= got == pm->gen[l];
+			mask_zero &= got == 0;
+		} else if (got != pm->gen[l]) {
+			anon_fail(ms, la, &buf[l], "line holds generation %u, expected %u", got,
+				  pm->gen[l]);
+		}
+	}
+	if (!mask_exact && !mask_zero)
+		anon_fail(ms, addr, NULL,
+			  "lazily freed page neither intact nor zero (lines %#llx may be zero)",
+			  (unsigned long long)pm->mask);
+	if (!mask_exact) {
+		/* Reclaim dropped it: the lines not written since MADV_FREE are zeros for good. */
+		atomic_fetch_add(&lazyfree_zero, 1);
+		for (unsigned int l = 0; l < PAGE_LINES; l++)
+			if (pm->mask >> l & 1)
+				pm->gen[l] = 0;
+		pm->mask = 0;
+	} else if (!pm->freeable) {
+		pm->mask = 0; /* written since MADV_FREE and intact: it can no longer be dropped */
+	}
+	/* A present page was faulted in by a write, which stored at least one record. */
+	if (!any) {
+		pm->present = PRESENT_NO;
+		pm->freeable = false;
+		pm->mask = 0;
+	} else {
+		pm->present = pm->freeable ? PRESENT_MAYBE : PRESENT_YES;
+	}
+	atomic_fetch_add(&anon_lines, PAGE_LINES);
+}
+
+/* own_write - write lines of page @i of our run (all of them if @full) with a new generation. */
+static void own_write(struct wstate *w, uint64_t *s, unsigned int k, unsigned int i, bool full)
+{
+	struct mm_slot *ms = &mms[k];
+	struct page_model *pm = &w->pm[k * own_pages + i];
+	unsigned int first = full ? 0 : (unsigned int)(rnd(s) % PAGE_LINES);
+	unsigned int n = full ? PAGE_LINES : 1 + (unsigned int)(rnd(s) % (PAGE_LINES - first));
+	uint64_t addr = own_addr(w, k, i) + first * LINE_BYTES;
+	uint64_t bits = n == 64 ? ~0ull : ((1ull << n) - 1) << first;
+	struct line buf[PAGE_LINES];
+	uint32_t gen = ++w->gen;
+	int err;
+
+	for (unsigned int l = 0; l < n; l++)
+		line_make(&buf[l], addr + l * LINE_BYTES, ms->id, w->id, gen);
+	err = lv_mm_write(ms->mm, addr, buf, n * LINE_BYTES);
+	if (err == -ENOMEM) {
+		/* Only a fault can fail: the page was not there. */
+		if (pm->present == PRESENT_YES)
+			anon_fail(ms, addr, NULL, "write to a present page failed with -ENOMEM");
+		if (pm->present == PRESENT_MAYBE) {
+			atomic_fetch_add(&lazyfree_zero, 1);
+			memset(pm, 0, sizeof(*pm));
+		}
+		atomic_fetch_add(&anon_nomem, 1);
+		return;
+	}
+	if (err)
+		anon_fail(ms, addr, NULL, "write to the arena returned %d", err);
+	if (pm->present == PRESENT_NO)
+		atomic_fetch_add(&anon_faults, 1);
+	atomic_fetch_add(&anon_writes, 1);
+	for (unsigned int l = first; l < first + n; l++)
+		pm->gen[l] = gen;
+	/* Dirty now: reclaim keeps the page, so only lines not written since may still be 0. */
+	pm->mask &= ~bits;
+	pm->freeable = false;
+	pm->present = PRESENT_YES;
+}
+
+/* own_move - move_pages on our own pages; without @move, check presence against the model. */
+static void own_move(struct wstate *w, uint64_t *s, unsigned int k, unsigned int first,
+		     unsigned int n, bool move)
+{
+	struct mm_slot *ms = &mms[k];
+	uint64_t addrs[MOVE_MAX];
+	int nodes[MOVE_MAX], status[MOVE_MAX];
+	int err;
+
+	for (unsigned int j = 0; j < n; j++) {
+		addrs[j] = own_addr(w, k, first + j) + rnd(s) % LV_PAGE_SIZE;
+		nodes[j] = (int)(rnd(s) % (unsigned)nr_nodes);
+	}
+	err = lv_move_pages(ms->mm, n, addrs, move ? nodes : NULL, status);
+	if (err)
+		anon_fail(ms, addrs[0], NULL, "move_pages returned %d", err);
+	for (unsigned int j = 0; j < n; j++) {
+		const struct page_model *pm = &w->pm[k * own_pages + first + j];
+		int st = status[j];
+		bool bad;
+
+		if (st == -ENOENT)
+			bad = pm->present == PRESENT_YES;
+		else if (st >= 0)
+			bad = pm->present == PRESENT_NO || st >= nr_nodes ||
+			      (move && st != nodes[j]);
+		else
+			bad = !move || (st != -EBUSY && st != -ENOMEM);
+		if (bad)
+			anon_fail(ms, addrs[j], NULL,
+				  "move_pages status %d (target %d, present %d)", st,
+				  move ? nodes[j] : -1, pm->present);
+		if (move)
+			atomic_fetch_add(st >= 0	 ? &mp_ok
+					 : st == -EBUSY	 ? &mp_busy
+					 : st == -ENOMEM ? &mp_nomem
+							 : &mp_noent,
+					 1);
+	}
+}
+
+/* op_own - an operation of the owner on a run of its own pages in slot @k. */
+static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
+{
+	struct mm_slot *ms = &mms[k];
+	unsigned int first = (unsigned int)(rnd(s) % own_pages);
+	unsigned int left = own_pages - first;
+	unsigned int n = 1 + (unsigned int)(rnd(s) % (left < 4 ? left : 4));
+	uint64_t addr = own_addr(w, k, first);
+	int err;
+
+	own_sync(w, k);
+	switch (rnd(s) % 20) {
+	case 0 ... 8:
+		for (unsigned int j = 0; j < n; j++)
+			own_write(w, s, k, first + j, rnd(s) & 1);
+		break;
+	case 9 ... 12:
+		for (unsigned int j = 0; j < n; j++)
+			own_verify(w, k, first + j);
+		break;
+	case 13 ... 14:
+		/* Narrow every model first: after this call a page is intact or zero. */
+		for (unsigned int j = 0; j < n; j++)
+			own_verify(w, k, first + j);
+		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_FREE);
+		if (err)
+			anon_fail(ms, addr, NULL, "MADV_FREE of the arena returned %d", err);
+		for (unsigned int j = 0; j < n; j++) {
+			struct page_model *pm = &w->pm[k * own_pages + first + j];
+
+			if (pm->present == PRESENT_NO)
+				continue;
+			pm->mask = ~0ull;
+			pm->freeable = true;
+			pm->present = PRESENT_MAYBE;
+		}
+		atomic_fetch_add(&lazyfree_advised, n);
+		break;
+	case 15:
+		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_DONTNEED);
+		if (err)
+			anon_fail(ms, addr, NULL, "MADV_DONTNEED of the arena returned %d", err);
+		memset(&w->pm[k * own_pages + first], 0, n * sizeof(*w->pm));
+		break;
+	case 16:
+		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_COLD);
+		if (err)
+			anon_fail(ms, addr, NULL, "MADV_COLD of the arena returned %d", err);
+		break;
+	case 17:
+		own_move(w, s, k, first, n, false);
+		break;
+	default:
+		if (opt.disable == LV_DISABLE_RCU && rnd(s) % 4)
+			break; /* every move costs a grace period in rcu mode */
+		own_move(w, s, k, first, n, true);
+		for (unsigned int j = 0; j < n; j++)
+			own_verify(w, k, first + j);
+	}
+}
+
+/* scratch_get - the address and size of scratch slot @i, or false if it is empty. */
+static bool scratch_get(struct mm_slot *ms, unsigned int i, uint64_t *addr, unsigned int *pages)
+{
+	uint64_t v = atomic_load(&ms->scratch[i]);
+
+	*addr = v & ~(LV_PAGE_SIZE - 1);
+	*pages = (unsigned int)(v & (LV_PAGE_SIZE - 1));
+	return v != 0;
+}
+
+/*
+ * pick_shared - a region anyone may write: the heap or a scratch region (@arena: or the arena,
+ * for reads and COLD). Return: false if the slot picked is empty.
+ */
+static bool pick_shared(struct mm_slot *ms, uint64_t *s, bool arena, uint64_t *addr,
+			unsigned int *pages, bool *is_arena)
+{
+	unsigned int r = (unsigned int)(rnd(s) % (arena ? 5 : 4));
+
+	*is_arena = false;
+	if (r == 0) {
+		*addr = ms->heap;
+		*pages = HEAP_PAGES;
+		return true;
+	}
+	if (r == 4) {
+		*is_arena = true;
+		*addr = ms->arena;
+		*pages = arena_pages;
+		return true;
+	}
+	return scratch_get(ms, (unsigned int)(rnd(s) % SCRATCH_SLOTS), addr, pages);
+}
+
+/* weak_write - records at random lines of the heap or a scratch region (maybe gone). */
+static void weak_write(struct wstate *w, uint64_t *s, struct mm_slot *ms)
+{
+	struct line buf[32];
+	uint64_t addr;
+	unsigned int pages, n = 1 + (unsigned int)(rnd(s) % 32);
+	uint32_t gen = ++w->gen;
+	bool is_arena;
+	int err;
+
+	if (!pick_shared(ms, s, false, &addr, &pages, &is_arena))
+		return;
+	addr += rnd(s) % (pages * PAGE_LINES) * LINE_BYTES;
+	for (unsigned int l = 0; l < n; l++)
+		line_make(&buf[l], addr + l * LINE_BYTES, ms->id, w->id, gen);
+	err = lv_mm_write(ms->mm, addr, buf, n * LINE_BYTES);
+	if (err && err != -EFAULT && err != -ENOMEM)
+		anon_fail(ms, addr, NULL, "write returned %d", err);
+	if (!err)
+		atomic_fetch_add(&anon_writes, 1);
+	else if (err == -ENOMEM)
+		atomic_fetch_add(&anon_nomem, 1);
+}
+
+/* weak_check - every line zeros or a valid record; an arena line written by its owner. */
+static void weak_check(struct mm_slot *ms, uint64_t addr, const struct line *buf, unsigned int n,
+		       bool is_arena)
+{
+	for (unsigned int l = 0; l < n; l++) {
+		uint64_t la = addr + l * LINE_BYTES;
+		int c = line_check(&buf[l], la, ms->id);
+
+		if (c < 0)
+			anon_fail(ms, la, &buf[l], "corrupt line");
+		if (c > 0 && is_arena &&
+		    buf[l].writer != (unsigned int)((la - ms->arena) / LV_PAGE_SIZE / own_pages))
+			anon_fail(ms, la, &buf[l], "arena line written by worker %u, not its owner",
+				  buf[l].writer);
+	}
+	atomic_fetch_add(&anon_lines, n);
+}
+
+static void weak_read(uint64_t *s, struct mm_slot *ms)
+{
+	struct line buf[3 * PAGE_LINES];
+	uint64_t addr;
+	unsigned int pages, first, n;
+	bool is_arena;
+	int err;
+
+	if (!pick_shared(ms, s, true, &addr, &pages, &is_arena))
+		return;
+	first = (unsigned int)(rnd(s) % (pages * PAGE_LINES));
+	n = 1 + (unsigned int)(rnd(s) % (3 * PAGE_LINES));
+	if (is_arena && n > pages * PAGE_LINES - first)
+		n = pages * PAGE_LINES - first; /* the arena is always mapped: no -EFAULT */
+	addr += first * LINE_BYTES;
+	err = lv_mm_read(ms->mm, addr, buf, n * LINE_BYTES);
+	if (err == -EFAULT && !is_arena)
+		return;
+	if (err)
+		anon_fail(ms, addr, NULL, "read returned %d", err);
+	weak_check(ms, addr, buf, n, is_arena);
+}
+
+/* op_madvise_shared - any advice on the heap or scratch, COLD on the arena, and bad calls. */
+static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
+{
+	static const int advice[] = { LV_MADV_FREE, LV_MADV_DONTNEED, LV_MADV_COLD };
+	uint64_t addr;
+	unsigned int pages, first, n;
+	bool is_arena;
+	int adv, err;
+
+	if (rnd(s) % 16 == 0) {
+		/* Bad advice, unaligned address: -EINVAL, nothing changes. */
+		if (lv_madvise(ms->mm, ms->arena, LV_PAGE_SIZE, 3) != -EINVAL ||
+		    lv_madvise(ms->mm, ms->arena + 8, LV_PAGE_SIZE, LV_MADV_DONTNEED) != -EINVAL)
+			anon_fail(ms, ms->arena, NULL, "bad madvise accepted");
+		return;
+	}
+	if (!pick_shared(ms, s, true, &addr, &pages, &is_arena))
+		return;
+	first = (unsigned int)(rnd(s) % pages);
+	n = 1 + (unsigned int)(rnd(s) % (pages - first));
+	adv = is_arena ? LV_MADV_COLD : advice[rnd(s) % 3];
+	err = lv_madvise(ms->mm, page_addr(addr, first), n * LV_PAGE_SIZE, adv);
+	/* -ENOMEM: part of the range is no longer mapped (heap shrunk, region cut). */
+	if (err && (err != -ENOMEM || is_arena))
+		anon_fail(ms, page_addr(addr, first), NULL, "madvise(%d) returned %d", adv, err);
+	if (adv == LV_MADV_FREE)
+		atomic_fetch_add(&lazyfree_advised, n);
+}
+
+static void op_brk(uint64_t *s, struct mm_slot *ms)
+{
+	uint64_t cur, old;
+	int64_t delta;
+	int err;
+
+	if (rnd(s) % 16 == 0) {
+		if (lv_mm_brk(ms->mm, -(int64_t)(1 << 30), NULL) != -EINVAL ||
+		    lv_mm_brk(ms->mm, (int64_t)65 << 30, NULL) != -ENOMEM)
+			anon_fail(ms, ms->heap, NULL, "impossible brk accepted");
+		return;
+	}
+	if (lv_mm_brk(ms->mm, 0, &cur))
+		abort();
+	if (cur < ms->heap)
+		anon_fail(ms, cur, NULL, "brk below the heap start");
+	/* Up to 8 pages, rounded away from zero; shrink beyond HEAP_PAGES (racily) */
+	delta = (int64_t)(1 + rnd(s) % (8 * LV_PAGE_SIZE));
+	if (cur - ms->heap + (uint64_t)delta > HEAP_PAGES * LV_PAGE_SIZE || rnd(s) % 3 == 0)
+		delta = -delta;
+	err = lv_mm_brk(ms->mm, delta, &old);
+	/* -EINVAL: the heap is smaller than the cut (maybe shrunk by another thread meanwhile). */
+	if (err && !(err == -EINVAL && delta < 0))
+		anon_fail(ms, ms->heap, NULL, "brk(%ld) returned %d", (long)delta, err);
+	if (old < ms->heap || (old & (LV_PAGE_SIZE - 1)))
+		anon_fail(ms, old, NULL, "bad previous brk");
+	atomic_fetch_add(&brk_ops, 1);
+}
+
+static void op_mmap(uint64_t *s, struct mm_slot *ms)
+{
+	unsigned int i = (unsigned int)(rnd(s) % SCRATCH_SLOTS), pages, np;
+	uint64_t addr, naddr, old = atomic_load(&ms->scratch[i]);
+	int err = 0;
+
+	scratch_get(ms, i, &addr, &pages);
+	switch (old ? rnd(s) % 8 : 0) {
+	case 0:
+	case 1:
+		/* Map a new region (not a whole number of pages) and swap it in. */
+		np = 1 + (unsigned int)(rnd(s) % SCRATCH_PAGES);
+		err = lv_mmap(ms->mm, np * LV_PAGE_SIZE - rnd(s) % LV_PAGE_SIZE, &naddr);
+		if (err == -ENOMEM)
+			return;
+		if (err || (naddr & (LV_PAGE_SIZE - 1)) || naddr <= ms->arena)
+			anon_fail(ms, naddr, NULL, "lv_mmap returned %d", err);
+		atomic_fetch_add(&mmap_ops, 1);
+		if (!atomic_compare_exchange_strong(&ms->scratch[i], &old, naddr | np))
+			old = naddr | np; /* lost the slot: unmap ours */
+		if (old) {
+			err = lv_munmap(ms->mm, old & ~(LV_PAGE_SIZE - 1),
+					(old & (LV_PAGE_SIZE - 1)) * LV_PAGE_SIZE);
+			atomic_fetch_add(&munmap_ops, 1);
+		}
+		break;
+	case 2:
+	case 3:
+	case 4: {
+		/* A hole in the middle: the region is split in two. */
+		unsigned int a, b;
+
+		if (pages < 3)
+			return;
+		a = 1 + (unsigned int)(rnd(s) % (pages - 2));
+		b = a + 1 + (unsigned int)(rnd(s) % (pages - 1 - a));
+		err = lv_munmap(ms->mm, page_addr(addr, a), (size_t)(b - a) * LV_PAGE_SIZE);
+		atomic_fetch_add(&mm_splits, 1);
+		break;
+	}
+	case 5:
+		if (atomic_compare_exchange_strong(&ms->scratch[i], &old, 0)) {
+			err = lv_munmap(ms->mm, addr, (size_t)pages * LV_PAGE_SIZE);
+			atomic_fetch_add(&munmap_ops, 1);
+		}
+		break;
+	case 6:
+		/* From inside one region across its neighbours (a range over several regions). */
+		err = lv_munmap(ms->mm, page_addr(addr, (unsigned int)(rnd(s) % pages)),
+				(1 + rnd(s) % (3 * SCRATCH_PAGES)) * LV_PAGE_SIZE);
+		atomic_fetch_add(&munmap_ops, 1);
+		break;
+	default:
+		/* The heap moves only by brk; unaligned or empty ranges are refused. */
+		err = lv_munmap(ms->mm, ms->heap, LV_PAGE_SIZE);
+		if ((err != -EINVAL && err != 0) || /* 0: the heap is empty */
+		    lv_munmap(ms->mm, addr + 1, LV_PAGE_SIZE) != -EINVAL ||
+		    lv_munmap(ms->mm, addr, 0) != -EINVAL)
+			anon_fail(ms, addr, NULL, "bad munmap accepted");
+		err = 0;
+	}
+	if (err)
+		anon_fail(ms, addr, NULL, "lv_munmap returned %d", err);
+}
+
+/* op_move_pages - move_pages over the arena, scratch, heap and never-mapped addresses. */
+static void op_move_pages(uint64_t *s, struct mm_slot *ms)
+{
+	uint64_t addrs[MOVE_MAX];
+	int nodes[MOVE_MAX], status[MOVE_MAX];
+	unsigned int n = 1 + (unsigned int)(rnd(s) % MOVE_MAX);
+	uint64_t arena_end = page_addr(ms->arena, arena_pages);
+	bool move = rnd(s) % 3 != 0;
+	int err;
+
+	for (unsigned int j = 0; j < n; j++) {
+		uint64_t addr;
+		unsigned int pages;
+		bool is_arena;
+
+		switch (rnd(s) % 8) {
+		case 0:
+			/* Never mapped: page 0, the guard page after the arena, the top. */
+			addr = (uint64_t[]){ 0, arena_end, UINT64_MAX }[rnd(s) % 3];
+			break;
+		default:
+			if (!pick_shared(ms, s, true, &addr, &pages, &is_arena))
+				addr = arena_end;
+			else
+				addr += rnd(s) % ((uint64_t)pages * LV_PAGE_SIZE);
+		}
+		addrs[j] = addr;
+		nodes[j] = (int)(rnd(s) % (unsigned)nr_nodes);
+	}
+	if (move && rnd(s) % 32 == 0) {
+		/* One bad node: -EINVAL, nothing moved. */
+		nodes[rnd(s) % n] = rnd(s) & 1 ? -1 : nr_nodes;
+		err = lv_move_pages(ms->mm, n, addrs, nodes, status);
+		if (err != -EINVAL)
+			anon_fail(ms, addrs[0], NULL, "move_pages to a bad node returned %d", err);
+		return;
+	}
+	err = lv_move_pages(ms->mm, n, addrs, move ? nodes : NULL, status);
+	if (err)
+		anon_fail(ms, addrs[0], NULL, "move_pages returned %d", err);
+	for (unsigned int j = 0; j < n; j++) {
+		int st = status[j];
+		bool in_arena = addrs[j] >= ms->arena && addrs[j] < arena_end;
+		bool never = addrs[j] < ms->heap ||
+			     (addrs[j] >= arena_end && addrs[j] < arena_end + LV_PAGE_SIZE) ||
+			     addrs[j] == UINT64_MAX;
+
+		if ((never && st != -EFAULT) || (in_arena && st == -EFAULT) ||
+		    (st >= 0 && (st >= nr_nodes || (move && st != nodes[j]))) ||
+		    (st < 0 && st != -EFAULT && st != -ENOENT &&
+		     (!move || (st != -EBUSY && st != -ENOMEM))))
+			anon_fail(ms, addrs[j], NULL, "move_pages status %d (target %d)", st,
+				  move ? nodes[j] : -1);
+		if (!move)
+			continue;
+		atomic_fetch_add(st >= 0	 ? &mp_ok
+				 : st == -EBUSY	 ? &mp_busy
+				 : st == -ENOMEM ? &mp_nomem
+				 : st == -ENOENT ? &mp_noent
+						 : &mp_fault,
+				 1);
+	}
+}
+
+static uint64_t pick_nodes(uint64_t *s)
+{
+	switch (rnd(s) % 4) {
+	case 0:
+		return ~0ull; /* nodes that do not exist are ignored */
+	case 1:
+		return 1;
+	case 2:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static void op_migrate(uint64_t *s, struct mm_slot *ms)
+{
+	int to = (int)(rnd(s) % (unsigned)nr_nodes);
+	long left;
+
+	if (rnd(s) % 32 == 0) {
+		if (lv_migrate_pages(ms->mm, 3, nr_nodes) != -EINVAL ||
+		    lv_migrate_pages(ms->mm, 3, -1) != -EINVAL)
+			anon_fail(ms, 0, NULL, "migrate_pages to a bad node accepted");
+		return;
+	}
+	left = lv_migrate_pages(ms->mm, pick_nodes(s), to);
+	if (left < 0)
+		anon_fail(ms, 0, NULL, "migrate_pages returned %ld", left);
+	atomic_fetch_add(&mig_calls, 1);
+	atomic_fetch_add(&mig_left, (unsigned long)left);
+}
+
+static void op_file_migrate(uint64_t *s)
+{
+	/* Mostly the byte-checked real file; the big sparse one rarely (it may fill memory). */
+	struct lv_file *files[] = { real_file, real_file, trunc_file, bad_file, sparse_file };
+	unsigned int which = (unsigned int)(rnd(s) % (rnd(s) % 8 ? 4 : 5));
+	long left;
+
+	if (rnd(s) % 32 == 0) {
+		if (lv_file_migrate_pages(real_file, 3, nr_nodes) != -EINVAL)
+			abort();
+		return;
+	}
+	left = lv_file_migrate_pages(files[which], pick_nodes(s),
+				     (int)(rnd(s) % (unsigned)nr_nodes));
+	if (left < 0) {
+		fprintf(stderr, "# lv_file_migrate_pages returned %ld\n", left);
+		abort();
+	}
+	atomic_fetch_add(&fmig_calls, 1);
+	atomic_fetch_add(&fmig_left, (unsigned long)left);
+}
+
+/*
+ * op_mm - one operation on shared address space @k (held for reading). Migration calls each
+ * disable the LRU cache; in rcu mode that costs a grace period, so they are rarer there.
+ */
+static void op_mm(struct wstate *w, uint64_t *s, unsigned int k)
+{
+	struct mm_slot *ms = &mms[k];
+	unsigned int r = (unsigned int)(rnd(s) % 1000);
+	bool cheap = opt.disable == LV_DISABLE_RCU && rnd(s) % 4;
+
+	if (r < 350) {
+		op_own(w, s, k);
+	} else if (r < 520) {
+		weak_write(w, s, ms);
+	} else if (r < 680) {
+		weak_read(s, ms);
+	} else if (r < 730) {
+		op_madvise_shared(s, ms);
+	} else if (r < 780) {
+		op_brk(s, ms);
+	} else if (r < 840) {
+		op_mmap(s, ms);
+	} else if (r < 900 && !cheap) {
+		op_move_pages(s, ms);
+	} else if (r < 915 && !cheap) {
+		op_migrate(s, ms);
+	} else if (r < 916 && !cheap) {
+		op_file_migrate(s);
+	} else if (r < 960) {
+		if (ms->roam && lv_mm_set_node(ms->mm, (int)(rnd(s) % (unsigned)nr_nodes)))
+			abort();
+		if (lv_mm_set_node(ms->mm, nr_nodes) != -EINVAL)
+			abort();
+	} else if (r < 975 && !cheap) {
+		/* A nested disable storm: faults, adds and a migration with batching off. */
+		int depth = 1 + (int)(rnd(s) % 3);
+
+		for (int d = 0; d < depth; d++)
+			lv_lru_cache_disable(machine);
+		op_own(w, s, k);
+		weak_write(w, s, ms);
+		op_alloc(s, pick_memcg(s));
+		if (rnd(s) & 1)
+			op_move_pages(s, ms);
+		for (int d = 0; d < depth; d++)
+			lv_lru_cache_enable(machine);
+		atomic_fetch_add(&storms, 1);
+	} else {
+		weak_read(s, ms);
+	}
+}
+
+/* mm_op - take slot @k for reading and run one operation on it. */
+static void mm_op(struct wstate *w, uint64_t *s)
+{
+	unsigned int k = (unsigned int)(rnd(s) % NR_MMS);
+
+	pthread_rwlock_rdlock(&mms[k].lock);
+	op_mm(w, s, k);
+	pthread_rwlock_unlock(&mms[k].lock);
+}
+
+/*
+ * mm_churner - destroy and recreate the churnable address spaces (new incarnation, memcg and
+ * preferred node) while the workers use the others — and these, between two churns.
+ */
+static void *mm_churner(void *arg)
+{
+	uint64_t s = opt.seed * 77 + (uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		unsigned int k = NR_MMS - NR_CHURN_MMS + (unsigned int)(rnd(&s) % NR_CHURN_MMS);
+
+		usleep(2000 + (useconds_t)(rnd(&s) % 20000));
+		pthread_rwlock_wrlock(&mms[k].lock);
+		lv_mm_destroy(mms[k].mm);
+		mm_setup(k, pick_memcg(&s), (int)(rnd(&s) % (unsigned)nr_nodes));
+		pthread_rwlock_unlock(&mms[k].lock);
+		atomic_fetch_add(&mm_churns, 1);
+	}
+	return NULL;
+}
+
+/*
+ * mm_verify_all - at the end, with no worker left: every owner's run matches its model
+ * exactly (up to lazyfree zeros), every other line is zeros or a valid record, and the pages
+ * move_pages() reports present add up to the address space's rss.
+ * Return: pages checked.
+ */
+static unsigned long mm_verify_all(void)
+{
+	static struct line buf[PAGE_LINES];
+	unsigned long checked = 0;
+
+	for (unsigned int k = 0; k < NR_MMS; k++) {
+		struct mm_slot *ms = &mms[k];
+		uint64_t ranges[2 + SCRATCH_SLOTS][2], brk;
+		unsigned int nr = 0;
+		size_t present = 0;
+
+		for (int t = 0; t < opt.threads; t++) {
+			own_sync(&wstates[t], k);
+			for (unsigned int i = 0; i < own_pages; i++)
+				own_verify(&wstates[t], k, i);
+		}
+		if (lv_mm_brk(ms->mm, 0, &brk))
+			abort();
+		ranges[nr][0] = ms->arena;
+		ranges[nr++][1] = arena_pages;
+		ranges[nr][0] = ms->heap;
+		ranges[nr++][1] = (brk - ms->heap) / LV_PAGE_SIZE;
+		for (unsigned int i = 0; i < SCRATCH_SLOTS; i++) {
+			unsigned int pages;
+
+			if (scratch_get(ms, i, &ranges[nr][0], &pages))
+				ranges[nr++][1] = pages;
+		}
+		for (unsigned int r = 0; r < nr; r++) {
+			for (uint64_t p = 0; p < ranges[r][1]; p++) {
+				uint64_t addr = page_addr(ranges[r][0], (unsigned int)p);
+				int st, err = lv_mm_read(ms->mm, addr, buf, sizeof(buf));
+
+				if (err == -EFAULT && r >= 2)
+					continue; /* a hole cut in a scratch region */
+				if (err)
+					anon_fail(ms, addr, NULL, "final read returned %d", err);
+				weak_check(ms, addr, buf, PAGE_LINES, r == 0);
+				if (lv_move_pages(ms->mm, 1, &addr, NULL, &st))
+					abort();
+				if (st >= 0)
+					present++;
+				else if (st != -ENOENT)
+					anon_fail(ms, addr, NULL, "final move_pages status %d", st);
+				checked++;
+			}
+		}
+		if (present != lv_mm_rss(ms->mm)) {
+			fprintf(stderr, "# mm %u: %zu pages present, rss %zu\n", k, present,
+				lv_mm_rss(ms->mm));
+			return 0;
+		}
+	}
+	return checked;
+}
+
 static void *worker(void *arg)
 {
 	uint64_t s = opt.seed * 0x9e3779b97f4a7c15ull + (uintptr_t)arg + 1;
+	struct wstate *w = &wstates[(uintptr_t)arg];
 	unsigned long ops = 0;
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		unsigned int r = (unsigned int)(rnd(&s) % 1000);
 
-		if (r < 200) {
+		if (rnd(&s) % 4 == 0) {
+			mm_op(w, &s); /* a quarter of the operations use the address spaces */
+		} else if (r < 200) {
 			op_alloc(&s, pick_memcg(&s));
 		} else if (r < 320) {
 			op_release(&s);
@@ -351,6 +1247,22 @@ static void *memcg_churner(void *arg)
 			if (lv_folio_add_lru(f))
 				abort();
 			mine[n++] = f;
+		}
+		{
+			/* An address space charged to it, faulted in, migrated, destroyed. */
+			struct lv_mm *mm =
+				lv_mm_create(machine, tmp, (int)(rnd(&s) % (unsigned)nr_nodes));
+			uint64_t addr;
+
+			if (!mm || lv_mmap(mm, 8 * LV_PAGE_SIZE, &addr))
+				abort();
+			err = lv_mm_memset(mm, addr, 0x5a, (1 + rnd(&s) % 8) * LV_PAGE_SIZE);
+			if (err && err != -ENOMEM)
+				abort();
+			if (rnd(&s) & 1 &&
+			    lv_migrate_pages(mm, 3, (int)(rnd(&s) % (unsigned)nr_nodes)) < 0)
+				abort();
+			lv_mm_destroy(mm);
 		}
 		lv_lru_add_drain(machine);
 		/* Move our folios out while others may be touching them, then share them. */
@@ -444,10 +1356,67 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
+static uint64_t node_stat_sum(enum lv_stat_item item)
+{
+	uint64_t sum = 0;
+
+	for (int nid = 0; nid < nr_nodes; nid++)
+		sum += lv_node_stat(machine, nid, item);
+	return sum;
+}
+
+/* mm_init_all - the shared address spaces and the workers' models of their runs. */
+static void mm_init_all(void)
+{
+	pthread_rwlockattr_t attr;
+
+	own_pages = ARENA_TARGET / (unsigned int)opt.threads;
+	if (own_pages < 2)
+		own_pages = 2;
+	arena_pages = own_pages * (unsigned int)opt.threads;
+	wstates = calloc((size_t)opt.threads, sizeof(*wstates));
+	if (!wstates)
+		abort();
+	for (int t = 0; t < opt.threads; t++) {
+		wstates[t].id = (unsigned int)t;
+		wstates[t].pm = calloc(NR_MMS * own_pages, sizeof(*wstates[t].pm));
+		if (!wstates[t].pm)
+			abort();
+	}
+	pthread_rwlockattr_init(&attr);
+	/* The churner must not starve behind a stream of readers. */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	for (unsigned int k = 0; k < NR_MMS; k++) {
+		/* c0, c1 (at its limit), c3, c4: c2 is c1's child, it would share the limit. */
+		static const int pick[NR_MMS] = { 0, 1, 3, 4 };
+		struct lv_memcg *memcg = nr_containers ? containers[pick[k] % nr_containers] : NULL;
+
+		pthread_rwlock_init(&mms[k].lock, &attr);
+		mms[k].churn = k >= NR_MMS - NR_CHURN_MMS;
+		mms[k].roam = k >= 2; /* faults land on both nodes */
+		mm_setup(k, memcg, (int)(k % (unsigned)nr_nodes));
+	}
+	pthread_rwlockattr_destroy(&attr);
+}
+
+static void mm_destroy_all(void)
+{
+	for (unsigned int k = 0; k < NR_MMS; k++) {
+		lv_mm_destroy(mms[k].mm);
+		mms[k].mm = NULL;
+		pthread_rwlock_destroy(&mms[k].lock);
+	}
+	for (int t = 0; t < opt.threads; t++)
+		free(wstates[t].pm);
+	free(wstates);
+}
+
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner;
+	pthread_t *tids, churner, mm_churn;
+	unsigned long checked;
+	uint64_t migrated;
 	struct timespec ts;
 	bool memcg = true;
 	char *report;
@@ -474,7 +1443,7 @@ int main(int argc, char **argv)
 		cfg.memcg_disabled = true;
 		memcg = false;
 	}
-	printf("1..8\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
+	printf("1..10\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
 	       "disable=%s\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_RCU ? "rcu" : "sweep");
@@ -521,11 +1490,13 @@ int main(int argc, char **argv)
 			abort();
 	}
 
+	mm_init_all();
 	tids = calloc((size_t)opt.threads, sizeof(*tids));
 	for (int i = 0; i < opt.threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
 	if (memcg)
 		pthread_create(&churner, NULL, memcg_churner, (void *)(uintptr_t)opt.threads);
+	pthread_create(&mm_churn, NULL, mm_churner, (void *)(uintptr_t)(opt.threads + 1));
 	ts.tv_sec = (time_t)opt.duration;
 	ts.tv_nsec = (long)((opt.duration - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -534,28 +1505,45 @@ int main(int argc, char **argv)
 		pthread_join(tids[i], NULL);
 	if (memcg)
 		pthread_join(churner, NULL);
+	pthread_join(mm_churn, NULL);
 	free(tids);
 
+	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
 	   "%lu isolations, %lu failed allocations, %lu memcgs removed, %lu MiB read, "
-	   "%lu pages reclaimed",
+	   "%lu pages reclaimed; anon: %lu faults, %lu writes (%lu could not fault), "
+	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
+	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
+	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
+	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left)",
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
 	   atomic_load(&memcgs_removed), atomic_load(&bytes_read) >> 20,
-	   (unsigned long)(lv_node_stat(machine, 0, LV_PGSTEAL) +
-			   lv_node_stat(machine, 1, LV_PGSTEAL)));
+	   (unsigned long)node_stat_sum(LV_PGSTEAL), atomic_load(&anon_faults),
+	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
+	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),
+	   atomic_load(&munmap_ops), atomic_load(&mm_splits), atomic_load(&mm_churns),
+	   atomic_load(&storms), (unsigned long)migrated,
+	   (unsigned long)node_stat_sum(LV_PGMIGRATE_FAIL), atomic_load(&mp_ok),
+	   atomic_load(&mp_busy), atomic_load(&mp_nomem), atomic_load(&mp_noent),
+	   atomic_load(&mp_fault), atomic_load(&mig_calls), atomic_load(&mig_left),
+	   atomic_load(&fmig_calls), atomic_load(&fmig_left));
 
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
 	err = lv_check(machine, rf);
 	fclose(rf);
-	ok(err == 0, "lv_check with %lu pages in use",
-	   (unsigned long)(lv_node_stat(machine, 0, LV_NR_CHARGED) +
-			   lv_node_stat(machine, 1, LV_NR_CHARGED)));
+	ok(err == 0, "lv_check with %lu pages in use", (unsigned long)node_stat_sum(LV_NR_CHARGED));
 	if (err)
 		printf("%s", report);
 	free(report);
+
+	checked = mm_verify_all();
+	ok(checked > 0, "address spaces intact: %lu pages verified, rss matches", checked);
+	/* Three seconds always migrate thousands of pages; a very short run may not. */
+	ok(migrated > 0 || opt.duration < 1, "pages migrated during the run (%lu)",
+	   (unsigned long)migrated);
 
 	ok(!memcg || nr_containers < 2 ||
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
@@ -567,6 +1555,7 @@ int main(int argc, char **argv)
 		if (f)
 			lv_folio_put(f);
 	}
+	mm_destroy_all();
 	lv_file_close(sparse_file);
 	lv_file_close(real_file);
 	lv_file_close(bad_file);

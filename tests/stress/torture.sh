@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs the torture test once per lock design and backend, as TAP (one test point per run).
+# Every run also races the anonymous memory side: shared address spaces on both nodes (faults,
+# brk, mmap/munmap, madvise, lazyfree reclaim), migration and address space churn.
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
+#   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-build}
 variant=${VARIANT:-debug}
 duration=${TORTURE_DURATION:-3}
 seed=${TORTURE_SEED:-$RANDOM}
+runs=${TORTURE_RUNS:-1}
 bin=$build/$variant/torture
 export TSAN_OPTIONS="suppressions=$here/../tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}"
 export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
@@ -22,24 +26,27 @@ configs=(
 	"--lock lruvec --threads 4 --batch 1 --slots 7"
 )
 
-echo "1..${#configs[@]}"
+echo "1..$((${#configs[@]} * runs))"
 if [ ! -x "$bin" ]; then
 	echo "Bail out! $bin not built"
 	exit 1
 fi
 n=0 fail=0
-for c in "${configs[@]}"; do
-	n=$((n + 1))
-	# shellcheck disable=SC2086
-	out=$("$bin" --seed "$seed" --duration "$duration" $c 2>&1)
-	rc=$?
-	summary=$(printf '%s\n' "$out" | sed -n 's/^ok 1 - //p')
-	if [ $rc -eq 0 ]; then
-		echo "ok $n - torture $c: $summary"
-	else
-		fail=1
-		echo "not ok $n - torture $c (seed $seed, exit $rc)"
-		printf '%s\n' "$out" | sed 's/^/# /'
-	fi
+for ((run = 0; run < runs; run++)); do
+	s=$((seed + run))
+	for c in "${configs[@]}"; do
+		n=$((n + 1))
+		# shellcheck disable=SC2086
+		out=$("$bin" --seed "$s" --duration "$duration" $c 2>&1)
+		rc=$?
+		summary=$(printf '%s\n' "$out" | sed -n 's/^ok 1 - //p')
+		if [ $rc -eq 0 ]; then
+			echo "ok $n - torture $c (seed $s): $summary"
+		else
+			fail=1
+			echo "not ok $n - torture $c (seed $s, exit $rc)"
+			printf '%s\n' "$out" | sed 's/^/# /'
+		fi
+	done
 done
 exit $fail
