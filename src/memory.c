@@ -454,17 +454,17 @@ out:
 /* ---- faults and data ----------------------------------------------------------------------- */
 
 /*
- * do_anonymous_page - allocate, charge, zero and queue a folio for page @vpn of @mm.
+ * do_anonymous_page - allocate, charge, zero (if @zero) and queue a folio for page @vpn of @mm.
  * Return: the folio (one reference: the one the page table entry will hold), or NULL with
  * *@err set.
  * Context: no lock held (charging may reclaim).
  */
-static struct lv_folio *do_anonymous_page(struct lv_mm *mm, uint64_t vpn, int *err)
+static struct lv_folio *do_anonymous_page(struct lv_mm *mm, uint64_t vpn, bool zero, int *err)
 {
 	struct lv_folio *folio;
 
 	folio = lv_folio_alloc(mm->machine, READ_ONCE(mm->nid), 0, mm->memcg,
-			       LV_FOLIO_ANON | LV_FOLIO_ZERO);
+			       LV_FOLIO_ANON | (zero ? LV_FOLIO_ZERO : 0));
 	if (!folio) {
 		*err = errno == ENOENT ? -ENOMEM : -errno;
 		return NULL;
@@ -507,7 +507,11 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		if (folio || op == ACCESS_READ || new)
 			break;
 		lv_lock_release(&mm->page_table_lock);
-		new = do_anonymous_page(mm, vpn, &err);
+		/*
+		 * A write of the whole page need not zero it first: the page is installed and
+		 * written in one page_table_lock section, so nobody sees what it held before.
+		 */
+		new = do_anonymous_page(mm, vpn, off || len != LV_PAGE_SIZE, &err);
 		if (!new)
 			return err;
 	}
