@@ -54,11 +54,40 @@ bad=(
 	"--plot|readtwice --plot x.svg"
 	"--lock|compare readtwice --lock node"
 	"--readers|churn --readers 2"
+	"--test|aim9 --test fork_test"
+	"--test|aim9 --test"
+	"--iterations|aim9 --iterations 0"
+	"--iterations|aim9 --iterations 1001"
+	"--iterations|aim9 --iterations x"
+	"--touch|aim9 --touch all"
+	"--threads|aim9 --threads 2"
+	"--threads|compare aim9 --threads 2"
+	"--containers|aim9 --containers 0"
+	"--duration|aim9 --duration 0"
+	"--lock|compare aim9 --lock lruvec"
+	"--iterations|churn --iterations 3"
+	"--instances|numa --instances 0"
+	"--instances|numa --instances 1025"
+	"--instances|numa --instances x"
+	"--threads|numa --threads 4"
+	"--threads|compare numa --threads 4"
+	"--disable|numa --disable fast"
+	"--disable|numa --disable"
+	"--disable|compare numa --disable rcu"
+	"--by|numa --by disable"
+	"--by|churn --by disable"
+	"--by|compare numa --by nodes"
+	"--sweep|compare numa --sweep 1,2"
+	"--memory|numa --instances 64 --memory 16"
+	"--nodes|numa --nodes 0"
+	"--lock|compare numa --by lock --lock node"
+	"--instances|churn --instances 2"
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
-	"readonce --help" "compare readtwice --help")
+	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
+	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 13))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 13 + 5 + 4))"
 n=0
 failed=0
 ok() {
@@ -338,6 +367,167 @@ elif [ $rc -eq 0 ] && grep -q 'cgroups: v[12], limit 64 MiB' "$TMP/out" &&
 	ok "kernel-readtwice.sh --limit: inside memory cgroups with a limit"
 else
 	not_ok "kernel-readtwice.sh --limit: inside memory cgroups with a limit (exit $rc)"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+# ---- aim9 -------------------------------------------------------------------------------------
+
+# One object per design: the keys of the issue, the mmtests statistics in order, every
+# iteration of every container, ops and faults consistent with the calls made.
+cat >"$TMP/aim9.py" <<'PY'
+import json, sys
+path, test, locks, containers, iterations = sys.argv[1], sys.argv[2], sys.argv[3].split(","), \
+    int(sys.argv[4]), int(sys.argv[5])
+objs = [json.loads(l) for l in open(path).read().splitlines()]
+assert [o["lock"] for o in objs] == locks, [o["lock"] for o in objs]
+per_call = {"page_test": 1700, "brk_test": 17000}[test]
+for o in objs:
+    for k in ("test", "lock", "containers", "iterations", "ops_per_sec", "locks",
+              "pages_per_sec", "iteration_ops_per_sec", "counters", "check"):
+        assert k in o, "missing key " + k
+    assert o["workload"] == "aim9" and o["test"] == test, o
+    assert o["containers"] == containers and o["threads"] == containers, o
+    assert o["iterations"] == iterations and o["ops_per_call"] == per_call, o
+    st = o["ops_per_sec"]
+    for k in ("min", "max", "hmean", "stddev", "coeffvar", "bhmean50", "bhmean95", "bhmean99"):
+        assert k in st, "ops_per_sec without " + k
+    assert all(st[k] > 0 for k in ("min", "max", "hmean", "bhmean50", "bhmean95")), st
+    eps = 1e-6 * st["max"] + 0.01
+    assert st["min"] <= st["hmean"] + eps and st["hmean"] <= st["max"] + eps, st
+    assert st["hmean"] <= st["bhmean95"] + eps <= st["bhmean50"] + 2 * eps, st
+    assert st["stddev"] >= 0 and st["coeffvar"] >= 0, st
+    its = o["iteration_ops_per_sec"]
+    assert len(its) == containers * o["rounds"], "one array per container and round: %r" % its
+    assert all(len(g) == iterations and min(g) > 0 for g in its), its
+    c = o["counters"]
+    assert c["calls"] > 0 and o["ops"] == c["calls"] * per_call, (o["ops"], c)
+    lru = sum(l["acquired"] for l in o["locks"] if l["name"] in ("lruvec", "node"))
+    mm = [l for l in o["locks"] if l["name"] == "mm"][0]
+    assert mm["acquired"] > o["ops"], mm
+    if test == "page_test":
+        assert c["page_faults"] == 1600 * c["calls"], c
+        assert o["pages_per_sec"] > 0 and lru > 0, (o["pages_per_sec"], lru)
+    else:
+        assert c["page_faults"] == 0 and o["pages_per_sec"] is None and lru == 0, (c, lru)
+    assert o["check"] == "ok"
+PY
+
+aim9_json() { # aim9_json DESCRIPTION TEST LOCKS CONTAINERS ITERATIONS ARGS...
+	local desc=$1 test=$2 locks=$3 c=$4 it=$5 rc py
+	shift 5
+	"$LVBENCH" "$@" --test "$test" --containers "$c" --iterations "$it" --json \
+		>"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 "$TMP/aim9.py" "$TMP/json" "$test" "$locks" "$c" "$it" >"$TMP/py" 2>&1
+	py=$?
+	check "$desc" test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
+}
+
+aim9_json "aim9 --test page_test --json: statistics, iterations, faults per call" page_test \
+	lruvec 2 3 aim9 --duration 0.1
+aim9_json "aim9 --test brk_test --lock node --json: no page touched, no LRU lock taken" \
+	brk_test node 1 4 aim9 --duration 0.1 --lock node
+aim9_json "compare aim9 --json: node then lruvec, two rounds" page_test node,lruvec 1 2 \
+	compare aim9 --duration 0.1 --rounds 2
+
+"$LVBENCH" compare aim9 --duration 0.1 --iterations 3 --rounds 1 --containers 2 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+	grep -Eq '^Hmean +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
+	grep -Eq '^CoeffVar +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
+	grep -Eq '^BHmean-99 +page_test ' "$TMP/out" &&
+	grep -q 'Lock statistics, node design' "$TMP/out" &&
+	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
+	grep -Eq '^Hmean +page_test +34355\.40 \(   0\.00%\) +35810\.90 \(   4\.24%\)$' "$TMP/out" &&
+	grep -Eq '^lruvec design: [0-9]+ pages faulted and released per second per thread$' \
+		"$TMP/out"; then
+	ok "compare aim9: both designs with percentages, lock tables, published numbers"
+else
+	not_ok "compare aim9: both designs with percentages, lock tables, published numbers"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+"$LVBENCH" compare aim9 --test brk_test --duration 0.1 --iterations 2 --rounds 1 \
+	--containers 1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -Eq '^Stddev +brk_test +[0-9.]+ \(   0\.00%\) ' "$TMP/out" &&
+	grep -Eq '^Hmean +brk_test +95470\.00 \(   0\.00%\) +97769\.60 \(   2\.41%\)$' "$TMP/out" &&
+	! grep -q 'pages faulted' "$TMP/out"; then
+	ok "compare aim9 --test brk_test: brk_test rows and its published numbers"
+else
+	not_ok "compare aim9 --test brk_test: brk_test rows and its published numbers"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+# ---- numa -------------------------------------------------------------------------------------
+
+# One object per mode: the keys of the issue, sane rates and latencies, 22 disables per op.
+cat >"$TMP/numa.py" <<'PY'
+import json, sys
+path, modes, instances, nodes = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), \
+    int(sys.argv[4])
+objs = [json.loads(l) for l in open(path).read().splitlines()]
+assert [o["disable"] for o in objs] == modes, [o["disable"] for o in objs]
+for o in objs:
+    for k in ("workload", "lock", "disable", "instances", "nodes", "bogo_ops_per_sec",
+              "disable_latency_ns", "locks", "counters", "check"):
+        assert k in o, "missing key " + k
+    assert o["workload"] == "numa" and o["lock"] == "lruvec", o
+    assert o["instances"] == instances and o["threads"] == instances, o
+    assert o["nodes"] == nodes and o["containers"] == 1, o
+    assert o["bogo_ops_per_sec"] > 0 and o["ops"] > 0, o
+    assert abs(o["bogo_ops_per_sec"] - o["bogo_ops_per_sec_total"]) < 0.01, o
+    lat = o["disable_latency_ns"]
+    assert 0 < lat["p50"] <= lat["p99"] <= lat["max"], lat
+    assert lat["calls"] == 22 * o["ops"] == o["counters"]["disable_pairs"], (lat, o["ops"])
+    names = {l["name"] for l in o["locks"]}
+    assert {"lruvec", "slot", "mm"} <= names, names
+    for l in o["locks"]:
+        for k in ("acquired", "contended", "wait_total_ns", "wait_max_ns"):
+            assert k in l, "lock entry without " + k
+    assert (o["pgmigrate_success"] > 0) == (nodes > 1), o["pgmigrate_success"]
+    assert o["published_bogo_ops_per_sec"]["v5.18"] == 49.33, o
+    assert o["check"] == "ok"
+PY
+
+numa_json() { # numa_json DESCRIPTION MODES INSTANCES NODES ARGS...
+	local desc=$1 modes=$2 i=$3 nodes=$4 rc py
+	shift 4
+	"$LVBENCH" "$@" --instances "$i" --duration 0.3 --json >"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 "$TMP/numa.py" "$TMP/json" "$modes" "$i" "$nodes" >"$TMP/py" 2>&1
+	py=$?
+	check "$desc" test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
+}
+
+numa_json "numa --json (sweep, 2 nodes): bogo ops/s, disable latency, 22 disables per op" \
+	sweep 2 2 numa
+numa_json "numa --disable rcu --nodes 1 --json: nothing migrates, latencies ordered" \
+	rcu 3 1 numa --disable rcu --nodes 1
+numa_json "compare numa --json: the rcu object, then the sweep object" rcu,sweep 2 2 \
+	compare numa --rounds 1
+
+"$LVBENCH" compare numa --by disable --instances 2 --duration 0.3 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+line='numa: instances=2 nodes=2 disable=%s lock=lruvec bogo_ops_per_sec=[0-9.]+ disable_p50_us=[0-9.]+'
+# shellcheck disable=SC2059 # the format is ours
+if [ $rc -eq 0 ] && grep -Eq '^ +rcu +sweep$' "$TMP/out" &&
+	grep -q 'Lock statistics, rcu mode' "$TMP/out" &&
+	grep -q 'Lock statistics, sweep mode' "$TMP/out" &&
+	grep -Eq '^Total +numa +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
+	grep -Eq 'v5\.17 .* 412\.88$' "$TMP/out" && grep -Eq 'v5\.18 .* 49\.33$' "$TMP/out" &&
+	grep -Eq 'expedited .* 468\.81$' "$TMP/out" &&
+	grep -q '412.88/49.33 = 8.4x' "$TMP/out" &&
+	grep -Eq '^  measured ratio sweep/rcu = [0-9.]+/[0-9.]+ = [0-9.]+x$' "$TMP/out" &&
+	grep -Eq "$(printf "$line" rcu)" "$TMP/out" &&
+	grep -Eq "$(printf "$line" sweep)" "$TMP/out"; then
+	ok "compare numa --by disable: both modes, lock tables, published numbers, ratio"
+else
+	not_ok "compare numa --by disable: both modes, lock tables, published numbers, ratio"
 	diag "$TMP/out" "$TMP/err"
 fi
 

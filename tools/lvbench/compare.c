@@ -6,6 +6,8 @@
  * design and then all of the other: slow drifts of the machine (thermal state, a noisy
  * neighbour on a shared host) then hit both designs alike instead of biasing one. Each round
  * gets a fresh machine, so no round inherits another's memory layout or statistics.
+ * With --by disable the columns are the two lru_cache_disable() modes instead (rcu first, as
+ * the baseline, then sweep), in one lock design: a column is a &struct lvb_variant.
  *
  * The table has the layout of mmtests compare: one row per statistic, one column per design,
  * each value followed by its percentage relative to the first (baseline) column.
@@ -26,8 +28,10 @@ void lvb_result_free(struct lvb_result *res)
 {
 	free(res->thread_ops);
 	free(res->thread_amount);
+	free(res->samples);
 	res->thread_ops = NULL;
 	res->thread_amount = NULL;
+	res->samples = NULL;
 }
 
 /* The amount of thread @t in the unit of the workload's rate (ops without one). */
@@ -45,7 +49,9 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 	double *samples, *rates, units = 0;
 	uint64_t ops = 0;
 
-	samples = realloc(s->samples, (s->nr_samples + res->nr_threads) * sizeof(*samples));
+	/* The workload's own samples (res->samples) replace the per-thread rates. */
+	samples = realloc(s->samples,
+			  (s->nr_samples + res->nr_threads + res->nr_samples) * sizeof(*samples));
 	if (!samples)
 		return -ENOMEM;
 	s->samples = samples;
@@ -59,10 +65,25 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 
 		ops += res->thread_ops[t];
 		units += u;
-		s->samples[s->nr_samples++] = res->elapsed > 0 ? u / res->elapsed : 0;
+		if (!res->samples)
+			s->samples[s->nr_samples++] = res->elapsed > 0 ? u / res->elapsed : 0;
 	}
+	if (res->samples) {
+		memcpy(s->samples + s->nr_samples, res->samples,
+		       res->nr_samples * sizeof(*res->samples));
+		s->nr_samples += res->nr_samples;
+	}
+	s->sample_group = res->sample_group;
+	s->label = res->label;
 	s->round_rate[s->rounds++] = res->elapsed > 0 ? units / res->elapsed : 0;
 	s->design = res->design;
+	s->disable = res->disable;
+	s->disable_latency.count += res->disable_latency.count;
+	s->disable_latency.total_ns += res->disable_latency.total_ns;
+	if (res->disable_latency.max_ns > s->disable_latency.max_ns)
+		s->disable_latency.max_ns = res->disable_latency.max_ns;
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++)
+		s->disable_latency.buckets[b] += res->disable_latency.buckets[b];
 	s->ops += ops;
 	s->units += units;
 	s->elapsed += res->elapsed;
@@ -146,12 +167,28 @@ static void print_row(FILE *out, const char *stat, const char *wl, const double 
 	fputc('\n', out);
 }
 
+void lvb_print_row(FILE *out, const char *stat, const char *name, const double *v, unsigned int n,
+		   bool lower_better)
+{
+	print_row(out, stat, name, v, n, lower_better);
+}
+
 static void print_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
 			 const struct lvb_series *s, unsigned int n)
 {
 	unsigned int cpus = lvb_online_cpus();
 
-	if (n > 1)
+	if (opt->by == LVB_BY_DISABLE && n > 1)
+		fprintf(out,
+			"lvbench compare %s: %s vs %s lru_cache_disable, %s lru_lock, ABAB order, "
+			"%u round%s of %g s per mode\n",
+			wl->name, s[0].column, s[1].column, lvb_lock_names[s[0].design],
+			opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+	else if (opt->by == LVB_BY_DISABLE)
+		fprintf(out, "lvbench %s: %s lru_cache_disable, %s lru_lock, %u round%s of %g s\n",
+			wl->name, lvb_disable_names[s[0].disable], lvb_lock_names[s[0].design],
+			opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+	else if (n > 1)
 		fprintf(out,
 			"lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
 			"of %g s per design\n",
@@ -188,31 +225,39 @@ static const struct {
 static int print_stats_table(FILE *out, const struct lvb_workload *wl, const struct lvb_series *s,
 			     unsigned int n)
 {
-	size_t name_len = strlen(wl->name) > 8 ? strlen(wl->name) : 8;
+	const char *name = s[0].label ? s[0].label : wl->name;
+	size_t name_len = strlen(name) > 8 ? strlen(name) : 8;
 	struct lvb_stats st[2];
 	double v[2];
 
 	for (unsigned int d = 0; d < n; d++)
-		if (lvb_stats_compute(s[d].samples, s[d].nr_samples, &st[d]))
+		if (lvb_series_stats(&s[d], &st[d]))
 			return -ENOMEM;
 
-	fprintf(out, "%s per %s (%zu samples per design: %ss x rounds)\n", rate_unit(wl),
-		rate_per(wl), st[0].n, rate_per(wl));
+	if (s[0].sample_group)
+		fprintf(out,
+			"%s per %s: the statistics of the %u iterations of each %s in each round, "
+			"averaged over those %zu (%ss x rounds)\n",
+			rate_unit(wl), rate_per(wl), s[0].sample_group, rate_per(wl),
+			s[0].nr_samples / s[0].sample_group, rate_per(wl));
+	else
+		fprintf(out, "%s per %s (%zu samples per design: %ss x rounds)\n", rate_unit(wl),
+			rate_per(wl), st[0].n, rate_per(wl));
 	fprintf(out, "%-*s", (int)(11 + name_len), "");
 	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, d ? " %25s" : " %14s", lvb_lock_names[s[d].design]);
+		fprintf(out, d ? " %25s" : " %14s", s[d].column);
 	fputc('\n', out);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		for (unsigned int d = 0; d < n; d++)
 			v[d] = *(const double *)((const char *)&st[d] + rows[i].off);
-		print_row(out, rows[i].label, wl->name, v, n, rows[i].lower_better);
+		print_row(out, rows[i].label, name, v, n, rows[i].lower_better);
 	}
 	for (unsigned int d = 0; d < n; d++)
 		v[d] = lvb_series_rate(&s[d]);
-	print_row(out, "Total", wl->name, v, n, false);
+	print_row(out, "Total", name, v, n, false);
 	fprintf(out, "(Total: %s of all %ss together)\n", rate_unit(wl), rate_per(wl));
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out, "Total per round (%s):", lvb_lock_names[s[d].design]);
+		fprintf(out, "Total per round (%s):", s[d].column);
 		for (unsigned int r = 0; r < s[d].rounds; r++)
 			fprintf(out, wl->rate ? " %.1f" : " %.0f", s[d].round_rate[r]);
 		fputc('\n', out);
@@ -252,7 +297,7 @@ static void table_head(FILE *out, const char *title, const struct lvb_series *s,
 {
 	fprintf(out, "\n%-28s", title);
 	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, " %14s", lvb_lock_names[s[d].design]);
+		fprintf(out, " %14s", s[d].column);
 	fputc('\n', out);
 }
 
@@ -293,9 +338,8 @@ static void print_contention(FILE *out, const struct lvb_series *s, unsigned int
 	table_row(out, "total wait (ms)", wait, n, " %14.1f");
 	table_row(out, "wait per op (ns)", wait_op, n, " %14.2f");
 	if (n == 2)
-		fprintf(out, "%s/%s: contended/acquired %s, wait per op %s\n",
-			lvb_lock_names[s[0].design], lvb_lock_names[s[1].design],
-			ratio(r1, sizeof(r1), frac[0], frac[1]),
+		fprintf(out, "%s/%s: contended/acquired %s, wait per op %s\n", s[0].column,
+			s[1].column, ratio(r1, sizeof(r1), frac[0], frac[1]),
 			ratio(r2, sizeof(r2), wait_op[0], wait_op[1]));
 }
 
@@ -360,9 +404,8 @@ static void print_ceiling(FILE *out, const struct lvb_workload *wl, const struct
 	for (unsigned int d = 0; d < n; d++) {
 		double rate = lvb_series_rate(&s[d]);
 
-		fprintf(out, "%-28s %14.1f %s = %5.1f%% of the ceiling\n",
-			lvb_lock_names[s[d].design], rate, rate_unit(wl),
-			c->total > 0 ? 100 * rate / c->total : 0);
+		fprintf(out, "%-28s %14.1f %s = %5.1f%% of the ceiling\n", s[d].column, rate,
+			rate_unit(wl), c->total > 0 ? 100 * rate / c->total : 0);
 	}
 }
 
@@ -375,9 +418,9 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 		return -ENOMEM;
 	print_ceiling(out, wl, s, n, c);
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out,
-			"\nLock statistics, %s design (perf lock report columns, %u round%s)\n",
-			lvb_lock_names[s[d].design], s[d].rounds, s[d].rounds > 1 ? "s" : "");
+		fprintf(out, "\nLock statistics, %s %s (perf lock report columns, %u round%s)\n",
+			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design", s[d].rounds,
+			s[d].rounds > 1 ? "s" : "");
 		lvb_print_locks(out, &s[d]);
 	}
 	print_contention(out, s, n);
@@ -389,15 +432,17 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 
 /*
  * run_rounds - the ceiling (if the workload has one), then @opt->rounds rounds of each of
- * @designs, alternating, into @series.
+ * @variants, alternating, into @series. A variant's disable mode reaches the machine through
+ * a copy of @opt.
  * Return: 0, or -1 after describing the error.
  */
 static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *opt,
-		      const void *params, const enum lv_lock_design *designs,
+		      const void *params, const struct lvb_variant *variants,
 		      unsigned int nr_designs, struct lvb_series *series,
 		      struct lvb_ceiling *ceiling)
 {
 	unsigned int total = opt->rounds * nr_designs, done = 0;
+	const char *noun = opt->by == LVB_BY_DISABLE ? "mode" : "design";
 	int err;
 
 	memset(ceiling, 0, sizeof(*ceiling));
@@ -412,17 +457,19 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 	for (unsigned int r = 0; r < opt->rounds; r++) {
 		for (unsigned int d = 0; d < nr_designs; d++) {
 			struct lvb_result res = { 0 };
+			struct lvb_common o = *opt;
 
-			lvb_progress_label("%s, %u containers, %s design, run %u/%u", wl->name,
-					   opt->containers, lvb_lock_names[designs[d]], ++done,
-					   total);
-			err = wl->run(opt, params, designs[d], &res);
+			o.disable = variants[d].disable;
+			lvb_progress_label("%s, %u containers, %s %s, run %u/%u", wl->name,
+					   opt->containers, variants[d].name, noun, ++done, total);
+			err = wl->run(&o, params, variants[d].design, &res);
 			if (!err)
 				err = lvb_series_add(&series[d], wl, &res);
+			series[d].column = variants[d].name;
 			lvb_result_free(&res);
 			if (err) {
-				fprintf(stderr, "lvbench: %s, %s design: %s\n", wl->name,
-					lvb_lock_names[designs[d]], strerror(-err));
+				fprintf(stderr, "lvbench: %s, %s %s: %s\n", wl->name,
+					variants[d].name, noun, strerror(-err));
 				return -1;
 			}
 		}
@@ -579,7 +626,7 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 }
 
 static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
-		 const enum lv_lock_design *designs, unsigned int nr_designs)
+		 const struct lvb_variant *designs, unsigned int nr_designs)
 {
 	struct sweep_point pts[LVB_MAX_LIST] = { 0 };
 	unsigned int failures = 0;
@@ -634,12 +681,13 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 }
 
 /**
- * lvb_bench - run @opt->rounds rounds of each of @designs (at most 2), alternating, and print
- * the result; with opt->sweep, once per container count.
+ * lvb_bench - run @opt->rounds rounds of each of @designs (at most 2 variants: lock designs, or
+ * disable modes with --by disable), alternating, and print the result; with opt->sweep, once
+ * per container count.
  * Return: an exit status.
  */
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
-	      const enum lv_lock_design *designs, unsigned int nr_designs)
+	      const struct lvb_variant *designs, unsigned int nr_designs)
 {
 	struct lvb_series series[2] = { 0 };
 	struct lvb_ceiling ceiling;

@@ -116,6 +116,8 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.lock_design = design;
 	cfg.lock_backend = (enum lv_lock_backend)opt->backend;
 	cfg.batch_size = opt->batch;
+	cfg.disable_mode =
+		opt->disable == LVB_UNSET ? LV_DISABLE_SWEEP : (enum lv_disable_mode)opt->disable;
 	/*
 	 * Where only the LRU is measured, untouched data frames would only cost address space;
 	 * the page cache needs them (a read copies the data out).
@@ -322,6 +324,17 @@ static void wait_reclaim_idle(struct lvb_env *env)
 	} while (moved && now_sec() < deadline);
 }
 
+/* The lv_lru_cache_disable() latencies of @m since @before (the maximum: since creation). */
+static void latency_since(struct lv_machine *m, const struct lv_latency *before,
+			  struct lv_latency *out)
+{
+	lv_lru_cache_disable_latency(m, out);
+	out->count -= before->count;
+	out->total_ns -= before->total_ns;
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++)
+		out->buckets[b] -= before->buckets[b];
+}
+
 static void wait_duration(double t0, double duration)
 {
 	double end = t0 + duration;
@@ -350,6 +363,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 {
 	unsigned int n = env->opt->threads, created = 0;
 	uint64_t vm0[LV_NR_STAT_ITEMS] = { 0 }, calls0 = 0, sweeps0 = 0;
+	struct lv_latency lat0 = { 0 };
 	struct run_ctl ctl = { .ops = ops };
 	struct thread_arg *args;
 	pthread_t *tids;
@@ -376,6 +390,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 	if (env->m) {
 		lv_lock_stats_reset(env->m);
 		snapshot(env, vm0, &calls0, &sweeps0);
+		lv_lru_cache_disable_latency(env->m, &lat0);
 	}
 	for (; created < n; created++) {
 		workers[created].id = created;
@@ -421,6 +436,8 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 				res->vmstat[item] -= vm0[item];
 		res->drain_calls -= calls0;
 		res->drain_sweeps -= sweeps0;
+		latency_since(env->m, &lat0, &res->disable_latency);
+		res->disable = lv_machine_config(env->m)->disable_mode;
 		if (lv_check(env->m, stderr)) {
 			fprintf(stderr,
 				"lvbench: %s design: lv_check failed at the end of the run\n",

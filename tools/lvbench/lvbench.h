@@ -71,6 +71,7 @@ struct lvb_common {
 	unsigned int rounds;
 	unsigned int lock;    /* index into lvb_lock_names, or LVB_UNSET */
 	unsigned int backend; /* index into lvb_backend_names */
+	unsigned int disable; /* index into lvb_disable_names, or LVB_UNSET */
 	unsigned int batch;
 	unsigned int nodes;
 	unsigned int memory_mib; /* per node */
@@ -81,10 +82,26 @@ struct lvb_common {
 	struct lvb_list sweep; /* container counts; n == 0: no sweep */
 	const char *plot;      /* SVG file for the sweep, or NULL */
 	bool compare;	       /* set by main: lvbench compare */
+	unsigned int by;       /* enum lvb_by: what compare compares (and names the columns) */
 };
 
 extern const char *const lvb_lock_names[];    /* "lruvec", "node": enum lv_lock_design order */
 extern const char *const lvb_backend_names[]; /* "futex", "mutex", "spin" */
+extern const char *const lvb_disable_names[]; /* "sweep", "rcu": enum lv_disable_mode order */
+extern const char *const lvb_by_names[];      /* "lock", "disable": enum lvb_by order */
+
+/** enum lvb_by - the two columns of compare: lock designs, or lru_cache_disable modes. */
+enum lvb_by {
+	LVB_BY_LOCK = 0,    /* node vs lruvec lru_lock, in the --disable mode */
+	LVB_BY_DISABLE = 1, /* rcu vs sweep lru_cache_disable, in the --lock design */
+};
+
+/** struct lvb_variant - what the rounds of one column run, and the column's name. */
+struct lvb_variant {
+	enum lv_lock_design design;
+	enum lv_disable_mode disable;
+	const char *name; /* "node", "lruvec", "rcu", "sweep" */
+};
 
 /* ---- results --------------------------------------------------------------------------------- */
 
@@ -93,6 +110,9 @@ extern const char *const lvb_backend_names[]; /* "futex", "mutex", "spin" */
 /** struct lvb_result - what one round of one design produced. */
 struct lvb_result {
 	enum lv_lock_design design;
+	enum lv_disable_mode disable;
+	/* Every lv_lru_cache_disable() during the run (max: since the machine was created). */
+	struct lv_latency disable_latency;
 	unsigned int nr_threads;
 	double elapsed;		 /* seconds between the start and the stop of the threads */
 	uint64_t *thread_ops;	 /* [nr_threads], owned by the result */
@@ -107,6 +127,16 @@ struct lvb_result {
 	unsigned int failures; /* each one already described on stderr */
 	/* /proc/self/status at the quiescent point, KiB (0 if unreadable) */
 	uint64_t vm_rss_kib, vm_hwm_kib;
+	/*
+	 * Optional: the workload's own samples (aim9: the ops/s of every iteration of every
+	 * container), used instead of the per-thread rates; malloc'ed, freed with the result.
+	 * With @sample_group, they come in groups of that many (one container's iterations), and
+	 * the statistics are computed per group and averaged over the groups (lvb_series_stats).
+	 */
+	double *samples;
+	size_t nr_samples;
+	unsigned int sample_group;
+	const char *label; /* the name in the rows of the table; NULL: the workload's */
 };
 
 void lvb_result_free(struct lvb_result *res);
@@ -117,6 +147,9 @@ void lvb_result_free(struct lvb_result *res);
  */
 struct lvb_series {
 	enum lv_lock_design design;
+	enum lv_disable_mode disable;
+	const char *column;		   /* the column's name: &struct lvb_variant name */
+	struct lv_latency disable_latency; /* merged over the rounds */
 	unsigned int rounds;
 	double *samples; /* per-thread rate */
 	size_t nr_samples;
@@ -132,6 +165,8 @@ struct lvb_series {
 	uint64_t counters[LVB_MAX_COUNTERS];
 	unsigned int failures;
 	uint64_t vm_rss_kib, vm_hwm_kib; /* the largest of the rounds */
+	unsigned int sample_group;	 /* see &struct lvb_result; 0: one pool of samples */
+	const char *label;
 };
 
 struct lvb_workload;
@@ -194,11 +229,15 @@ struct lvb_workload {
 	/* Optional: more keys of the JSON object of one design (with lvb_json_*()). */
 	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
 			   const struct lvb_series *s, const struct lvb_ceiling *c);
+	enum lvb_by compare_by;	    /* compare's default --by, and what names a column */
+	unsigned int default_nodes; /* the default of --nodes; 0: 1 */
 };
 
 extern const struct lvb_workload lvb_churn;
 extern const struct lvb_workload lvb_readtwice;
 extern const struct lvb_workload lvb_readonce;
+extern const struct lvb_workload lvb_numa;
+extern const struct lvb_workload lvb_aim9;
 
 /* Print "lvbench: <message>" and the hint to --help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -265,7 +304,10 @@ void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib);
 /* ---- rounds (compare.c) ---------------------------------------------------------------------- */
 
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
-	      const enum lv_lock_design *designs, unsigned int nr_designs);
+	      const struct lvb_variant *variants, unsigned int nr_variants);
+/* One row of the mmtests table: @stat @name, then each value with its percentage (n > 1). */
+void lvb_print_row(FILE *out, const char *stat, const char *name, const double *v, unsigned int n,
+		   bool lower_better);
 
 /* ---- statistics and output (report.c) -------------------------------------------------------- */
 
@@ -277,6 +319,7 @@ struct lvb_stats {
 };
 
 int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st);
+int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st);
 double lvb_contended_fraction(const struct lv_lock_stat *s);
 void lvb_print_locks(FILE *out, const struct lvb_series *s);
 void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,

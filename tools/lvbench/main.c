@@ -22,8 +22,13 @@ const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NOD
 const char *const lvb_backend_names[] = {
 	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
 };
+const char *const lvb_disable_names[] = {
+	[LV_DISABLE_SWEEP] = "sweep", [LV_DISABLE_RCU] = "rcu", NULL
+};
+const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
-static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce };
+static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce,
+							&lvb_aim9, &lvb_numa };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -32,24 +37,30 @@ static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwi
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, 1024, NULL, "N",
 	  "memory cgroups; thread t runs in container t % N (default 16;\n"
-	  "readtwice/readonce: see their help)" },
+	  "readtwice/readonce/aim9: see their help)" },
 	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, 1024, NULL, "N",
-	  "benchmark threads (default 32; not for readtwice/readonce)" },
+	  "benchmark threads (default 32; not for readtwice/readonce/aim9)" },
 	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
-	  "length of one round in seconds, fractions allowed (default 5)" },
+	  "length of one round in seconds, fractions allowed (default 5;\n"
+	  "aim9: of one iteration, see its help)" },
 	{ "rounds", LVB_OPT_UINT, COMMON(rounds), 1, 1000, NULL, "N",
 	  "rounds per design, each on a fresh machine (default 1; compare: 3,\n"
-	  "compare readtwice/readonce: 5)" },
+	  "compare readtwice/readonce: 5, compare aim9: 2)" },
 	{ "lock", LVB_OPT_CHOICE, COMMON(lock), 0, 0, lvb_lock_names, "DESIGN",
 	  "lruvec (per-lruvec lru_lock, Linux 5.11+; default) or\n"
 	  "node (per-node lru_lock, Linux <= 5.10); compare runs both" },
 	{ "backend", LVB_OPT_CHOICE, COMMON(backend), 0, 0, lvb_backend_names, "KIND",
 	  "lock implementation: futex (default), mutex or spin" },
+	{ "disable", LVB_OPT_CHOICE, COMMON(disable), 0, 0, lvb_disable_names, "MODE",
+	  "how lv_lru_cache_disable waits for adders: sweep (lock and\n"
+	  "drain every CPU slot; default) or rcu (synchronize_rcu first,\n"
+	  "the Linux 5.18 regression); compare --by disable runs both" },
 	{ "batch", LVB_OPT_UINT, COMMON(batch), 1, LV_MAX_BATCH, NULL, "N",
 	  "folios per per-CPU batch and per lv_folios_put() release (default 31;\n"
 	  "15 as in Linux 5.x)" },
 	{ "nodes", LVB_OPT_UINT, COMMON(nodes), 1, LV_MAX_NODES, NULL, "N",
-	  "NUMA nodes; thread t allocates on node t % N (default 1)" },
+	  "NUMA nodes; thread t allocates on node t % N (default 1;\n"
+	  "numa: 2)" },
 	{ "memory", LVB_OPT_UINT, COMMON(memory_mib), 4, 65536, NULL, "MIB",
 	  "memory per node in MiB (default 256; readtwice/readonce: 2048)" },
 	{ "seed", LVB_OPT_U64, COMMON(seed), 0, 0, NULL, "N",
@@ -68,6 +79,10 @@ static const struct lvb_opt compare_opts[] = {
 	{ "plot", LVB_OPT_STRING, COMMON(plot), 0, 0, NULL, "FILE.svg",
 	  "with --sweep: draw the rate per design against the container\n"
 	  "count with gnuplot (Debian: gnuplot-nox)" },
+	{ "by", LVB_OPT_CHOICE, COMMON(by), 0, 0, lvb_by_names, "WHAT",
+	  "what the two columns are: lock (node vs lruvec lru_lock; the\n"
+	  "default) or disable (rcu vs sweep lru_cache_disable; numa's\n"
+	  "default)" },
 	{ 0 }
 };
 
@@ -85,6 +100,8 @@ static void common_defaults(struct lvb_common *c)
 		.nodes = 1,
 		.memory_mib = LVB_UNSET,
 		.seed = 1,
+		.disable = LVB_UNSET,
+		.by = LVB_UNSET,
 	};
 }
 
@@ -100,6 +117,8 @@ static void common_fill(struct lvb_common *c)
 		c->memory_mib = 256;
 	if (c->rounds == LVB_UNSET)
 		c->rounds = c->compare ? 3 : 1;
+	if (c->disable == LVB_UNSET)
+		c->disable = LV_DISABLE_SWEEP;
 }
 
 /* ---- usage ----------------------------------------------------------------------------------- */
@@ -173,7 +192,12 @@ static const char compare_help[] =
 	"lines per container count).\n"
 	"--sweep prints one compact row per container count instead of the full tables: the\n"
 	"mean rate per thread of each design, their ratio, the contended fraction of the LRU\n"
-	"lock of each design and, where the workload has one, the ceiling.\n";
+	"lock of each design and, where the workload has one, the ceiling.\n"
+	"--by disable (numa's default) compares the two lru_cache_disable modes instead, in\n"
+	"the --lock design (default lruvec): rcu (A, the baseline: synchronize_rcu first, the\n"
+	"Linux 5.18 regression) and sweep (B: lock and drain every CPU slot, the cost of fixed\n"
+	"kernels); --json then gives the rcu object, then the sweep object. --disable does\n"
+	"not apply then, and --sweep only applies to --by lock.\n";
 
 static void usage_compare(FILE *out, const struct lvb_workload *wl)
 {
@@ -483,10 +507,39 @@ static int check_opts(const struct lvb_common *c)
 	if (c->plot && !c->sweep.n)
 		return lvb_usage_error(
 			"option '--plot' needs --sweep (the container counts to plot)");
-	if (c->compare && c->lock != LVB_UNSET)
+	if (c->compare && c->by == LVB_BY_LOCK && c->lock != LVB_UNSET)
 		return lvb_usage_error(
 			"compare: option '--lock' does not apply (compare runs both designs)");
+	if (c->compare && c->by == LVB_BY_DISABLE && c->disable != LVB_UNSET)
+		return lvb_usage_error("compare --by disable: option '--disable' does not apply "
+				       "(compare runs both modes)");
+	if (c->by == LVB_BY_DISABLE && c->sweep.n)
+		return lvb_usage_error("option '--sweep' applies to compare --by lock only");
 	return 0;
+}
+
+/* The columns to run: with compare both designs or both disable modes, else the one chosen. */
+static unsigned int variants(const struct lvb_common *c, struct lvb_variant *v)
+{
+	enum lv_lock_design design =
+		c->lock == LVB_UNSET ? LV_LOCK_LRUVEC : (enum lv_lock_design)c->lock;
+	enum lv_disable_mode mode = (enum lv_disable_mode)c->disable;
+
+	if (!c->compare) {
+		v[0] = (struct lvb_variant){ design, mode,
+					     c->by == LVB_BY_DISABLE ? lvb_disable_names[mode]
+								     : lvb_lock_names[design] };
+		return 1;
+	}
+	if (c->by == LVB_BY_DISABLE) {
+		/* The regression first, as the baseline: the ratio is sweep/rcu. */
+		v[0] = (struct lvb_variant){ design, LV_DISABLE_RCU, "rcu" };
+		v[1] = (struct lvb_variant){ design, LV_DISABLE_SWEEP, "sweep" };
+	} else {
+		v[0] = (struct lvb_variant){ LV_LOCK_NODE, mode, "node" };
+		v[1] = (struct lvb_variant){ LV_LOCK_LRUVEC, mode, "lruvec" };
+	}
+	return 2;
 }
 
 static bool is_help(const char *arg)
@@ -496,10 +549,9 @@ static bool is_help(const char *arg)
 
 int main(int argc, char **argv)
 {
-	static const enum lv_lock_design both[] = { LV_LOCK_NODE, LV_LOCK_LRUVEC };
 	const struct lvb_workload *wl;
 	struct lvb_common common;
-	enum lv_lock_design one;
+	struct lvb_variant v[2];
 	bool compare = false;
 	void *params = NULL;
 	int first, ret;
@@ -538,6 +590,8 @@ int main(int argc, char **argv)
 	}
 
 	common_defaults(&common);
+	if (wl->default_nodes)
+		common.nodes = wl->default_nodes;
 	params = calloc(1, wl->params_size ? wl->params_size : 1);
 	if (!params) {
 		perror("lvbench");
@@ -558,6 +612,15 @@ int main(int argc, char **argv)
 		return LVB_EXIT_OK;
 	}
 	common.compare = compare;
+	if (!compare && common.by != LVB_UNSET) {
+		lvb_usage_error(
+			"option '--by' applies to compare only (lvbench compare %s --by ...)",
+			wl->name);
+		free(params);
+		return LVB_EXIT_USAGE;
+	}
+	if (common.by == LVB_UNSET)
+		common.by = wl->compare_by;
 	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
 		free(params);
 		return LVB_EXIT_USAGE;
@@ -573,12 +636,7 @@ int main(int argc, char **argv)
 		return LVB_EXIT_FAIL;
 	}
 
-	if (compare) {
-		ret = lvb_bench(wl, &common, params, both, 2);
-	} else {
-		one = common.lock == LVB_UNSET ? LV_LOCK_LRUVEC : (enum lv_lock_design)common.lock;
-		ret = lvb_bench(wl, &common, params, &one, 1);
-	}
+	ret = lvb_bench(wl, &common, params, v, variants(&common, v));
 	free(params);
 	return ret;
 }

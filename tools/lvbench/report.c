@@ -75,6 +75,38 @@ int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st)
 	return 0;
 }
 
+/**
+ * lvb_series_stats - the statistics of @s's samples: of all of them together, or, when they
+ * come in groups (s->sample_group: one container's iterations in one round), each statistic
+ * computed per group and then averaged over the groups, as Alex Shi averaged mmtests' rows over
+ * containers (benchmarks.md §2.5). st->n is the number of samples.
+ * Return: 0 or -ENOMEM.
+ */
+int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st)
+{
+	size_t g = s->sample_group, groups = g ? s->nr_samples / g : 0;
+	struct lvb_stats one;
+
+	if (!groups)
+		return lvb_stats_compute(s->samples, s->nr_samples, st);
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < groups; i++) {
+		if (lvb_stats_compute(s->samples + i * g, g, &one))
+			return -ENOMEM;
+		st->min += one.min / (double)groups;
+		st->max += one.max / (double)groups;
+		st->amean += one.amean / (double)groups;
+		st->hmean += one.hmean / (double)groups;
+		st->stddev += one.stddev / (double)groups;
+		st->coeffvar += one.coeffvar / (double)groups;
+		st->bhmean50 += one.bhmean50 / (double)groups;
+		st->bhmean95 += one.bhmean95 / (double)groups;
+		st->bhmean99 += one.bhmean99 / (double)groups;
+	}
+	st->n = groups * g;
+	return 0;
+}
+
 double lvb_contended_fraction(const struct lv_lock_stat *s)
 {
 	return s->acquired ? (double)s->contended / (double)s->acquired : 0;
@@ -277,7 +309,7 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	struct lvb_stats st;
 	bool first = true, f;
 
-	lvb_stats_compute(s->samples, s->nr_samples, &st);
+	lvb_series_stats(s, &st);
 	fputc('{', out);
 	lvb_json_str(out, &first, "workload", wl->name);
 	lvb_json_str(out, &first, "lock", lvb_lock_names[s->design]);
@@ -294,15 +326,25 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	lvb_json_u64(out, &first, "seed", opt->seed);
 	lvb_json_double(out, &first, "elapsed_s", s->elapsed);
 	lvb_json_u64(out, &first, "ops", s->ops);
-	lvb_json_double(out, &first, "ops_per_sec",
-			s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	if (s->sample_group) {
+		/* Statistics averaged over groups (aim9): ops_per_sec is their object. */
+		lvb_json_key(out, &first, "ops_per_sec");
+		json_stats(out, &st);
+		lvb_json_double(out, &first, "ops_per_sec_total",
+				s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	} else {
+		lvb_json_double(out, &first, "ops_per_sec",
+				s->elapsed > 0 ? (double)s->ops / s->elapsed : 0);
+	}
 	if (wl->rate) {
 		json_rate(out, &first, wl->rate, &st, s, ceil);
 	} else {
 		lvb_json_key(out, &first, "round_ops_per_sec");
 		json_rounds(out, s);
-		lvb_json_key(out, &first, "ops_per_sec_per_thread");
-		json_stats(out, &st);
+		if (!s->sample_group) {
+			lvb_json_key(out, &first, "ops_per_sec_per_thread");
+			json_stats(out, &st);
+		}
 	}
 	lvb_json_key(out, &first, "locks");
 	json_locks(out, s);
