@@ -76,6 +76,8 @@ enum lv_disable_mode {
  * @disable_mode:   see &enum lv_disable_mode.
  * @metadata_only:  no data frames: lv_folio_data() returns NULL (pure LRU experiments).
  * @no_kswapd:      do not start a kswapd thread per node (reclaim is then direct only).
+ * @file_folio_order: page cache folios of 2^order pages (0..6), like the kernel's large-folio
+ *                  readahead; a miss falls back to one page when no such block is free.
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -88,12 +90,14 @@ struct lv_config {
 	enum lv_disable_mode disable_mode;
 	bool metadata_only;
 	bool no_kswapd;
+	unsigned int file_folio_order;
 };
 
 #define LV_PAGE_SIZE 4096UL
 #define LV_MAX_ORDER 9 /* largest folio: 2^9 pages = 2 MiB */
 #define LV_MAX_NODES 64
 #define LV_MAX_BATCH 31
+#define LV_MAX_FILE_FOLIO_ORDER 6
 
 /**
  * lv_config_init - fill @cfg with the defaults: 1 node of 256 MiB, get_nprocs_conf() slots,

@@ -170,7 +170,7 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 
 			allocated += nr;
 			if (folio_file_mapping(f))
-				file_pages++;
+				file_pages += nr;
 			if (i < 0) {
 				check_fail(c, "folio %p bound to an unknown lruvec", (void *)f);
 			} else {

@@ -312,6 +312,7 @@ static int folio_fill(struct lv_file *file, struct lv_folio *folio)
 /* page_cache_delete - drop @folio from @file if it is still there. Return: true if it was. */
 static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void *shadow)
 {
+	long nr = folio_nr_pages(folio);
 	struct xa_node *leaf;
 
 	lockdep_assert_held(&file->lock);
@@ -320,24 +321,48 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
 	leaf = xa_find_leaf(file, folio->index, false);
 	if (!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio)
 		return false;
-	xa_store_leaf(file, leaf, folio->index, shadow);
-	WRITE_ONCE(file->nrpages, file->nrpages - 1);
-	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+	/* A large folio fills nr aligned slots of one leaf; each keeps the shadow. */
+	for (long i = 0; i < nr; i++)
+		xa_store_leaf(file, leaf, folio->index + (unsigned long)i, shadow);
+	WRITE_ONCE(file->nrpages, file->nrpages - (unsigned long)nr);
+	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, (unsigned long)nr, __ATOMIC_RELAXED);
 	WRITE_ONCE(folio->mapping, NULL);
 	return true;
 }
 
 /*
- * filemap_get_folio - the uptodate folio at @index, with a reference, creating and filling
- * it on a miss. Return: the folio, or NULL with *@err set (0 beyond the end of the file).
+ * page_cache_alloc - a folio for the pages around @index: 2^@order pages aligned to their
+ * size when a block is free without reclaim, else one page (which may reclaim).
  */
-static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg *memcg,
-					  unsigned long index, int *err)
+static struct lv_folio *page_cache_alloc(struct lv_file *file, struct lv_memcg *memcg,
+					 unsigned int order, int *err)
 {
 	struct lv_machine *m = file->machine;
+	int nid = (int)(this_cpu_index(m) % m->cfg.nr_nodes);
+	struct lv_folio *folio = NULL;
+
+	if (order)
+		folio = folio_alloc(m, nid, order, memcg, FOLIO_ALLOC_NORETRY);
+	if (!folio)
+		folio = folio_alloc(m, nid, 0, memcg, 0);
+	if (!folio)
+		*err = -errno;
+	return folio;
+}
+
+/*
+ * filemap_get_folio - the uptodate folio holding page @index, with a reference, creating and
+ * filling a folio of up to 2^@order pages on a miss. Return: the folio, or NULL with *@err
+ * set (0 beyond the end of the file).
+ */
+static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg *memcg,
+					  unsigned long index, unsigned int order, int *err)
+{
 	struct lv_folio *folio;
+	unsigned long start, nr;
+	void *shadow = NULL;
 	struct xa_node *leaf;
-	void *old;
+	bool taken = false;
 
 	for (;;) {
 		rcu_read_lock();
@@ -367,13 +392,13 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 	}
 
 	/* Miss: allocate first, so that reclaim never runs under the mapping lock. */
-	folio = lv_folio_alloc(m, (int)(this_cpu_index(m) % m->cfg.nr_nodes), 0, memcg, 0);
-	if (!folio) {
-		*err = -errno;
+	folio = page_cache_alloc(file, memcg, order, err);
+	if (!folio)
 		return NULL;
-	}
+	nr = (unsigned long)folio_nr_pages(folio);
+	start = index & ~(nr - 1);
 	folio->mapping = file;
-	folio->index = index;
+	folio->index = start;
 	folio_set(folio, PG_locked);
 
 	lv_lock_acquire(&file->lock);
@@ -384,10 +409,21 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		*err = 0; /* truncated meanwhile */
 		return NULL;
 	}
-	leaf = xa_find_leaf(file, index, true);
-	old = leaf ? leaf->slots[index & XA_CHUNK_MASK] : NULL;
-	if (!leaf || (old && !xa_is_value(old))) {
-		/* Out of memory for a tree node, or another reader inserted it first. */
+	leaf = xa_find_leaf(file, start, true);
+	/* Every slot the folio would cover must be free of folios; the shadow at @index wins. */
+	for (unsigned long i = 0; leaf && i < nr; i++) {
+		void *old = leaf->slots[(start + i) & XA_CHUNK_MASK];
+
+		if (old && !xa_is_value(old))
+			taken = true;
+		else if (old && (!shadow || start + i == index))
+			shadow = old;
+	}
+	if (!leaf || taken) {
+		/* Out of memory for a tree node, or another reader inserted first. */
+		bool ours_taken = leaf && leaf->slots[index & XA_CHUNK_MASK] &&
+				  !xa_is_value(leaf->slots[index & XA_CHUNK_MASK]);
+
 		lv_lock_release(&file->lock);
 		WRITE_ONCE(folio->mapping, NULL);
 		lv_folio_put(folio);
@@ -395,16 +431,18 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 			*err = -ENOMEM;
 			return NULL;
 		}
-		return filemap_get_folio(file, memcg, index, err);
+		/* Our page is cached: find it. Only a neighbour is: cache our page alone. */
+		return filemap_get_folio(file, memcg, index, ours_taken ? order : 0, err);
 	}
 	folio_get(folio); /* the page cache's reference */
-	xa_store_leaf(file, leaf, index, folio);
-	WRITE_ONCE(file->nrpages, file->nrpages + 1);
-	__atomic_fetch_add(&folio->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+	for (unsigned long i = 0; i < nr; i++)
+		xa_store_leaf(file, leaf, start + i, folio);
+	WRITE_ONCE(file->nrpages, file->nrpages + nr);
+	__atomic_fetch_add(&folio->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 	lv_lock_release(&file->lock);
 
-	if (old)
-		workingset_refault(folio, old);
+	if (shadow)
+		workingset_refault(folio, shadow);
 	folio_add_lru(folio);
 	if (folio_fill(file, folio)) {
 		folio_end_fill(folio, false);
@@ -469,23 +507,32 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		len = LONG_MAX;
 	while (done < len) {
 		uint64_t pos = off + done;
-		size_t in_page = (size_t)(pos % LV_PAGE_SIZE);
-		size_t n = LV_PAGE_SIZE - in_page;
 		struct lv_folio *folio;
+		size_t in_folio, n;
 		void *data;
 		int err = 0;
 
-		if (n > len - done)
-			n = len - done;
-		folio = filemap_get_folio(file, memcg, (unsigned long)(pos / LV_PAGE_SIZE), &err);
+		folio = filemap_get_folio(file, memcg, (unsigned long)(pos / LV_PAGE_SIZE),
+					  file->machine->cfg.file_folio_order, &err);
 		if (!folio)
 			return done ? (long)done : err;
+		/* Copy up to the end of the folio at once. */
+		in_folio = (size_t)(pos - (uint64_t)folio->index * LV_PAGE_SIZE);
+		n = (LV_PAGE_SIZE << folio_order(folio)) - in_folio;
+		if (n > len - done)
+			n = len - done;
 		data = lv_folio_data(folio);
 		if (data)
-			memcpy((char *)buf + done, (char *)data + in_page, n);
+			memcpy((char *)buf + done, (char *)data + in_folio, n);
 		else
 			memset((char *)buf + done, 0, n);
-		lv_folio_mark_accessed(folio);
+		/*
+		 * A sequential reader touches a large folio once per pass, not once per page: count
+		 * the read that starts in its first page (the kernel compares with the previous
+		 * read position instead; we keep no per-reader state).
+		 */
+		if (in_folio < LV_PAGE_SIZE)
+			lv_folio_mark_accessed(folio);
 		lv_folio_put(folio);
 		done += n;
 	}
@@ -665,6 +712,9 @@ static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned
 			continue;
 		}
 		batch[nr++] = entry;
+		/* Referenced and still here: its index is stable. Skip its other slots. */
+		*start = ((struct lv_folio *)entry)->index + (unsigned long)folio_nr_pages(entry);
+		i = (*start - 1 - base) >> node->shift;
 	}
 	return nr;
 }
@@ -674,8 +724,8 @@ static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned
  * reference; *@start moves past the last one. Return: how many (0: none left).
  * Context: no lock held (RCU inside).
  */
-unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start,
-				struct lv_folio **batch, unsigned int max)
+unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start, struct lv_folio **batch,
+				unsigned int max)
 {
 	struct xa_node *root;
 	unsigned int nr = 0;
@@ -715,11 +765,14 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		err = -EAGAIN;
 	} else {
+		unsigned long nr = (unsigned long)folio_nr_pages(old);
+
 		folio_migrate_copy(new, old);
 		folio_get(new); /* the page cache's */
-		rcu_assign_pointer_lv(leaf->slots[new->index & XA_CHUNK_MASK], new);
-		__atomic_fetch_sub(&old->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&new->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+		for (unsigned long i = 0; i < nr; i++)
+			rcu_assign_pointer_lv(leaf->slots[(new->index + i) & XA_CHUNK_MASK], new);
+		__atomic_fetch_sub(&old->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&new->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 		err = 0;
 	}
 	lv_lock_release(&file->lock);

@@ -245,7 +245,7 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
  * Context: no library lock held (reclaim takes LRU and mapping locks).
  */
 static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
-					     struct lv_memcg *memcg)
+					     struct lv_memcg *memcg, unsigned int flags)
 {
 	struct lv_machine *m = pgdat->machine;
 	unsigned long free = READ_ONCE(pgdat->zone.free_pages);
@@ -254,6 +254,8 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 
 	if (free < pgdat->zone.watermark[WMARK_LOW])
 		wakeup_kswapd(pgdat);
+	if (flags & FOLIO_ALLOC_NORETRY)
+		return free < pgdat->zone.watermark[WMARK_MIN] ? NULL : rmqueue(pgdat, order);
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
 		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
@@ -272,21 +274,55 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	return f;
 }
 
+/*
+ * arena_map - the node's physical memory: anonymous memory aligned to 2 MiB and backed by
+ * transparent huge pages where the system allows it, as the kernel's direct map uses large
+ * pages (frames touched one after another must not each cost a TLB miss), faulted in now so
+ * that no benchmark pays for first touches.
+ */
+static char *arena_map(size_t bytes)
+{
+	const size_t huge = 2ul << 20;
+	char *p = mmap(NULL, bytes + huge, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *aligned;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (char *)(((uintptr_t)p + huge - 1) & ~(huge - 1));
+	if (aligned > p)
+		munmap(p, (size_t)(aligned - p));
+	munmap(aligned + bytes, (size_t)(p + huge - aligned));
+	madvise(aligned, bytes, MADV_HUGEPAGE); /* advice only: fine if refused */
+	for (size_t off = 0; off < bytes; off += LV_PAGE_SIZE)
+		((volatile char *)aligned)[off] = 0;
+	return aligned;
+}
+
 /* ---- folios --------------------------------------------------------------------------------- */
 
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags)
 {
-	struct pglist_data *pgdat;
-	struct lv_folio *f;
-	int err;
-
 	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || order > LV_MAX_ORDER ||
 	    (flags & ~(LV_FOLIO_ANON | LV_FOLIO_ZERO))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	pgdat = m->nodes[nid];
+	return folio_alloc(m, nid, order, memcg, flags);
+}
+
+/*
+ * folio_alloc - lv_folio_alloc() for callers inside the library, which may also pass
+ * FOLIO_ALLOC_NORETRY: give up at once rather than reclaim for a block of this order.
+ */
+struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
+			     struct lv_memcg *memcg, unsigned int flags)
+{
+	struct pglist_data *pgdat = m->nodes[nid];
+	struct lv_folio *f;
+	int err;
+
 	if (mem_cgroup_disabled(m)) {
 		memcg = NULL;
 	} else {
@@ -321,7 +357,7 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
 				     struct lv_memcg *memcg, unsigned int flags)
 {
-	struct lv_folio *f = alloc_pages_slowpath(pgdat, order, memcg);
+	struct lv_folio *f = alloc_pages_slowpath(pgdat, order, memcg, flags);
 
 	if (!f)
 		return NULL;
@@ -424,12 +460,9 @@ int node_init(struct lv_machine *m, int nid)
 		goto fail;
 	memset(pgdat->memmap, 0, nr_pages * sizeof(struct lv_folio));
 	if (!m->cfg.metadata_only) {
-		void *p = mmap(NULL, nr_pages * LV_PAGE_SIZE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
-
-		if (p == MAP_FAILED)
+		pgdat->frames = arena_map(nr_pages * LV_PAGE_SIZE);
+		if (!pgdat->frames)
 			goto fail;
-		pgdat->frames = p;
 	}
 	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE);
 	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE);

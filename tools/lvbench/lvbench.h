@@ -259,6 +259,7 @@ struct lvb_env {
 
 #define LVB_ENV_DATA	  0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD 0x2u /* no kswapd threads: reclaim is direct only */
+#define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
 
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
 		   unsigned int flags);

@@ -40,6 +40,7 @@ struct rt_params {
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
+	unsigned int folio_order; /* page cache folios of 2^order pages */
 	bool shared; /* readtwice: the readers of a container share its file */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size; /* of --file */
@@ -63,6 +64,9 @@ static const struct lvb_opt rt_opts[] = {
 	  "instead of sparse files: every container opens it on its own" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
 	  "no kswapd threads: readers reclaim directly" },
+	{ "folio-order", LVB_OPT_UINT, RT(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
+	  "page cache folios of 2^N pages, like large-folio readahead\n"
+	  "(default 0: one page per folio, as the 2019-2020 kernels)" },
 	{ 0 }
 };
 
@@ -286,7 +290,8 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 {
 	const struct rt_params *p = params;
 	unsigned int n = opt->threads, nr_files = p->shared ? opt->containers : n;
-	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0);
+	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
+			     LVB_ENV_FOLIO_ORDER(p->folio_order);
 	struct lvb_worker *workers = NULL;
 	struct rt_thread *threads = NULL;
 	struct rt_file *files = NULL;
@@ -382,6 +387,22 @@ static const struct lvb_thread_ops ceil_thread_ops = {
 	.release = ceil_release,
 };
 
+/*
+ * ceil_ring_alloc - a ring in the same kind of memory as the machine's frames (2 MiB aligned,
+ * transparent huge pages where allowed; see arena_map() in the library), faulted in.
+ */
+static char *ceil_ring_alloc(size_t bytes)
+{
+	const size_t huge = 2ul << 20;
+	char *ring = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+
+	if (!ring)
+		return NULL;
+	madvise(ring, bytes, MADV_HUGEPAGE);
+	memset(ring, 0, bytes);
+	return ring;
+}
+
 static int rt_ceiling(const struct lvb_common *opt, const void *params, struct lvb_ceiling *c)
 {
 	unsigned int n = opt->threads, nr_ready = 0;
@@ -416,16 +437,13 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 		 * engine too recycles frames it touched before, and the kernel's page faults
 		 * would only add noise.
 		 */
-		ct->ring = mmap(NULL, ring, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (ct->ring == MAP_FAILED) {
-			ct->ring = NULL;
+		ct->ring = ceil_ring_alloc(ring);
+		if (!ct->ring)
 			goto out;
-		}
 		ct->ring_bytes = ring;
 		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
 		if (!ct->buf) {
-			munmap(ct->ring, ring);
+			free(ct->ring);
 			goto out;
 		}
 		workers[nr_ready].priv = ct;
@@ -445,7 +463,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	lvb_result_free(&res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++) {
-		munmap(threads[t].ring, ring);
+		free(threads[t].ring);
 		free(threads[t].buf);
 	}
 	free(threads);

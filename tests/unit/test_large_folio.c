@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Large page cache folios (lv_config.file_folio_order): one miss caches an aligned block of
+ * pages, reads anywhere in it see the file's bytes, counters count pages, truncation in the
+ * middle of a folio, eviction and refault, the fallback to single pages (and the mixed blocks
+ * it leaves), access marking once per pass, migration, and concurrent readers. */
+#include "lvtest.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#define PAGE  LV_PAGE_SIZE
+#define ORDER 4
+#define NR    (1u << ORDER)
+
+static unsigned char pat(uint64_t pos)
+{
+	return (unsigned char)(pos * 29 + (pos >> 12) * 7 + 3);
+}
+
+static int temp_file(size_t size)
+{
+	const char *dir = getenv("TMPDIR");
+	unsigned char *buf = malloc(size);
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lvtest-large-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0 || !buf)
+		BAIL_OUT("temporary file %s: %s", path, strerror(errno));
+	unlink(path);
+	for (size_t i = 0; i < size; i++)
+		buf[i] = pat(i);
+	if (write(fd, buf, size) != (ssize_t)size)
+		BAIL_OUT("write: %s", strerror(errno));
+	free(buf);
+	return fd;
+}
+
+static size_t bad_bytes(const unsigned char *buf, size_t n, uint64_t off, uint64_t real)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bad += buf[i] != (off + i < real ? pat(off + i) : 0);
+	return bad;
+}
+
+static struct lv_config large_config(unsigned int nodes)
+{
+	struct lv_config cfg = small_config();
+
+	cfg.nr_nodes = nodes;
+	cfg.file_folio_order = ORDER;
+	return cfg;
+}
+
+static void test_config(void)
+{
+	struct lv_config cfg = small_config();
+
+	cfg.file_folio_order = LV_MAX_FILE_FOLIO_ORDER + 1;
+	errno = 0;
+	ok(!lv_machine_create(&cfg) && errno == EINVAL, "file_folio_order above %d: EINVAL",
+	   LV_MAX_FILE_FOLIO_ORDER);
+}
+
+/* One 4 KiB read caches a whole aligned folio; every byte of it reads back exactly. */
+static void test_bytes_and_counts(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *cg = lv_memcg_create(m, NULL, "cg");
+	size_t size = 3 * NR * PAGE + 5000; /* the last folio runs past the end of the file */
+	int fd = temp_file(size);
+	struct lv_file *f = lv_file_open(m, fd, size);
+	unsigned char *buf = malloc(size + PAGE);
+	size_t bad = 0;
+
+	is(lv_file_read(f, cg, buf, PAGE, 5 * PAGE), (long)PAGE, "read one page inside folio 0");
+	is(lv_file_cached_pages(f), NR, "one read cached %u pages", NR);
+	is(nstat(m, LV_NR_FILE_PAGES), NR, "nr_file_pages counts pages");
+	is(lv_memcg_usage(cg), NR, "the memcg is charged for %u pages", NR);
+	is(bad_bytes(buf, PAGE, 5 * PAGE, size), 0, "its bytes are the file's");
+
+	/* Reads at every alignment, some crossing folio boundaries. */
+	for (uint64_t off = 0; off < size; off += 3000) {
+		long n = lv_file_read(f, cg, buf, 7000, off);
+
+		if (n < 0) {
+			bad++;
+			break;
+		}
+		bad += bad_bytes(buf, (size_t)n, off, size);
+	}
+	is(bad, 0, "reads at 3000-byte steps, 7000 bytes each, cross folios exactly");
+	is(lv_file_read(f, cg, buf, size + PAGE, 0), (long)size, "one read of the whole file");
+	is(bad_bytes(buf, size, 0, size), 0, "whole-file read exact");
+	is(lv_file_cached_pages(f), 4 * NR, "4 folios cover the file and its partial tail");
+	is(lv_memcg_usage(cg), 4 * NR, "charged per page");
+	check_ok(m, "large folios cached");
+
+	/* Truncate in the middle of the second folio: the straddling folio leaves the cache. */
+	ok(lv_file_truncate(f, NR * PAGE + 3 * PAGE + 10) == 0, "truncate into folio 1");
+	is(lv_file_read(f, cg, buf, PAGE, NR * PAGE + 4 * PAGE), 0, "nothing beyond the size");
+	is(lv_file_read(f, cg, buf, 100, NR * PAGE + 3 * PAGE), 10, "a short read at the end");
+	is(bad_bytes(buf, 10, NR * PAGE + 3 * PAGE, size), 0, "the last bytes are the file's");
+	ok(lv_file_cached_pages(f) <= 2 * NR, "folios beyond the size are gone (%lu pages)",
+	   lv_file_cached_pages(f));
+	check_ok(m, "after truncating mid-folio");
+	lv_file_close(f);
+	is(lv_memcg_usage(cg), 0, "close uncharges every page");
+	close(fd);
+	free(buf);
+	ok(lv_memcg_remove(cg) == 0, "memcg removable");
+	finish(m, "bytes and counts");
+}
+
+/* A sequential pass touches each folio once: only a second pass activates. */
+static void test_accessed_once_per_pass(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_file *f = lv_file_open(m, -1, 8 * NR * PAGE);
+	char buf[PAGE];
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t off = 0; off < 8 * NR * PAGE; off += PAGE)
+			lv_file_read(f, NULL, buf, PAGE, off);
+		lv_lru_add_drain_all(m);
+		if (pass == 0)
+			is(nstat(m, LV_NR_ACTIVE_FILE), 0, "one sequential pass activates nothing");
+		else
+			is(nstat(m, LV_NR_ACTIVE_FILE), 8 * NR, "the second pass activates all %u",
+			   8 * NR);
+	}
+	lv_file_close(f);
+	finish(m, "accessed once per pass");
+}
+
+/* Eviction of a large folio leaves shadows in all its slots; a refault there activates. */
+static void test_evict_refault(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *cg = lv_memcg_create(m, NULL, "cg");
+	struct lv_file *f = lv_file_open(m, -1, 64 * NR * PAGE);
+	char buf[PAGE];
+	unsigned long reclaimed;
+
+	for (uint64_t off = 0; off < 4 * NR * PAGE; off += PAGE)
+		lv_file_read(f, cg, buf, PAGE, off);
+	lv_lru_add_drain_all(m);
+	reclaimed = lv_memcg_reclaim(cg, 4 * NR);
+	ok(reclaimed >= NR && reclaimed % NR == 0, "reclaim frees whole folios (%lu pages)",
+	   reclaimed);
+	is(lv_memcg_usage(cg), 4 * NR - reclaimed, "usage drops by the pages freed");
+	is(lv_file_cached_pages(f), 4 * NR - reclaimed, "the cache shrinks by them");
+	/* Reading the middle of an evicted folio finds a shadow: a quick refault activates it. */
+	lv_file_read(f, cg, buf, PAGE, 7 * PAGE);
+	ok(lv_memcg_stat(cg, LV_WORKINGSET_REFAULT) >= NR, "the refault is counted per page");
+	check_ok(m, "evict and refault");
+	lv_file_close(f);
+	ok(lv_memcg_remove(cg) == 0, "memcg removable");
+	finish(m, "evict and refault");
+}
+
+/*
+ * A memcg too small for a large folio still reads: misses fall back to single pages, and a
+ * block partly cached in single pages keeps taking single pages when the limit rises.
+ */
+static void test_fallback_and_mixed(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *cg = lv_memcg_create(m, NULL, "small");
+	size_t size = 4 * NR * PAGE;
+	int fd = temp_file(size);
+	struct lv_file *f = lv_file_open(m, fd, size);
+	unsigned char buf[PAGE];
+	size_t bad = 0;
+
+	lv_memcg_set_max(cg, NR / 2);
+	is(lv_file_read(f, cg, buf, PAGE, 2 * PAGE), (long)PAGE, "a read under a tiny limit works");
+	is(lv_file_cached_pages(f), 1, "it cached a single page");
+	is(bad_bytes(buf, PAGE, 2 * PAGE, size), 0, "with the right bytes");
+	lv_memcg_set_max(cg, SIZE_MAX);
+	for (uint64_t p = 0; p < NR; p++) {
+		lv_file_read(f, cg, buf, PAGE, p * PAGE);
+		bad += bad_bytes(buf, PAGE, p * PAGE, size);
+	}
+	is(bad, 0, "the rest of the mixed block reads exactly");
+	is(lv_file_cached_pages(f), NR, "the block is cached in single pages, each once");
+	is(lv_memcg_usage(cg), NR, "and charged once");
+	lv_file_read(f, cg, buf, PAGE, NR * PAGE);
+	is(lv_file_cached_pages(f), 2 * NR, "the next block is one large folio again");
+	check_ok(m, "mixed block");
+	lv_file_close(f);
+	close(fd);
+	ok(lv_memcg_remove(cg) == 0, "memcg removable");
+	finish(m, "fallback and mixed");
+}
+
+static void test_migrate(void)
+{
+	struct lv_config cfg = large_config(2);
+	struct lv_machine *m = new_machine(&cfg);
+	size_t size = 6 * NR * PAGE;
+	int fd = temp_file(size);
+	struct lv_file *f = lv_file_open(m, fd, size);
+	unsigned char *buf = malloc(size);
+	uint64_t before =
+		lv_node_stat(m, 0, LV_NR_FILE_PAGES) + lv_node_stat(m, 1, LV_NR_FILE_PAGES);
+
+	is(before, 0, "nothing cached yet");
+	lv_file_read(f, NULL, buf, size, 0);
+	is(lv_file_migrate_pages(f, 3, 1), 0, "every large folio migrates to node 1");
+	is(lv_node_stat(m, 1, LV_NR_FILE_PAGES), 6 * NR, "node 1 holds all %u pages", 6 * NR);
+	is(lv_node_stat(m, 0, LV_NR_FILE_PAGES), 0, "node 0 holds none");
+	is(lv_node_stat(m, 1, LV_PGMIGRATE_SUCCESS), 6 * NR, "pgmigrate_success counts pages");
+	memset(buf, 0, size);
+	is(lv_file_read(f, NULL, buf, size, 0), (long)size, "read back after migration");
+	is(bad_bytes(buf, size, 0, size), 0, "every byte survived the copy");
+	check_ok(m, "after migrating large folios");
+	lv_file_close(f);
+	close(fd);
+	free(buf);
+	finish(m, "migrate large folios");
+}
+
+struct reader {
+	struct lv_file *file;
+	uint64_t size, seed;
+	size_t bad;
+	long errors;
+};
+
+static void *reader(void *p)
+{
+	struct reader *r = p;
+	unsigned char buf[2 * PAGE];
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t off;
+		long n;
+
+		r->seed = r->seed * 6364136223846793005ull + 1442695040888963407ull;
+		off = (r->seed >> 20) % r->size;
+		n = lv_file_read(r->file, NULL, buf, sizeof(buf), off);
+		if (n < 0)
+			r->errors++;
+		else
+			r->bad += bad_bytes(buf, (size_t)n, off, r->size);
+	}
+	return NULL;
+}
+
+/* Readers racing on a file larger than memory: direct reclaim evicts large folios under them. */
+static void test_concurrent(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	size_t size = 2 * SMALL_NODE;
+	int fd = temp_file(size);
+	struct lv_file *f = lv_file_open(m, fd, size);
+	struct reader r[4];
+	pthread_t t[4];
+	size_t bad = 0;
+	long errors = 0;
+
+	for (int i = 0; i < 4; i++) {
+		r[i] = (struct reader){ .file = f, .size = size, .seed = (uint64_t)i + 1 };
+		pthread_create(&t[i], NULL, reader, &r[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		bad += r[i].bad;
+		errors += r[i].errors;
+	}
+	is(errors, 0, "no read failed while reclaim evicted large folios");
+	is(bad, 0, "every byte read was the file's");
+	ok(nstat(m, LV_PGSTEAL) > 0, "reclaim ran (%lu pages)",
+	   (unsigned long)nstat(m, LV_PGSTEAL));
+	check_ok(m, "after concurrent readers");
+	lv_file_close(f);
+	close(fd);
+	finish(m, "concurrent readers");
+}
+
+int main(void)
+{
+	test_config();
+	test_bytes_and_counts();
+	test_accessed_once_per_pass();
+	test_evict_refault();
+	test_fallback_and_mixed();
+	test_migrate();
+	test_concurrent();
+	return done_testing();
+}
