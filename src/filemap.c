@@ -164,24 +164,35 @@ static void xa_delete_node(struct lv_file *file, struct xa_node *node)
 }
 
 /*
- * xa_store_leaf - set slot @index of @leaf to @entry and keep the counts, the shadow list and
- * the tree's shape right. Return: the previous entry.
+ * xa_store_range - set the @nr slots of @leaf from @index on (one folio's, all in this leaf)
+ * to @entry and keep the counts, the shadow list and the tree's shape right.
  */
-static void *xa_store_leaf(struct lv_file *file, struct xa_node *leaf, unsigned long index,
-			   void *entry)
+static void xa_store_range(struct lv_file *file, struct xa_node *leaf, unsigned long index,
+			   unsigned long nr, void *entry)
 {
-	void **slot = &leaf->slots[index & XA_CHUNK_MASK];
-	void *old = *slot;
+	int count = leaf->count, values = leaf->nr_values;
 
 	lockdep_assert_held(&file->lock);
-	rcu_assign_pointer_lv(*slot, entry);
-	leaf->count += (entry != NULL) - (old != NULL);
-	leaf->nr_values += xa_is_value(entry) - xa_is_value(old);
+	for (unsigned long i = 0; i < nr; i++) {
+		void **slot = &leaf->slots[(index + i) & XA_CHUNK_MASK];
+		void *old = *slot;
+
+		rcu_assign_pointer_lv(*slot, entry);
+		count += (entry != NULL) - (old != NULL);
+		values += xa_is_value(entry) - xa_is_value(old);
+	}
+	leaf->count = (unsigned char)count;
+	leaf->nr_values = (unsigned char)values;
 	if (!leaf->count)
 		xa_delete_node(file, leaf);
 	else
 		shadow_track(leaf);
-	return old;
+}
+
+static void xa_store_leaf(struct lv_file *file, struct xa_node *leaf, unsigned long index,
+			  void *entry)
+{
+	xa_store_range(file, leaf, index, 1, entry);
 }
 
 /* xa_find_leaf - the leaf for @index, created (with its ancestors) if @create. */
@@ -322,8 +333,7 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
 	if (!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio)
 		return false;
 	/* A large folio fills nr aligned slots of one leaf; each keeps the shadow. */
-	for (long i = 0; i < nr; i++)
-		xa_store_leaf(file, leaf, folio->index + (unsigned long)i, shadow);
+	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow);
 	WRITE_ONCE(file->nrpages, file->nrpages - (unsigned long)nr);
 	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, (unsigned long)nr, __ATOMIC_RELAXED);
 	WRITE_ONCE(folio->mapping, NULL);
@@ -435,8 +445,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		return filemap_get_folio(file, memcg, index, ours_taken ? order : 0, err);
 	}
 	folio_get(folio); /* the page cache's reference */
-	for (unsigned long i = 0; i < nr; i++)
-		xa_store_leaf(file, leaf, start + i, folio);
+	xa_store_range(file, leaf, start, nr, folio);
 	WRITE_ONCE(file->nrpages, file->nrpages + nr);
 	__atomic_fetch_add(&folio->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 	lv_lock_release(&file->lock);
