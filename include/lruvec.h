@@ -61,7 +61,21 @@ enum lv_lock_backend {
 /** enum lv_disable_mode - how lv_lru_cache_disable() waits for in-flight adders. */
 enum lv_disable_mode {
 	LV_DISABLE_SWEEP = 0, /* raise the count, then lock and drain every CPU slot (default) */
-	LV_DISABLE_RCU = 1,   /* raise, synchronize_rcu(), drain: the Linux 5.18 regression */
+	/*
+	 * Raise, wait for a normal RCU grace period, drain: the Linux 5.18 regression. The wait
+	 * is liburcu's synchronize_rcu() (which covers the adders' read-side sections) followed
+	 * by a normal grace period of the host kernel (membarrier(MEMBARRIER_CMD_GLOBAL), i.e.
+	 * its synchronize_rcu()), which adds nothing to correctness but gives the wait the
+	 * milliseconds a kernel grace period takes (quiescent states are reported at scheduler
+	 * ticks); where the host refuses membarrier, a sleep of one 4 ms tick stands in.
+	 */
+	LV_DISABLE_RCU = 1,
+	/*
+	 * Raise, liburcu's synchronize_rcu() alone, drain: like the 5.19 fix
+	 * (synchronize_rcu_expedited()), the wait ends as soon as no adder is inside its
+	 * read-side section — liburcu forces that with membarrier's expedited IPIs.
+	 */
+	LV_DISABLE_RCU_EXPEDITED = 2,
 };
 
 /**
@@ -348,7 +362,7 @@ void lv_lru_add_drain_all(struct lv_machine *m);
 /**
  * lv_lru_cache_disable - stop batching: until the matching lv_lru_cache_enable(), every add
  * or move request is applied at once, and all batches are empty when this returns. Nests.
- * Context: may block (LV_DISABLE_RCU waits for an RCU grace period).
+ * Context: may block (the rcu modes wait for an RCU grace period).
  */
 void lv_lru_cache_disable(struct lv_machine *m);
 

@@ -29,7 +29,8 @@ static bool config_valid(const struct lv_config *c)
 	       (c->lock_backend == LV_BACKEND_FUTEX || c->lock_backend == LV_BACKEND_MUTEX ||
 		c->lock_backend == LV_BACKEND_SPIN) &&
 	       c->batch_size >= 1 && c->batch_size <= LV_MAX_BATCH &&
-	       (c->disable_mode == LV_DISABLE_SWEEP || c->disable_mode == LV_DISABLE_RCU) &&
+	       (c->disable_mode == LV_DISABLE_SWEEP || c->disable_mode == LV_DISABLE_RCU ||
+		c->disable_mode == LV_DISABLE_RCU_EXPEDITED) &&
 	       c->file_folio_order <= LV_MAX_FILE_FOLIO_ORDER;
 }
 

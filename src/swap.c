@@ -39,7 +39,10 @@
 #include "internal.h"
 #include "mm_inline.h"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- move functions (under the lruvec lock; the caller owns the pin, or the folio is new)
  * ------------ */
@@ -534,14 +537,27 @@ uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct)
 	return lat->max_ns;
 }
 
+/*
+ * kernel_grace_period - wait as long as a normal (not expedited) kernel RCU grace period: ask
+ * the host kernel for one (MEMBARRIER_CMD_GLOBAL runs its synchronize_rcu()), or sleep a tick
+ * where membarrier is refused (seccomp, nohz_full CPUs).
+ */
+static void kernel_grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0)
+		nanosleep(&(struct timespec){ .tv_nsec = 4000000 }, NULL);
+}
+
 void lv_lru_cache_disable(struct lv_machine *m)
 {
 	uint64_t t0 = clock_ns();
 
 	__atomic_fetch_add(&m->lru_disable_count, 1, __ATOMIC_SEQ_CST);
-	if (m->cfg.disable_mode == LV_DISABLE_RCU) {
+	if (m->cfg.disable_mode != LV_DISABLE_SWEEP) {
 		/* Every adder that read the old count was inside a read-side section. */
 		synchronize_rcu();
+		if (m->cfg.disable_mode == LV_DISABLE_RCU)
+			kernel_grace_period();
 		drain_all_slots(m, true);
 	} else {
 		/* Each slot lock taken after the raise is the proof for that slot (see the top). */

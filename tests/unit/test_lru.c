@@ -555,7 +555,7 @@ static void test_drain_all_stats(void)
 	finish(m, "drain stats machine");
 
 	/* lv_lru_cache_disable is not lv_lru_add_drain_all. */
-	for (int mode = LV_DISABLE_SWEEP; mode <= LV_DISABLE_RCU; mode++) {
+	for (int mode = LV_DISABLE_SWEEP; mode <= LV_DISABLE_RCU_EXPEDITED; mode++) {
 		cfg = lru_config(LV_MAX_BATCH);
 		cfg.disable_mode = (enum lv_disable_mode)mode;
 		m = new_machine(&cfg);
@@ -563,9 +563,46 @@ static void test_drain_all_stats(void)
 		lv_lru_cache_enable(m);
 		lv_drain_all_stats(m, &c1, &s1);
 		is(c1, 0, "%s-mode disable: lv_drain_all_stats calls unchanged",
-		   mode == LV_DISABLE_RCU ? "rcu" : "sweep");
+		   mode == LV_DISABLE_SWEEP ? "sweep" : "rcu");
 		finish(m, "disable stats machine");
 	}
+}
+
+/* lv_lru_cache_disable() times itself; lv_latency_percentile() reads the histogram. */
+static void test_disable_latency(void)
+{
+	struct lv_config cfg = lru_config(LV_MAX_BATCH);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_latency lat, made = { 0 };
+	uint64_t p50, p99;
+
+	lv_lru_cache_disable_latency(m, &lat);
+	is(lat.count, 0, "latency: a new machine has no samples");
+	is(lv_latency_percentile(&lat, 50), 0, "latency: percentile of nothing is 0");
+	for (int i = 0; i < 10; i++) {
+		lv_lru_cache_disable(m);
+		lv_lru_cache_enable(m);
+	}
+	lv_lru_cache_disable_latency(m, &lat);
+	is(lat.count, 10, "latency: one sample per disable");
+	p50 = lv_latency_percentile(&lat, 50);
+	p99 = lv_latency_percentile(&lat, 99);
+	ok(p50 > 0 && p50 <= p99 && p99 <= lat.max_ns && lat.total_ns >= lat.max_ns,
+	   "latency: 0 < p50 %llu <= p99 %llu <= max %llu <= total", (unsigned long long)p50,
+	   (unsigned long long)p99, (unsigned long long)lat.max_ns);
+	finish(m, "disable latency machine");
+
+	/* 90 samples of 5 ns (bucket 5), 10 of ~1000 ns: [1000, 1024) is bucket 8 * 7 + 7. */
+	made.buckets[5] = 90;
+	made.buckets[63] = 10;
+	made.count = 100;
+	made.max_ns = 1010;
+	is(lv_latency_percentile(&made, 50), 6, "latency: p50 is the bound of the 5 ns bucket");
+	is(lv_latency_percentile(&made, 89.9), 6, "latency: p89.9 is still in it");
+	is(lv_latency_percentile(&made, 95), 1010, "latency: p95 capped by the maximum");
+	is(lv_latency_percentile(&made, 100), 1010, "latency: p100 is the maximum");
+	made.max_ns = 5000;
+	is(lv_latency_percentile(&made, 95), 1024, "latency: p95 is the bucket's upper bound");
 }
 
 /* The release path: last references on LRU, queued and isolated folios. */
@@ -702,7 +739,9 @@ int main(void)
 	test_batching();
 	disable_nesting(LV_DISABLE_SWEEP, "sweep disable");
 	disable_nesting(LV_DISABLE_RCU, "rcu disable");
+	disable_nesting(LV_DISABLE_RCU_EXPEDITED, "rcu-expedited disable");
 	test_drain_all_stats();
+	test_disable_latency();
 	test_release();
 	test_folios_put_many();
 	return done_testing();

@@ -103,9 +103,9 @@ static void backend_neg(struct lv_config *c)
 {
 	c->lock_backend = (enum lv_lock_backend) - 1;
 }
-static void mode2(struct lv_config *c)
+static void mode3(struct lv_config *c)
 {
-	c->disable_mode = (enum lv_disable_mode)2;
+	c->disable_mode = (enum lv_disable_mode)3;
 }
 static void mode_neg(struct lv_config *c)
 {
@@ -132,7 +132,7 @@ static void test_invalid(void)
 		{"lock_design -1", design_neg},
 		{"lock_backend 3", backend3},
 		{"lock_backend -1", backend_neg},
-		{"disable_mode 2", mode2},
+		{"disable_mode 3", mode3},
 		{"disable_mode -1", mode_neg},
 		{"nr_cpu_slots 4097", slots4097},
 	};

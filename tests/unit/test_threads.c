@@ -496,6 +496,7 @@ int main(void)
 	test_exited_threads();
 	test_disable_while_adding(LV_DISABLE_SWEEP, "sweep disable");
 	test_disable_while_adding(LV_DISABLE_RCU, "rcu disable");
+	test_disable_while_adding(LV_DISABLE_RCU_EXPEDITED, "rcu-expedited disable");
 	test_moves_race_requests(LV_LOCK_LRUVEC, "moves vs requests (lruvec lock)");
 	test_moves_race_requests(LV_LOCK_NODE, "moves vs requests (node lock)");
 	return done_testing();

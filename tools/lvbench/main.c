@@ -23,7 +23,8 @@ const char *const lvb_backend_names[] = {
 	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
 };
 const char *const lvb_disable_names[] = {
-	[LV_DISABLE_SWEEP] = "sweep", [LV_DISABLE_RCU] = "rcu", NULL
+	[LV_DISABLE_SWEEP] = "sweep", [LV_DISABLE_RCU] = "rcu",
+	[LV_DISABLE_RCU_EXPEDITED] = "rcu-expedited", NULL
 };
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
@@ -53,8 +54,10 @@ static const struct lvb_opt common_opts[] = {
 	  "lock implementation: futex (default), mutex or spin" },
 	{ "disable", LVB_OPT_CHOICE, COMMON(disable), 0, 0, lvb_disable_names, "MODE",
 	  "how lv_lru_cache_disable waits for adders: sweep (lock and\n"
-	  "drain every CPU slot; default) or rcu (synchronize_rcu first,\n"
-	  "the Linux 5.18 regression); compare --by disable runs both" },
+	  "drain every CPU slot, as v5.17; default), rcu (a normal RCU\n"
+	  "grace period first: the Linux 5.18 regression) or\n"
+	  "rcu-expedited (liburcu's grace period only, as the 5.19 fix);\n"
+	  "compare --by disable runs rcu and sweep" },
 	{ "batch", LVB_OPT_UINT, COMMON(batch), 1, LV_MAX_BATCH, NULL, "N",
 	  "folios per per-CPU batch and per lv_folios_put() release (default 31;\n"
 	  "15 as in Linux 5.x)" },

@@ -551,6 +551,18 @@ static const struct lvb_series *find_mode(const struct lvb_series *s, unsigned i
 	return found;
 }
 
+static const char *mode_label(enum lv_disable_mode mode)
+{
+	switch (mode) {
+	case LV_DISABLE_RCU:
+		return "rcu (as v5.18)";
+	case LV_DISABLE_RCU_EXPEDITED:
+		return "rcu-expedited (as the 5.19 fix)";
+	default:
+		return "sweep (as v5.17's drain on every CPU)";
+	}
+}
+
 static void numa_published(FILE *out, const struct lvb_series *s, unsigned int n)
 {
 	const struct lvb_series *rcu = find_mode(s, n, LV_DISABLE_RCU);
@@ -566,9 +578,7 @@ static void numa_published(FILE *out, const struct lvb_series *s, unsigned int n
 	fprintf(out, "  published ratio v5.17/v5.18 = %.2f/%.2f = %.1fx; fixed/v5.18 = %.1fx\n",
 		PUB_V517, PUB_V518, PUB_V517 / PUB_V518, PUB_V518_FIX / PUB_V518);
 	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, "  this run: %-42s %9.2f\n",
-			s[d].disable == LV_DISABLE_RCU ? "rcu (as v5.18)"
-						       : "sweep (as fixed kernels)",
+		fprintf(out, "  this run: %-42s %9.2f\n", mode_label(s[d].disable),
 			lvb_series_rate(&s[d]));
 	if (rcu && sweep)
 		fprintf(out, "  measured ratio sweep/rcu = %.2f/%.2f = %.1fx\n",
