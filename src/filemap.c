@@ -78,18 +78,29 @@ static bool xa_is_value(const void *entry)
 
 /* ---- the tree ------------------------------------------------------------------------------- */
 
-static void *xa_load(struct lv_file *file, unsigned long index)
+/*
+ * xa_load_slot - the entry at @index, and in *@slotp its slot (NULL if there is none), so that
+ * a caller can re-check the entry without walking again (the kernel's xas_reload()): a leaf
+ * stays in place while it holds anything, and is freed only after a grace period.
+ * Context: RCU read-side critical section.
+ */
+static void *xa_load_slot(struct lv_file *file, unsigned long index, void ***slotp)
 {
 	struct xa_node *node = rcu_dereference_lv(file->root);
 
+	*slotp = NULL;
 	if (!node || (index >> node->shift) >= XA_CHUNK_SIZE)
 		return NULL;
 	for (;;) {
-		void *entry =
-			rcu_dereference_lv(node->slots[(index >> node->shift) & XA_CHUNK_MASK]);
+		void **slot = &node->slots[(index >> node->shift) & XA_CHUNK_MASK];
+		void *entry = rcu_dereference_lv(*slot);
 
-		if (!node->shift || !entry)
+		if (!node->shift) {
+			*slotp = slot;
 			return entry;
+		}
+		if (!entry)
+			return NULL;
 		node = entry;
 	}
 }
@@ -375,8 +386,10 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 	bool taken = false;
 
 	for (;;) {
+		void **slot;
+
 		rcu_read_lock();
-		folio = xa_load(file, index);
+		folio = xa_load_slot(file, index, &slot);
 		if (!folio || xa_is_value(folio)) {
 			rcu_read_unlock();
 			break;
@@ -385,7 +398,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 			rcu_read_unlock();
 			continue; /* being evicted: the slot will hold a shadow shortly */
 		}
-		if (xa_load(file, index) != folio) {
+		if (rcu_dereference_lv(*slot) != folio) {
 			rcu_read_unlock();
 			lv_folio_put(folio); /* evicted and reused under us */
 			continue;

@@ -193,6 +193,13 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 
 void lv_folio_put(struct lv_folio *folio)
 {
+	/* Most puts are not the last: only the last one needs the release path. */
+	int c = __atomic_load_n(&folio->_refcount, __ATOMIC_RELAXED);
+
+	while (c > 1)
+		if (__atomic_compare_exchange_n(&folio->_refcount, &c, c - 1, true,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
 	folios_put_refs(&folio, 1);
 }
 
