@@ -19,8 +19,8 @@
  * "Anonymous memory" below.
  *
  * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
- *                [--backend futex|mutex|spin] [--disable sweep|rcu] [--batch B]
- *                [--containers C] [--slots S]
+ *                [--backend futex|mutex|spin] [--disable sweep|rcu|rcu-expedited]
+ *                [--batch B] [--containers C] [--slots S] [--folio-order N]
  * Prints TAP.
  */
 #define _GNU_SOURCE
@@ -52,7 +52,8 @@ static struct {
 	const char *lock;
 	enum lv_lock_backend backend;
 	enum lv_disable_mode disable;
-} opt = { 1, 3.0, 8, 6, 0, 31, "lruvec", LV_BACKEND_FUTEX, LV_DISABLE_SWEEP };
+	unsigned int folio_order; /* page cache folios of 2^order pages */
+} opt = { 1, 3.0, 8, 6, 0, 31, "lruvec", LV_BACKEND_FUTEX, LV_DISABLE_SWEEP, 0 };
 
 static struct lv_machine *machine;
 static struct lv_memcg *containers[MAX_CONTAINERS];
@@ -1300,6 +1301,7 @@ static int parse_args(int argc, char **argv)
 		{ "batch", required_argument, 0, 'B' },
 		{ "containers", required_argument, 0, 'c' },
 		{ "slots", required_argument, 0, 'S' },
+		{ "folio-order", required_argument, 0, 'F' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -1327,6 +1329,9 @@ static int parse_args(int argc, char **argv)
 		case 'S':
 			opt.slots = (unsigned int)atoi(optarg);
 			break;
+		case 'F':
+			opt.folio_order = (unsigned int)atoi(optarg);
+			break;
 		case 'b':
 			if (!strcmp(optarg, "futex"))
 				opt.backend = LV_BACKEND_FUTEX;
@@ -1342,6 +1347,8 @@ static int parse_args(int argc, char **argv)
 				opt.disable = LV_DISABLE_SWEEP;
 			else if (!strcmp(optarg, "rcu"))
 				opt.disable = LV_DISABLE_RCU;
+			else if (!strcmp(optarg, "rcu-expedited"))
+				opt.disable = LV_DISABLE_RCU_EXPEDITED;
 			else
 				return -1;
 			break;
@@ -1427,7 +1434,8 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv)) {
 		fprintf(stderr, "usage: torture [--seed N] [--duration S] [--threads T] "
 				"[--lock lruvec|node|nomemcg] [--backend futex|mutex|spin] "
-				"[--disable sweep|rcu] [--batch B] [--containers C] [--slots S]\n");
+				"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
+				"[--slots S] [--folio-order N]\n");
 		return 2;
 	}
 	lv_config_init(&cfg);
@@ -1436,6 +1444,7 @@ int main(int argc, char **argv)
 	cfg.nr_cpu_slots = opt.slots;
 	cfg.lock_backend = opt.backend;
 	cfg.batch_size = opt.batch;
+	cfg.file_folio_order = opt.folio_order;
 	cfg.disable_mode = opt.disable;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
@@ -1444,9 +1453,12 @@ int main(int argc, char **argv)
 		memcg = false;
 	}
 	printf("1..10\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
-	       "disable=%s\n",
+	       "disable=%s folio_order=%u\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
-	       opt.disable == LV_DISABLE_RCU ? "rcu" : "sweep");
+	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
+	       : opt.disable == LV_DISABLE_RCU ? "rcu"
+					       : "rcu-expedited",
+	       opt.folio_order);
 	machine = lv_machine_create(&cfg);
 	if (!machine) {
 		printf("Bail out! lv_machine_create: %s\n", strerror(errno));

@@ -17,13 +17,13 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 
 # More threads than the 2 cores in every run: the oversubscribed case is the normal one.
 configs=(
-	"--lock lruvec --threads 8"
+	"--lock lruvec --threads 8 --folio-order 4"
 	"--lock node --threads 8"
 	"--lock nomemcg --threads 8"
 	"--lock lruvec --threads 6 --disable rcu"
 	"--lock lruvec --threads 16 --backend spin"
 	"--lock node --threads 8 --backend mutex --batch 15"
-	"--lock lruvec --threads 4 --batch 1 --slots 7"
+	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
 )
 
 echo "1..$((${#configs[@]} * runs))"
