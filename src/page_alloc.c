@@ -111,7 +111,17 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 	struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
 	struct lv_folio *f = NULL;
 
-	lv_lock_acquire(&pcp->lock);
+	/*
+	 * Only try the list's lock, as the kernel's pcp_spin_trylock(): its holder may be a thread
+	 * preempted on this CPU slot, and waiting a time slice for it costs more than taking the
+	 * frame from the buddy allocator.
+	 */
+	if (!lv_lock_trylock(&pcp->lock)) {
+		lv_lock_acquire(&pgdat->zone.lock);
+		f = __rmqueue(pgdat, 0);
+		lv_lock_release(&pgdat->zone.lock);
+		return f;
+	}
 	if (list_empty(&pcp->list)) {
 		lv_lock_acquire(&pgdat->zone.lock);
 		for (int i = 0; i < PCP_BATCH; i++) {
@@ -203,7 +213,15 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 		if (*held != pcp) {
 			if (*held)
 				lv_lock_release(&(*held)->lock);
-			lv_lock_acquire(&pcp->lock);
+			*held = NULL;
+			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator. */
+			if (!lv_lock_trylock(&pcp->lock)) {
+				lv_lock_acquire(&pgdat->zone.lock);
+				set_order(f, 0, 0);
+				__free_one_block(pgdat, folio_pfn(f), 0);
+				lv_lock_release(&pgdat->zone.lock);
+				return;
+			}
 			*held = pcp;
 		}
 		set_order(f, 0, 1ul << PG_pcp);
