@@ -25,6 +25,30 @@ struct cpu_slot *this_cpu_slot(struct lv_machine *m)
 	return &m->slots[this_cpu_index(m)];
 }
 
+/*
+ * this_cpu_slot_lock - lock a CPU slot for queueing a request: this CPU's, or, when its lock is
+ * held (by a thread preempted on this CPU, most likely, since the kernel's local_lock would
+ * have kept it running), the first free one of the others; only if every slot is busy, wait
+ * for this CPU's. Any slot is correct: drains and the cache disable visit them all.
+ * Return: the locked slot.
+ */
+struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m)
+{
+	unsigned int here = this_cpu_index(m);
+	struct cpu_slot *slot = &m->slots[here];
+
+	if (lv_lock_trylock(&slot->lock))
+		return slot;
+	for (unsigned int i = 1; i < m->nr_slots; i++) {
+		struct cpu_slot *other = &m->slots[(here + i) % m->nr_slots];
+
+		if (lv_lock_trylock(&other->lock))
+			return other;
+	}
+	lv_lock_acquire(&slot->lock);
+	return slot;
+}
+
 int cpu_slots_init(struct lv_machine *m)
 {
 	m->slots = aligned_alloc(64, m->nr_slots * sizeof(*m->slots));

@@ -439,6 +439,7 @@ static inline struct lruvec *parent_lruvec(struct lruvec *lruvec)
 
 /* cpu.c */
 struct cpu_slot *this_cpu_slot(struct lv_machine *m);
+struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m);
 unsigned int this_cpu_index(const struct lv_machine *m);
 
 /* page_alloc.c */
@@ -479,6 +480,7 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr);
 void folio_add_lru(struct lv_folio *folio);
 void folio_putback_lru(struct lv_folio *folio);
 void drain_slot(struct cpu_slot *slot);
+void lru_add_drain_try(struct lv_machine *m);
 bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */

@@ -9,7 +9,11 @@
  * appends the folio to the batch of the slot of the CPU it runs on, and flushes the batch when
  * it is full, when the folio is large (large folios skew accounting while cached), or while
  * the cache is disabled. A thread that migrates between reading its CPU and taking the slot
- * lock just uses another slot: correctness never depends on the slot being the current CPU.
+ * lock just uses another slot, and one that finds its CPU's slot locked takes any free slot
+ * rather than wait for a holder that may be preempted (the kernel's local_lock cannot be):
+ * correctness never depends on the slot being the current CPU's, since drains and the cache
+ * disable visit every slot. For the same reason reclaim's local drain and the search of the
+ * local lru_add batch on activation only try the slot lock.
  *
  * Flushing (folio_batch_move_lru). For every op except lru_add the flusher must first win the
  * folio's PG_lru pin and skips the folio if it loses (someone else is moving or freeing it);
@@ -268,8 +272,7 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 	folio_get(folio); /* the batch's own reference */
 	/* Only LV_DISABLE_RCU needs the read-side section; it is ~1 ns, so always take it. */
 	rcu_read_lock();
-	slot = this_cpu_slot(m);
-	lv_lock_acquire(&slot->lock);
+	slot = this_cpu_slot_lock(m);
 	fbatch = &slot->fbatch[op];
 	fbatch->folios[fbatch->nr] = folio;
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
@@ -333,7 +336,9 @@ static void lru_cache_activate_folio(struct lv_folio *folio)
 	struct cpu_slot *slot = this_cpu_slot(folio_machine(folio));
 	struct folio_batch *fbatch;
 
-	lv_lock_acquire(&slot->lock);
+	/* A hint only: if the slot's holder is preempted, do not wait a time slice for it. */
+	if (!lv_lock_trylock(&slot->lock))
+		return;
 	fbatch = &slot->fbatch[FB_LRU_ADD];
 	for (int i = (int)fbatch->nr - 1; i >= 0; i--) {
 		if (fbatch->folios[i] == folio) {
@@ -412,6 +417,21 @@ void drain_slot(struct cpu_slot *slot)
 void lv_lru_add_drain(struct lv_machine *m)
 {
 	drain_slot(this_cpu_slot(m));
+}
+
+/*
+ * lru_add_drain_try - reclaim's local drain: folios still queued are invisible to isolation,
+ * so flush this CPU's batches, unless the slot is held (by a thread preempted on this CPU,
+ * most likely): then reclaim goes on without them rather than wait a time slice.
+ */
+void lru_add_drain_try(struct lv_machine *m)
+{
+	struct cpu_slot *slot = this_cpu_slot(m);
+
+	if (!lv_lock_trylock(&slot->lock))
+		return;
+	lru_add_drain_slot(slot);
+	lv_lock_release(&slot->lock);
 }
 
 /* A racy peek: the generation protocol's fences make a stale zero harmless (see above). */

@@ -299,7 +299,7 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 
 	INIT_LIST_HEAD(&folio_list);
 	/* Folios still in this CPU's batches are invisible to isolation. */
-	lv_lru_add_drain(m);
+	lru_add_drain_try(m);
 	lv_lock_acquire(lruvec->lru_lock);
 	nr_taken = isolate_lru_folios(lruvec, lru, nr_to_scan, &folio_list, &nr_scanned);
 	lruvec_count_event(lruvec, EV_PGSCAN, (long)nr_scanned);
@@ -331,7 +331,7 @@ static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigne
 	INIT_LIST_HEAD(&hold);
 	INIT_LIST_HEAD(&active);
 	INIT_LIST_HEAD(&inactive);
-	lv_lru_add_drain(m);
+	lru_add_drain_try(m);
 	lv_lock_acquire(lruvec->lru_lock);
 	isolate_lru_folios(lruvec, lru, nr_to_scan, &hold, &nr_scanned);
 	lruvec_count_event(lruvec, EV_PGREFILL, (long)nr_scanned);
