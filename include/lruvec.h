@@ -224,8 +224,9 @@ bool lv_folio_try_get(struct lv_folio *folio);
 /**
  * lv_folio_put - drop a reference. The last one unlinks the folio from its LRU list (under the
  * lruvec lock), then uncharges and frees it after the unlock.
- * Context: takes an lruvec lock if the folio is on an LRU. Must not be called while holding
- * any library lock (the library never does).
+ * Context: takes an lruvec lock if the folio is on an LRU, and the page allocator's locks.
+ * Callers hold no library lock; inside the library, unmapping releases folios under an mm's
+ * page_table_lock, which ranks above all of these.
  */
 void lv_folio_put(struct lv_folio *folio);
 

@@ -356,12 +356,16 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
  * size when a block is free without reclaim, else one page (which may reclaim).
  */
 static struct lv_folio *page_cache_alloc(struct lv_file *file, struct lv_memcg *memcg,
-					 unsigned int order, int *err)
+					 unsigned long index, unsigned int order, int *err)
 {
+	uint64_t end = (READ_ONCE(file->size) + LV_PAGE_SIZE - 1) / LV_PAGE_SIZE;
 	struct lv_machine *m = file->machine;
 	int nid = (int)(this_cpu_index(m) % m->cfg.nr_nodes);
 	struct lv_folio *folio = NULL;
 
+	/* No folio reaches past the end of the file (the kernel's page_cache_ra_order()). */
+	while (order && (index & ~((1ul << order) - 1)) + (1ul << order) > end)
+		order--;
 	if (order)
 		folio = folio_alloc(m, nid, order, memcg, FOLIO_ALLOC_NORETRY);
 	if (!folio)
@@ -415,7 +419,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 	}
 
 	/* Miss: allocate first, so that reclaim never runs under the mapping lock. */
-	folio = page_cache_alloc(file, memcg, order, err);
+	folio = page_cache_alloc(file, memcg, index, order, err);
 	if (!folio)
 		return NULL;
 	nr = (unsigned long)folio_nr_pages(folio);
@@ -431,6 +435,13 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		lv_folio_put(folio);
 		*err = 0; /* truncated meanwhile */
 		return NULL;
+	}
+	if ((uint64_t)(start + nr - 1) * LV_PAGE_SIZE >= file->size) {
+		/* Truncated into the folio meanwhile: cache our page alone. */
+		lv_lock_release(&file->lock);
+		WRITE_ONCE(folio->mapping, NULL);
+		lv_folio_put(folio);
+		return filemap_get_folio(file, memcg, index, 0, err);
 	}
 	leaf = xa_find_leaf(file, start, true);
 	/* Every slot the folio would cover must be free of folios; the shadow at @index wins. */
@@ -774,6 +785,10 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	struct xa_node *leaf;
 	int err = -EBUSY;
 
+	/* Uptodate data never changes: copy it before freezing (see folio_copy_data()). */
+	if (!folio_test(old, PG_uptodate) || folio_test(old, PG_locked))
+		return -EBUSY;
+	folio_copy_data(new, old);
 	rcu_read_lock();
 	file = folio_file_mapping(old);
 	if (!file)

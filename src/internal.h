@@ -464,7 +464,7 @@ struct lruvec *folio_lruvec(struct lv_folio *folio);
 struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
 struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
 void lruvec_unlock(struct lruvec *lruvec);
-int mem_cgroup_charge(struct lv_memcg *memcg, long nr);
+int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry);
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
 void css_put(struct lv_memcg *memcg);
@@ -516,6 +516,7 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 /* migrate.c */
 int migrate_folio_to(struct lv_folio *folio, int nid);
 void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old);
+void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
 struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid);
 
 /* workingset.c */

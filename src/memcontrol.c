@@ -201,7 +201,7 @@ static void snapshot_add(struct lv_memcg *memcg, struct snapshot *s)
 	if (!css_tryget(memcg))
 		return;
 	s->memcgs[s->nr++] = memcg;
-	list_for_each_rcu(pos, &memcg->children)
+	list_for_each_rcu (pos, &memcg->children)
 		snapshot_add(list_entry(pos, struct lv_memcg, sibling), s);
 }
 
@@ -471,11 +471,12 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 
 /**
  * mem_cgroup_charge - charge @nr pages to @memcg, reclaiming from the memcg that is at its
- * limit and retrying, as try_charge() does, before giving up.
+ * limit and retrying, as try_charge() does, before giving up; with @noretry, give up at the
+ * first failure instead (the kernel's __GFP_NORETRY: an optional large folio).
  * Return: 0, -ENOMEM or -ENOENT.
  * Context: may block (reclaim); no library lock held.
  */
-int mem_cgroup_charge(struct lv_memcg *memcg, long nr)
+int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 {
 	int fruitless = 0, err;
 
@@ -496,7 +497,7 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr)
 
 		err = try_charge_upto(memcg, NULL, nr, &over);
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
-		if (err != -ENOMEM || !retries || fruitless == 2)
+		if (err != -ENOMEM || !retries || fruitless == 2 || noretry)
 			break;
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
 		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))

@@ -246,8 +246,7 @@ void lv_mm_destroy(struct lv_mm *mm)
 		return;
 	m = mm->machine;
 	lv_lock_acquire(&mm->page_table_lock);
-	list_for_each_safe(pos, n, &mm->vmas)
-	{
+	list_for_each_safe (pos, n, &mm->vmas) {
 		vma = list_entry(pos, struct vm_area, list);
 		zap_range(mm, vma, vma->start, vma->end, &tlb);
 		list_del(&vma->list);
@@ -418,8 +417,7 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 		err = -EINVAL; /* the heap shrinks only through lv_mm_brk() */
 		goto out;
 	}
-	list_for_each_safe(pos, n, &mm->vmas)
-	{
+	list_for_each_safe (pos, n, &mm->vmas) {
 		uint64_t s, e;
 
 		vma = list_entry(pos, struct vm_area, list);
@@ -742,6 +740,7 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		err = -EAGAIN;
 	} else {
+		folio_copy_data(new, old);
 		folio_migrate_copy(new, old);
 		folio_get(new); /* the entry's */
 		*pte = new;

@@ -45,16 +45,26 @@
 	 (1ul << PG_uptodate))
 
 /**
- * folio_migrate_copy - give @new the data, state, owner and charge of frozen @old.
+ * folio_copy_data - copy @old's data into @new. For anon folios it runs with the count frozen
+ * under the page_table_lock (users write under that lock); page cache data never changes once
+ * uptodate, so filemap_folio_replace() copies before it freezes, keeping the frozen window
+ * (readers retry their lookup meanwhile) short.
+ */
+/*
+ * folio_migrate_copy - give @new the state, owner and charge of frozen @old.
  * Context: @old's count is frozen at zero and it is isolated; @new is not yet visible; the
  * owner's lock is held.
  */
-void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
+void folio_copy_data(struct lv_folio *new, struct lv_folio *old)
 {
 	void *to = lv_folio_data(new), *from = lv_folio_data(old);
 
 	if (to && from)
 		memcpy(to, from, LV_PAGE_SIZE << folio_order(old));
+}
+
+void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
+{
 	__atomic_fetch_or(&new->flags, READ_ONCE(old->flags) & MIGRATE_FLAGS, __ATOMIC_RELAXED);
 	new->index = old->index;
 	WRITE_ONCE(new->mapping, old->mapping);
@@ -68,7 +78,9 @@ struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
 {
 	struct lv_machine *m = folio_machine(old);
 
-	return folio_alloc_charged(m->nodes[nid], folio_order(old), old->memcg, 0);
+	/* A large folio never reclaims for a block: without compaction it would evict in vain. */
+	return folio_alloc_charged(m->nodes[nid], folio_order(old), old->memcg,
+				   folio_order(old) ? FOLIO_ALLOC_NORETRY : 0);
 }
 
 static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)

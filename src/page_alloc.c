@@ -214,7 +214,8 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 			if (*held)
 				lv_lock_release(&(*held)->lock);
 			*held = NULL;
-			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator. */
+			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator.
+			 */
 			if (!lv_lock_trylock(&pcp->lock)) {
 				lv_lock_acquire(&pgdat->zone.lock);
 				set_order(f, 0, 0);
@@ -273,7 +274,9 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	if (free < pgdat->zone.watermark[WMARK_LOW])
 		wakeup_kswapd(pgdat);
 	if (flags & FOLIO_ALLOC_NORETRY)
-		return free < pgdat->zone.watermark[WMARK_MIN] ? NULL : rmqueue(pgdat, order);
+		return free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order)
+			       ? NULL
+			       : rmqueue(pgdat, order);
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
 		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
@@ -350,7 +353,7 @@ struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 			errno = EINVAL;
 			return NULL;
 		}
-		err = mem_cgroup_charge(memcg, 1l << order);
+		err = mem_cgroup_charge(memcg, 1l << order, flags & FOLIO_ALLOC_NORETRY);
 		if (err) {
 			errno = -err;
 			return NULL;

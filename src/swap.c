@@ -525,7 +525,7 @@ static void latency_record(struct lv_latency *lat, uint64_t ns)
 	__atomic_fetch_add(&lat->total_ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&lat->buckets[latency_bucket(ns)], 1, __ATOMIC_RELAXED);
 	while (ns > max && !__atomic_compare_exchange_n(&lat->max_ns, &max, ns, true,
-							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 

@@ -97,8 +97,8 @@ static void test_bytes_and_counts(void)
 	is(bad, 0, "reads at 3000-byte steps, 7000 bytes each, cross folios exactly");
 	is(lv_file_read(f, cg, buf, size + PAGE, 0), (long)size, "one read of the whole file");
 	is(bad_bytes(buf, size, 0, size), 0, "whole-file read exact");
-	is(lv_file_cached_pages(f), 4 * NR, "4 folios cover the file and its partial tail");
-	is(lv_memcg_usage(cg), 4 * NR, "charged per page");
+	is(lv_file_cached_pages(f), 3 * NR + 2, "no folio reaches past the end of the file");
+	is(lv_memcg_usage(cg), 3 * NR + 2, "charged per page");
 	check_ok(m, "large folios cached");
 
 	/* Truncate in the middle of the second folio: the straddling folio leaves the cache. */
@@ -108,6 +108,10 @@ static void test_bytes_and_counts(void)
 	is(bad_bytes(buf, 10, NR * PAGE + 3 * PAGE, size), 0, "the last bytes are the file's");
 	ok(lv_file_cached_pages(f) <= 2 * NR, "folios beyond the size are gone (%lu pages)",
 	   lv_file_cached_pages(f));
+	is(lv_file_read(f, cg, buf, PAGE, NR * PAGE), (long)PAGE,
+	   "read the folio cut by truncation");
+	ok(lv_file_cached_pages(f) <= NR + 4, "the refill stops at the new end (%lu pages)",
+	   lv_file_cached_pages(f));
 	check_ok(m, "after truncating mid-folio");
 	lv_file_close(f);
 	is(lv_memcg_usage(cg), 0, "close uncharges every page");
@@ -115,6 +119,37 @@ static void test_bytes_and_counts(void)
 	free(buf);
 	ok(lv_memcg_remove(cg) == 0, "memcg removable");
 	finish(m, "bytes and counts");
+}
+
+/* Small files get small folios; a large folio's charge never reclaims at a memcg limit. */
+static void test_small_files_and_limits(void)
+{
+	struct lv_config cfg = large_config(1);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *cg = lv_memcg_create(m, NULL, "cg");
+	struct lv_file *files[20];
+	char buf[PAGE];
+
+	for (int i = 0; i < 20; i++) {
+		files[i] = lv_file_open(m, -1, PAGE + 100);
+		lv_file_read(files[i], cg, buf, 1, 0);
+	}
+	is(lv_memcg_usage(cg), 40, "20 files of 2 pages are charged 2 pages each");
+	for (int i = 0; i < 20; i++)
+		lv_file_close(files[i]);
+	is(lv_memcg_usage(cg), 0, "closing them uncharges everything");
+
+	/* At the limit, a large charge falls back to one page without limit reclaim. */
+	lv_memcg_set_max(cg, NR / 2);
+	files[0] = lv_file_open(m, -1, 64 * NR * PAGE);
+	for (uint64_t p = 0; p < NR / 2; p++)
+		lv_file_read(files[0], cg, buf, PAGE, p * NR * PAGE);
+	is(lv_memcg_usage(cg), NR / 2, "%u misses under a %u-page limit cached a page each", NR / 2,
+	   NR / 2);
+	is(lv_memcg_stat(cg, LV_ALLOCSTALL), 0, "no limit reclaim was needed to find that out");
+	lv_file_close(files[0]);
+	ok(lv_memcg_remove(cg) == 0, "memcg removable");
+	finish(m, "small files and limits");
 }
 
 /* A sequential pass touches each folio once: only a second pass activates. */
@@ -292,6 +327,7 @@ int main(void)
 {
 	test_config();
 	test_bytes_and_counts();
+	test_small_files_and_limits();
 	test_accessed_once_per_pass();
 	test_evict_refault();
 	test_fallback_and_mixed();
