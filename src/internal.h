@@ -448,7 +448,7 @@ void node_exit(struct lv_machine *m, int nid);
 int pcp_init(struct lv_machine *m);
 void pcp_exit(struct lv_machine *m);
 void free_folios(struct lv_folio **folios, unsigned int nr);
-#define FOLIO_ALLOC_NORETRY 0x100u /* internal lv_folio_alloc() flag: no reclaim for the order */
+#define FOLIO_ALLOC_NORETRY 0x100u /* internal lv_folio_alloc() flag: one reclaim pass at most */
 struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 			     struct lv_memcg *memcg, unsigned int flags);
 struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,

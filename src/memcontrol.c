@@ -471,8 +471,8 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 
 /**
  * mem_cgroup_charge - charge @nr pages to @memcg, reclaiming from the memcg that is at its
- * limit and retrying, as try_charge() does, before giving up; with @noretry, give up at the
- * first failure instead (the kernel's __GFP_NORETRY: an optional large folio).
+ * limit and retrying, as try_charge() does, before giving up; with @noretry, after one
+ * reclaim pass (the kernel's __GFP_NORETRY: an optional large folio).
  * Return: 0, -ENOMEM or -ENOENT.
  * Context: may block (reclaim); no library lock held.
  */
@@ -492,12 +492,12 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 	rcu_read_unlock();
 	if (err)
 		return err;
-	for (int retries = MAX_RECLAIM_RETRIES;; retries--) {
+	for (int retries = noretry ? 1 : MAX_RECLAIM_RETRIES;; retries--) {
 		struct lv_memcg *over = NULL;
 
 		err = try_charge_upto(memcg, NULL, nr, &over);
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
-		if (err != -ENOMEM || !retries || fruitless == 2 || noretry)
+		if (err != -ENOMEM || !retries || fruitless == 2)
 			break;
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
 		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))

