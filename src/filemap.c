@@ -798,8 +798,7 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	if (!leaf || leaf->slots[old->index & XA_CHUNK_MASK] != old ||
 	    !folio_test(old, PG_uptodate) || folio_test(old, PG_locked)) {
 		err = -EBUSY;
-	} else if (!__atomic_compare_exchange_n(&old->_refcount, &expected, 0, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+	} else if (!folio_ref_freeze(old, expected)) {
 		err = -EAGAIN;
 	} else {
 		unsigned long nr = (unsigned long)folio_nr_pages(old);
@@ -828,7 +827,6 @@ out:
  */
 bool remove_mapping(struct lv_folio *folio)
 {
-	int expected = 2; /* the page cache's reference and the isolation's */
 	struct lv_file *file;
 	bool removed = false;
 
@@ -839,8 +837,7 @@ bool remove_mapping(struct lv_folio *folio)
 		goto out;
 	lv_lock_acquire(&file->lock);
 	if (READ_ONCE(folio->mapping) == file && !folio_test(folio, PG_locked) &&
-	    __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false, __ATOMIC_ACQUIRE,
-					__ATOMIC_RELAXED)) {
+	    folio_ref_freeze(folio, 2 /* the page cache's and the isolation's */)) {
 		removed = page_cache_delete(file, folio, workingset_eviction(folio));
 		VM_BUG_ON_FOLIO(!removed, folio);
 	}

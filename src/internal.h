@@ -199,6 +199,15 @@ static inline bool folio_try_get(struct lv_folio *f)
 					      __ATOMIC_RELAXED));
 	return true;
 }
+/*
+ * folio_ref_freeze - take the count from exactly @expected to zero: nobody else holds it, and
+ * every later try-get fails until the frame is allocated again. The caller owns the folio.
+ */
+static inline bool folio_ref_freeze(struct lv_folio *f, int expected)
+{
+	return __atomic_compare_exchange_n(&f->_refcount, &expected, 0, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
 /* folio_put_testzero - drop a reference; true if it was the last (the caller frees). */
 static inline bool folio_put_testzero(struct lv_folio *f)
 {

@@ -151,7 +151,8 @@ static void tlb_flush(struct mmu_gather *tlb)
  * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
  * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
  */
-static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
+/* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map, PG_mapped and rss. */
+static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 {
 	struct lv_folio *folio = *pte;
 
@@ -160,7 +161,12 @@ static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *
 	WRITE_ONCE(folio->mapping, NULL);
 	folio_clear_mapped(folio);
 	WRITE_ONCE(mm->rss, mm->rss - 1);
-	tlb->folios[tlb->nr++] = folio;
+	return folio;
+}
+
+static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
+{
+	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
 	if (tlb->nr == RELEASE_BATCH)
 		tlb_flush(tlb);
 }
@@ -668,7 +674,6 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 	struct lv_folio **pte;
 	struct lv_mm *mm;
 	bool freed = false;
-	int expected = 2; /* the page table entry's reference and the isolation's */
 
 	if (folio_test_swapbacked(folio))
 		return false;
@@ -677,20 +682,14 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 	if (!pte) {
 		rcu_read_unlock();
 		/* Unmapped while isolated: only the isolation holds it. */
-		expected = 1;
-		return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
-						   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+		return folio_ref_freeze(folio, 1);
 	}
 	if (folio_test_dirty(folio)) {
 		/* Isolated, so unlinked: PG_swapbacked may change. */
 		folio_set_swapbacked(folio);
 		folio_set_active(folio);
-	} else if (__atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false,
-					       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		*pte = NULL;
-		WRITE_ONCE(folio->mapping, NULL);
-		folio_clear_mapped(folio);
-		WRITE_ONCE(mm->rss, mm->rss - 1);
+	} else if (folio_ref_freeze(folio, 2 /* the entry's and the isolation's */)) {
+		pte_clear_folio(mm, pte);
 		freed = true;
 	}
 	lv_lock_release(&mm->page_table_lock);
@@ -736,8 +735,7 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 	pte = mm_lock_folio(old, &mm);
 	if (!pte) {
 		err = -EBUSY;
-	} else if (!__atomic_compare_exchange_n(&old->_refcount, &expected, 0, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+	} else if (!folio_ref_freeze(old, expected)) {
 		err = -EAGAIN;
 	} else {
 		folio_copy_data(new, old);

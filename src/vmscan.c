@@ -230,13 +230,6 @@ static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
 
 /* ---- deciding each folio's fate ------------------------------------------------------------- */
 
-/* folio_freeze - take the count from exactly @expected to zero: nobody else holds it. */
-static bool folio_freeze(struct lv_folio *folio, int expected)
-{
-	return __atomic_compare_exchange_n(&folio->_refcount, &expected, 0, false, __ATOMIC_ACQUIRE,
-					   __ATOMIC_RELAXED);
-}
-
 /*
  * shrink_folio_list - free what can be freed among isolated folios; the rest stay on @list
  * (marked active if they earned it). Return: pages reclaimed.
@@ -271,7 +264,7 @@ static unsigned long shrink_folio_list(struct list_head *list)
 			freed = remove_mapping(folio);
 		} else {
 			/* Truncated while isolated, or a lazily freed anon folio nobody maps. */
-			freed = !folio_test_swapbacked(folio) && folio_freeze(folio, 1);
+			freed = !folio_test_swapbacked(folio) && folio_ref_freeze(folio, 1);
 		}
 		if (!freed) {
 			list_add_tail(&folio->lru, &keep);

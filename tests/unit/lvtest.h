@@ -11,7 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lruvec.h"
 #include "tap.h"
@@ -96,6 +99,133 @@ static inline void finish(struct lv_machine *m, const char *what)
 	is(charged, 0, "%s: every folio was released", what);
 	is(lv_bug_count(m), 0, "%s: no internal bug detected", what);
 	lv_machine_destroy(m);
+}
+
+/* ---- data patterns, files, address spaces ------------------------------------------------- */
+
+static inline double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* pat - the byte at @addr (a virtual address or file offset) in generation @seed: it differs
+ * between neighbouring bytes, pages and generations. */
+static inline unsigned char pat(uint64_t addr, unsigned int seed)
+{
+	return (unsigned char)(addr * 131 + (addr >> 12) * 17 + (addr >> 9) + seed * 29 + 1);
+}
+
+/* temp_file - an unlinked temporary file of @size bytes of pat(offset, @seed). */
+static inline int temp_file(size_t size, unsigned int seed)
+{
+	const char *dir = getenv("TMPDIR");
+	unsigned char *buf = malloc(size ? size : 1);
+	char path[PATH_MAX];
+	size_t done = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lvtest-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0 || !buf)
+		BAIL_OUT("temporary file %s: %s", path, strerror(errno));
+	unlink(path);
+	for (size_t i = 0; i < size; i++)
+		buf[i] = pat(i, seed);
+	while (done < size) {
+		ssize_t n = write(fd, buf + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			BAIL_OUT("write %s: %s", path, strerror(errno));
+		done += (size_t)n;
+	}
+	free(buf);
+	return fd;
+}
+
+/* bad_bytes - bytes of @buf[0..@n) unlike a temp_file(@seed) at @off: pat() below @real, 0 after.
+ */
+static inline size_t bad_bytes(const unsigned char *buf, size_t n, uint64_t off, uint64_t real,
+			       unsigned int seed)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bad += buf[i] != (off + i < real ? pat(off + i, seed) : 0);
+	return bad;
+}
+
+static inline struct lv_memcg *new_memcg(struct lv_machine *m, struct lv_memcg *parent,
+					 const char *name)
+{
+	struct lv_memcg *memcg = lv_memcg_create(m, parent, name);
+
+	if (!memcg)
+		BAIL_OUT("lv_memcg_create(%s): %s", name, strerror(errno));
+	return memcg;
+}
+
+static inline struct lv_mm *new_mm(struct lv_machine *m, struct lv_memcg *memcg, int nid)
+{
+	struct lv_mm *mm = lv_mm_create(m, memcg, nid);
+
+	if (!mm)
+		BAIL_OUT("lv_mm_create(nid %d): %s", nid, strerror(errno));
+	return mm;
+}
+
+static inline uint64_t map_or_bail(struct lv_mm *mm, size_t len)
+{
+	uint64_t addr = 0;
+	int err = lv_mmap(mm, len, &addr);
+
+	if (err)
+		BAIL_OUT("lv_mmap(%zu): %d", len, err);
+	return addr;
+}
+
+/* write_pat - write pat(@seed) over [@addr, @addr + @len). Return: lv_mm_write's result. */
+static inline int write_pat(struct lv_mm *mm, uint64_t addr, size_t len, unsigned int seed)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	int rc;
+
+	if (!buf)
+		BAIL_OUT("out of memory");
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pat(addr + i, seed);
+	rc = lv_mm_write(mm, addr, buf, len);
+	free(buf);
+	return rc;
+}
+
+/*
+ * bad_pat - bytes of [@addr, @addr + @len) of @mm unlike pat(@seed); with @seed < 0, bytes that
+ * are not zero. Return: that count, or -1 if the read itself failed.
+ */
+static inline long bad_pat(struct lv_mm *mm, uint64_t addr, size_t len, int seed)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	long bad = 0;
+	int rc;
+
+	if (!buf)
+		BAIL_OUT("out of memory");
+	memset(buf, 0xa5, len);
+	rc = lv_mm_read(mm, addr, buf, len);
+	if (rc) {
+		diag("lv_mm_read(%#llx, %zu) = %d", (unsigned long long)addr, len, rc);
+		free(buf);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++)
+		bad += buf[i] != (seed < 0 ? 0 : pat(addr + i, (unsigned int)seed));
+	free(buf);
+	return bad;
 }
 
 #endif /* LV_TEST_H */

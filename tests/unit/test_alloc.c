@@ -311,7 +311,7 @@ static void test_refcounts(void)
 	lv_folio_get(f);
 	lv_folio_get(f);
 	{
-		struct lv_folio *arr[2] = {f, f};
+		struct lv_folio *arr[2] = { f, f };
 
 		lv_folios_put(arr, 2);
 	}

@@ -13,51 +13,6 @@
 #define PAGE	 LV_PAGE_SIZE
 #define MAX_FILE (1ull << 52)
 
-/* pat - the byte at @pos of the test files: differs between neighbours and between pages. */
-static unsigned char pat(uint64_t pos)
-{
-	return (unsigned char)(pos * 131 + (pos >> 12) * 17 + (pos >> 9) + 1);
-}
-
-/* temp_file - an unlinked temporary file of @size bytes of pat(). */
-static int temp_file(size_t size)
-{
-	const char *dir = getenv("TMPDIR");
-	unsigned char *buf = malloc(size);
-	char path[PATH_MAX];
-	size_t done = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/lvtest-filemap-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0 || !buf)
-		BAIL_OUT("temporary file %s: %s", path, strerror(errno));
-	unlink(path);
-	for (size_t i = 0; i < size; i++)
-		buf[i] = pat(i);
-	while (done < size) {
-		ssize_t n = write(fd, buf + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			BAIL_OUT("write %s: %s", path, strerror(errno));
-		done += (size_t)n;
-	}
-	free(buf);
-	return fd;
-}
-
-/* bad_bytes - bytes of @buf[0..@n) unlike the file at @off: pat() below @real, 0 after. */
-static size_t bad_bytes(const unsigned char *buf, size_t n, uint64_t off, uint64_t real)
-{
-	size_t bad = 0;
-
-	for (size_t i = 0; i < n; i++)
-		bad += buf[i] != (off + i < real ? pat(off + i) : 0);
-	return bad;
-}
-
 static bool all_bytes(const unsigned char *buf, size_t n, unsigned char v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -189,7 +144,7 @@ static void test_real_file(void)
 	struct lv_machine *m = new_machine(&cfg);
 	unsigned char *buf = malloc(8 * PAGE);
 	size_t bad = 0, wrong_len = 0;
-	int fd = temp_file(real);
+	int fd = temp_file(real, 0);
 	uint32_t seed = 12345;
 	struct lv_file *f;
 	long n;
@@ -214,7 +169,7 @@ static void test_real_file(void)
 				}
 				if (!n)
 					break;
-				bad += bad_bytes(buf, (size_t)n, off, real);
+				bad += bad_bytes(buf, (size_t)n, off, real, 0);
 			}
 		}
 	}
@@ -234,7 +189,7 @@ static void test_real_file(void)
 		if (n != (long)want)
 			wrong_len++;
 		else
-			bad += bad_bytes(buf, (size_t)n, off, real);
+			bad += bad_bytes(buf, (size_t)n, off, real, 0);
 	}
 	is(wrong_len, 0, "real file: 2000 random reads have the right lengths");
 	is(bad, 0, "real file: ... and the right bytes");
@@ -247,7 +202,7 @@ static void test_real_file(void)
 	memset(buf, 0xaa, 8 * PAGE);
 	n = rd(f, NULL, buf, 2 * PAGE, real - 100);
 	is(n, 2 * PAGE, "short file: a read over the real end is not short");
-	is(bad_bytes(buf, 2 * PAGE, real - 100, real), 0, "short file: ... data, then zeros");
+	is(bad_bytes(buf, 2 * PAGE, real - 100, real, 0), 0, "short file: ... data, then zeros");
 	memset(buf, 0xaa, 8 * PAGE);
 	n = rd(f, NULL, buf, 4 * PAGE, real + 2 * PAGE);
 	is(n, longer - real - 2 * PAGE, "short file: a read to the given size");
@@ -255,7 +210,7 @@ static void test_real_file(void)
 	memset(buf, 0xaa, 8 * PAGE);
 	n = rd(f, NULL, buf, 8 * PAGE, 9 * PAGE + 3);
 	is(n, longer - 9 * PAGE - 3, "short file: one read from page 9 to the end");
-	is(bad_bytes(buf, (size_t)(longer - 9 * PAGE - 3), 9 * PAGE + 3, real), 0,
+	is(bad_bytes(buf, (size_t)(longer - 9 * PAGE - 3), 9 * PAGE + 3, real, 0), 0,
 	   "short file: ... every byte right");
 	is(lv_file_cached_pages(f), 8, "short file: pages 9..16 cached");
 	lv_file_close(f);
@@ -288,8 +243,8 @@ static void *same_page_reader(void *p)
 		pthread_barrier_wait(a->start);
 		a->results[r] = lv_file_read(a->file, a->memcg, buf, PAGE, (uint64_t)r * PAGE);
 		if (a->results[r] > 0)
-			a->bad +=
-				bad_bytes(buf, (size_t)a->results[r], (uint64_t)r * PAGE, a->real);
+			a->bad += bad_bytes(buf, (size_t)a->results[r], (uint64_t)r * PAGE, a->real,
+					    0);
 	}
 	/* liburcu-bp reuses an exited thread's reader slot: let all register before any exits. */
 	pthread_barrier_wait(a->leave);
@@ -337,7 +292,7 @@ static void test_concurrent_readers(void)
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *a = lv_memcg_create(m, NULL, "a");
 	const uint64_t real = ROUNDS * PAGE + 333;
-	int fd = temp_file(real);
+	int fd = temp_file(real, 0);
 	struct lv_file *f = lv_file_open(m, fd, real);
 	size_t bad;
 
@@ -464,7 +419,7 @@ static void test_truncate(void)
 	check_ok(m, "truncate");
 
 	/* A real file: growing back reads the file's data again. */
-	fd = temp_file(real);
+	fd = temp_file(real, 0);
 	g = lv_file_open(m, fd, real);
 	if (!g)
 		BAIL_OUT("truncate: open real file failed");
@@ -475,7 +430,7 @@ static void test_truncate(void)
 	is(lv_file_truncate(g, real), 0, "truncate real: grow back");
 	memset(buf, 0, 64 * PAGE);
 	is(rd(g, a, buf, 64 * PAGE, 0), real, "truncate real: read all again");
-	is(bad_bytes(buf, real, 0, real), 0, "truncate real: the file's bytes again");
+	is(bad_bytes(buf, real, 0, real, 0), 0, "truncate real: the file's bytes again");
 	lv_file_close(g);
 	close(fd);
 

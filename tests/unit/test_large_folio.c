@@ -13,40 +13,6 @@
 #define ORDER 4
 #define NR    (1u << ORDER)
 
-static unsigned char pat(uint64_t pos)
-{
-	return (unsigned char)(pos * 29 + (pos >> 12) * 7 + 3);
-}
-
-static int temp_file(size_t size)
-{
-	const char *dir = getenv("TMPDIR");
-	unsigned char *buf = malloc(size);
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/lvtest-large-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0 || !buf)
-		BAIL_OUT("temporary file %s: %s", path, strerror(errno));
-	unlink(path);
-	for (size_t i = 0; i < size; i++)
-		buf[i] = pat(i);
-	if (write(fd, buf, size) != (ssize_t)size)
-		BAIL_OUT("write: %s", strerror(errno));
-	free(buf);
-	return fd;
-}
-
-static size_t bad_bytes(const unsigned char *buf, size_t n, uint64_t off, uint64_t real)
-{
-	size_t bad = 0;
-
-	for (size_t i = 0; i < n; i++)
-		bad += buf[i] != (off + i < real ? pat(off + i) : 0);
-	return bad;
-}
-
 static struct lv_config large_config(unsigned int nodes)
 {
 	struct lv_config cfg = small_config();
@@ -73,7 +39,7 @@ static void test_bytes_and_counts(void)
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *cg = lv_memcg_create(m, NULL, "cg");
 	size_t size = 3 * NR * PAGE + 5000; /* the last folio runs past the end of the file */
-	int fd = temp_file(size);
+	int fd = temp_file(size, 0);
 	struct lv_file *f = lv_file_open(m, fd, size);
 	unsigned char *buf = malloc(size + PAGE);
 	size_t bad = 0;
@@ -82,7 +48,7 @@ static void test_bytes_and_counts(void)
 	is(lv_file_cached_pages(f), NR, "one read cached %u pages", NR);
 	is(nstat(m, LV_NR_FILE_PAGES), NR, "nr_file_pages counts pages");
 	is(lv_memcg_usage(cg), NR, "the memcg is charged for %u pages", NR);
-	is(bad_bytes(buf, PAGE, 5 * PAGE, size), 0, "its bytes are the file's");
+	is(bad_bytes(buf, PAGE, 5 * PAGE, size, 0), 0, "its bytes are the file's");
 
 	/* Reads at every alignment, some crossing folio boundaries. */
 	for (uint64_t off = 0; off < size; off += 3000) {
@@ -92,11 +58,11 @@ static void test_bytes_and_counts(void)
 			bad++;
 			break;
 		}
-		bad += bad_bytes(buf, (size_t)n, off, size);
+		bad += bad_bytes(buf, (size_t)n, off, size, 0);
 	}
 	is(bad, 0, "reads at 3000-byte steps, 7000 bytes each, cross folios exactly");
 	is(lv_file_read(f, cg, buf, size + PAGE, 0), (long)size, "one read of the whole file");
-	is(bad_bytes(buf, size, 0, size), 0, "whole-file read exact");
+	is(bad_bytes(buf, size, 0, size, 0), 0, "whole-file read exact");
 	is(lv_file_cached_pages(f), 3 * NR + 2, "no folio reaches past the end of the file");
 	is(lv_memcg_usage(cg), 3 * NR + 2, "charged per page");
 	check_ok(m, "large folios cached");
@@ -105,7 +71,7 @@ static void test_bytes_and_counts(void)
 	ok(lv_file_truncate(f, NR * PAGE + 3 * PAGE + 10) == 0, "truncate into folio 1");
 	is(lv_file_read(f, cg, buf, PAGE, NR * PAGE + 4 * PAGE), 0, "nothing beyond the size");
 	is(lv_file_read(f, cg, buf, 100, NR * PAGE + 3 * PAGE), 10, "a short read at the end");
-	is(bad_bytes(buf, 10, NR * PAGE + 3 * PAGE, size), 0, "the last bytes are the file's");
+	is(bad_bytes(buf, 10, NR * PAGE + 3 * PAGE, size, 0), 0, "the last bytes are the file's");
 	ok(lv_file_cached_pages(f) <= 2 * NR, "folios beyond the size are gone (%lu pages)",
 	   lv_file_cached_pages(f));
 	is(lv_file_read(f, cg, buf, PAGE, NR * PAGE), (long)PAGE,
@@ -213,7 +179,7 @@ static void test_fallback_and_mixed(void)
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *cg = lv_memcg_create(m, NULL, "small");
 	size_t size = 4 * NR * PAGE;
-	int fd = temp_file(size);
+	int fd = temp_file(size, 0);
 	struct lv_file *f = lv_file_open(m, fd, size);
 	unsigned char buf[PAGE];
 	size_t bad = 0;
@@ -221,11 +187,11 @@ static void test_fallback_and_mixed(void)
 	lv_memcg_set_max(cg, NR / 2);
 	is(lv_file_read(f, cg, buf, PAGE, 2 * PAGE), (long)PAGE, "a read under a tiny limit works");
 	is(lv_file_cached_pages(f), 1, "it cached a single page");
-	is(bad_bytes(buf, PAGE, 2 * PAGE, size), 0, "with the right bytes");
+	is(bad_bytes(buf, PAGE, 2 * PAGE, size, 0), 0, "with the right bytes");
 	lv_memcg_set_max(cg, SIZE_MAX);
 	for (uint64_t p = 0; p < NR; p++) {
 		lv_file_read(f, cg, buf, PAGE, p * PAGE);
-		bad += bad_bytes(buf, PAGE, p * PAGE, size);
+		bad += bad_bytes(buf, PAGE, p * PAGE, size, 0);
 	}
 	is(bad, 0, "the rest of the mixed block reads exactly");
 	is(lv_file_cached_pages(f), NR, "the block is cached in single pages, each once");
@@ -244,7 +210,7 @@ static void test_migrate(void)
 	struct lv_config cfg = large_config(2);
 	struct lv_machine *m = new_machine(&cfg);
 	size_t size = 6 * NR * PAGE;
-	int fd = temp_file(size);
+	int fd = temp_file(size, 0);
 	struct lv_file *f = lv_file_open(m, fd, size);
 	unsigned char *buf = malloc(size);
 	uint64_t before =
@@ -258,7 +224,7 @@ static void test_migrate(void)
 	is(lv_node_stat(m, 1, LV_PGMIGRATE_SUCCESS), 6 * NR, "pgmigrate_success counts pages");
 	memset(buf, 0, size);
 	is(lv_file_read(f, NULL, buf, size, 0), (long)size, "read back after migration");
-	is(bad_bytes(buf, size, 0, size), 0, "every byte survived the copy");
+	is(bad_bytes(buf, size, 0, size, 0), 0, "every byte survived the copy");
 	check_ok(m, "after migrating large folios");
 	lv_file_close(f);
 	close(fd);
@@ -288,7 +254,7 @@ static void *reader(void *p)
 		if (n < 0)
 			r->errors++;
 		else
-			r->bad += bad_bytes(buf, (size_t)n, off, r->size);
+			r->bad += bad_bytes(buf, (size_t)n, off, r->size, 0);
 	}
 	return NULL;
 }
@@ -299,7 +265,7 @@ static void test_concurrent(void)
 	struct lv_config cfg = large_config(1);
 	struct lv_machine *m = new_machine(&cfg);
 	size_t size = 2 * SMALL_NODE;
-	int fd = temp_file(size);
+	int fd = temp_file(size, 0);
 	struct lv_file *f = lv_file_open(m, fd, size);
 	struct reader r[4];
 	pthread_t t[4];

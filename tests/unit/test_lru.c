@@ -193,7 +193,7 @@ static void test_deactivate_file(void)
 	struct lv_folio *dirty = alloc_or_bail(m, 0, 0, NULL, 0);
 	struct lv_folio *wb = alloc_or_bail(m, 0, 0, NULL, 0);
 	struct lv_folio *mapped = alloc_or_bail(m, 0, 0, NULL, 0);
-	struct lv_folio *all[] = {clean, cleanact, dirty, wb, mapped};
+	struct lv_folio *all[] = { clean, cleanact, dirty, wb, mapped };
 
 	for (int i = 0; i < 5; i++)
 		lv_folio_add_lru(all[i]);
@@ -382,8 +382,8 @@ static void test_set_state(void)
 		LV_PG_LRU,	   LV_PG_ACTIVE,     LV_PG_REFERENCED, LV_PG_WORKINGSET,
 		LV_PG_UNEVICTABLE, LV_PG_SWAPBACKED, LV_PG_RECLAIM,    LV_PG_ISOLATED,
 	};
-	static const enum lv_folio_flag caller[] = {LV_PG_DIRTY, LV_PG_WRITEBACK, LV_PG_MAPPED,
-						    LV_PG_MLOCKED};
+	static const enum lv_folio_flag caller[] = { LV_PG_DIRTY, LV_PG_WRITEBACK, LV_PG_MAPPED,
+						     LV_PG_MLOCKED };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		bool before = lv_folio_test(f, owned[i]);

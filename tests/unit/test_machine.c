@@ -119,22 +119,22 @@ static void slots4097(struct lv_config *c)
 static void test_invalid(void)
 {
 	static const struct bad_case cases[] = {
-		{"nr_nodes 0", nodes0},
-		{"nr_nodes 65", nodes65},
-		{"node_mem_bytes not a multiple of 4096 (+1)", mem_unaligned},
-		{"node_mem_bytes not a multiple of 4096 (+2048)", mem_unaligned2},
-		{"node_mem_bytes below 4 MiB", mem_small},
-		{"node_mem_bytes 0", mem_zero},
-		{"node_mem_bytes above 64 GiB", mem_huge},
-		{"batch_size 0", batch0},
-		{"batch_size 32", batch32},
-		{"lock_design 2", design2},
-		{"lock_design -1", design_neg},
-		{"lock_backend 3", backend3},
-		{"lock_backend -1", backend_neg},
-		{"disable_mode 3", mode3},
-		{"disable_mode -1", mode_neg},
-		{"nr_cpu_slots 4097", slots4097},
+		{ "nr_nodes 0", nodes0 },
+		{ "nr_nodes 65", nodes65 },
+		{ "node_mem_bytes not a multiple of 4096 (+1)", mem_unaligned },
+		{ "node_mem_bytes not a multiple of 4096 (+2048)", mem_unaligned2 },
+		{ "node_mem_bytes below 4 MiB", mem_small },
+		{ "node_mem_bytes 0", mem_zero },
+		{ "node_mem_bytes above 64 GiB", mem_huge },
+		{ "batch_size 0", batch0 },
+		{ "batch_size 32", batch32 },
+		{ "lock_design 2", design2 },
+		{ "lock_design -1", design_neg },
+		{ "lock_backend 3", backend3 },
+		{ "lock_backend -1", backend_neg },
+		{ "disable_mode 3", mode3 },
+		{ "disable_mode -1", mode_neg },
+		{ "nr_cpu_slots 4097", slots4097 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

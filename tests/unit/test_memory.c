@@ -14,88 +14,6 @@
 
 #define PAGE LV_PAGE_SIZE
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* pat - the byte written at virtual address @addr in generation @seed. */
-static unsigned char pat(uint64_t addr, unsigned int seed)
-{
-	return (unsigned char)(addr * 131 + (addr >> 12) * 17 + (addr >> 9) + seed * 29 + 1);
-}
-
-static struct lv_memcg *new_memcg(struct lv_machine *m, const char *name)
-{
-	struct lv_memcg *memcg = lv_memcg_create(m, NULL, name);
-
-	if (!memcg)
-		BAIL_OUT("lv_memcg_create(%s): %s", name, strerror(errno));
-	return memcg;
-}
-
-static struct lv_mm *new_mm(struct lv_machine *m, struct lv_memcg *memcg, int nid)
-{
-	struct lv_mm *mm = lv_mm_create(m, memcg, nid);
-
-	if (!mm)
-		BAIL_OUT("lv_mm_create(nid %d): %s", nid, strerror(errno));
-	return mm;
-}
-
-static uint64_t map_or_bail(struct lv_mm *mm, size_t len)
-{
-	uint64_t addr = 0;
-	int err = lv_mmap(mm, len, &addr);
-
-	if (err)
-		BAIL_OUT("lv_mmap(%zu): %d", len, err);
-	return addr;
-}
-
-/* write_pat - write pat(@seed) over [@addr, @addr + @len). Return: lv_mm_write's result. */
-static int write_pat(struct lv_mm *mm, uint64_t addr, size_t len, unsigned int seed)
-{
-	unsigned char *buf = malloc(len ? len : 1);
-	int rc;
-
-	if (!buf)
-		BAIL_OUT("out of memory");
-	for (size_t i = 0; i < len; i++)
-		buf[i] = pat(addr + i, seed);
-	rc = lv_mm_write(mm, addr, buf, len);
-	free(buf);
-	return rc;
-}
-
-/*
- * bad_pat - bytes of [@addr, @addr + @len) unlike pat(@seed); with @seed < 0, bytes that are
- * not zero. Return: that count, or -1 if the read itself failed.
- */
-static long bad_pat(struct lv_mm *mm, uint64_t addr, size_t len, int seed)
-{
-	unsigned char *buf = malloc(len ? len : 1);
-	long bad = 0;
-	int rc;
-
-	if (!buf)
-		BAIL_OUT("out of memory");
-	memset(buf, 0xa5, len);
-	rc = lv_mm_read(mm, addr, buf, len);
-	if (rc) {
-		diag("lv_mm_read(%#llx, %zu) = %d", (unsigned long long)addr, len, rc);
-		free(buf);
-		return -1;
-	}
-	for (size_t i = 0; i < len; i++)
-		bad += buf[i] != (seed < 0 ? 0 : pat(addr + i, (unsigned int)seed));
-	free(buf);
-	return bad;
-}
-
 static long nonzero(struct lv_mm *mm, uint64_t addr, size_t len)
 {
 	return bad_pat(mm, addr, len, -1);
@@ -139,7 +57,7 @@ static void test_errors(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg), *other = new_machine(&cfg);
-	struct lv_memcg *foreign = new_memcg(other, "foreign"), *a = new_memcg(m, "a");
+	struct lv_memcg *foreign = new_memcg(other, NULL, "foreign"), *a = new_memcg(m, NULL, "a");
 	uint64_t addr = 0, brk0, brk1;
 	unsigned char buf[16];
 	struct lv_mm *mm;
@@ -234,7 +152,7 @@ static void test_brk(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	uint64_t free0 = nstat(m, LV_NR_FREE), base, old, cur;
 	struct lv_mm *mm = new_mm(m, a, 0);
 	long bad = 0;
@@ -343,7 +261,7 @@ static void test_mmap(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	uint64_t free0 = nstat(m, LV_NR_FREE), r1, r2, r3, heap;
 	struct lv_mm *mm = new_mm(m, a, 0);
 	unsigned char buf[64];
@@ -569,8 +487,8 @@ static void test_limit(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, "a");
-	struct lv_memcg *p = new_memcg(m, "p"), *c = lv_memcg_create(m, p, "c");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
+	struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = lv_memcg_create(m, p, "c");
 	uint64_t free0 = nstat(m, LV_NR_FREE), r, steal;
 	struct lv_mm *mm = new_mm(m, a, 0), *mc;
 	int err = 0, n = 0, fails = 0;
@@ -658,7 +576,7 @@ static void test_madvise(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	uint64_t free0 = nstat(m, LV_NR_FREE), r, r2, lazy, deact, steal;
 	struct lv_mm *mm = new_mm(m, a, 0);
 	unsigned long rec;
@@ -816,8 +734,8 @@ static void test_nodes(void)
 
 	cfg.nr_nodes = 2;
 	m = new_machine(&cfg);
-	a = new_memcg(m, "a");
-	b = new_memcg(m, "b");
+	a = new_memcg(m, NULL, "a");
+	b = new_memcg(m, NULL, "b");
 	errno = 0;
 	ok(!lv_mm_create(m, a, 2) && errno == EINVAL, "nodes: create on node 2 of 2 -> EINVAL");
 	mm = new_mm(m, a, 1);
@@ -1111,7 +1029,7 @@ static void test_threads(void)
 	m = new_machine(&cfg);
 	free0 = nstat(m, LV_NR_FREE);
 	s.m = m;
-	s.memcg = new_memcg(m, "shared");
+	s.memcg = new_memcg(m, NULL, "shared");
 	s.mm = new_mm(m, s.memcg, 0);
 	s.shared = map_or_bail(s.mm, SHARED_PAGES * PAGE);
 	s.race = map_or_bail(s.mm, RACE_PAGES * PAGE);

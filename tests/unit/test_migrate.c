@@ -24,83 +24,6 @@
 
 #define PAGE LV_PAGE_SIZE
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* pat - the byte at @addr (a virtual address or a file offset) in generation @seed. */
-static unsigned char pat(uint64_t addr, unsigned int seed)
-{
-	return (unsigned char)(addr * 131 + (addr >> 12) * 17 + (addr >> 9) + seed * 29 + 1);
-}
-
-static struct lv_memcg *new_memcg(struct lv_machine *m, const char *name)
-{
-	struct lv_memcg *memcg = lv_memcg_create(m, NULL, name);
-
-	if (!memcg)
-		BAIL_OUT("lv_memcg_create(%s): %s", name, strerror(errno));
-	return memcg;
-}
-
-static struct lv_mm *new_mm(struct lv_machine *m, struct lv_memcg *memcg, int nid)
-{
-	struct lv_mm *mm = lv_mm_create(m, memcg, nid);
-
-	if (!mm)
-		BAIL_OUT("lv_mm_create(nid %d): %s", nid, strerror(errno));
-	return mm;
-}
-
-static uint64_t map_or_bail(struct lv_mm *mm, size_t len)
-{
-	uint64_t addr = 0;
-	int err = lv_mmap(mm, len, &addr);
-
-	if (err)
-		BAIL_OUT("lv_mmap(%zu): %d", len, err);
-	return addr;
-}
-
-static int write_pat(struct lv_mm *mm, uint64_t addr, size_t len, unsigned int seed)
-{
-	unsigned char *buf = malloc(len ? len : 1);
-	int rc;
-
-	if (!buf)
-		BAIL_OUT("out of memory");
-	for (size_t i = 0; i < len; i++)
-		buf[i] = pat(addr + i, seed);
-	rc = lv_mm_write(mm, addr, buf, len);
-	free(buf);
-	return rc;
-}
-
-/* bad_pat - bytes unlike pat(@seed) (@seed < 0: not zero); -1 if the read failed. */
-static long bad_pat(struct lv_mm *mm, uint64_t addr, size_t len, int seed)
-{
-	unsigned char *buf = malloc(len ? len : 1);
-	long bad = 0;
-	int rc;
-
-	if (!buf)
-		BAIL_OUT("out of memory");
-	rc = lv_mm_read(mm, addr, buf, len);
-	if (rc) {
-		diag("lv_mm_read(%#llx, %zu) = %d", (unsigned long long)addr, len, rc);
-		free(buf);
-		return -1;
-	}
-	for (size_t i = 0; i < len; i++)
-		bad += buf[i] != (seed < 0 ? 0 : pat(addr + i, (unsigned int)seed));
-	free(buf);
-	return bad;
-}
-
 /* zero_or_pat - 0 if the page at @addr reads all zeros or all pat(@seed) (one read), else 1. */
 static long zero_or_pat(struct lv_mm *mm, uint64_t addr, int seed)
 {
@@ -173,7 +96,7 @@ static struct lv_machine *two_nodes(unsigned int nodes, unsigned int slots)
 static void test_migrate_pages(void)
 {
 	struct lv_machine *m = two_nodes(2, 1);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	struct lv_mm *mm = new_mm(m, a, 0);
 	uint64_t r, succ, fail, d;
 	int err;
@@ -308,7 +231,7 @@ static void test_mask(void)
 static void test_move_pages(void)
 {
 	struct lv_machine *m = two_nodes(2, 1);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	struct lv_mm *mm = new_mm(m, a, 0);
 	uint64_t r = map_or_bail(mm, 8 * PAGE), r2, succ, fail, d, inact;
 	uint64_t addrs[10];
@@ -402,7 +325,7 @@ static void test_move_pages(void)
 static void test_busy(void)
 {
 	struct lv_machine *m = two_nodes(2, 1);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	struct lv_mm *mm = new_mm(m, a, 0);
 	uint64_t r = map_or_bail(mm, 10 * PAGE), fail, a3, a5;
 	struct lv_folio *f;
@@ -475,7 +398,7 @@ static void test_busy(void)
 static void test_enomem(void)
 {
 	struct lv_machine *m = two_nodes(2, 1);
-	struct lv_memcg *a = new_memcg(m, "a"), *b = new_memcg(m, "b");
+	struct lv_memcg *a = new_memcg(m, NULL, "a"), *b = new_memcg(m, NULL, "b");
 	struct lv_mm *mm = new_mm(m, a, 0), *filler = new_mm(m, b, 1);
 	uint64_t r = map_or_bail(mm, 10 * PAGE), rf = map_or_bail(filler, SMALL_PAGES * PAGE);
 	uint64_t fail, usage_b, n = 0;
@@ -557,35 +480,6 @@ static void test_disable_nesting(void)
 
 /* ---- page cache ----------------------------------------------------------------------------- */
 
-/* temp_file - an unlinked temporary file of @size bytes of pat(offset, 7). */
-static int temp_file(size_t size)
-{
-	const char *dir = getenv("TMPDIR");
-	unsigned char *buf = malloc(size);
-	char path[PATH_MAX];
-	size_t done = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/lvtest-migrate-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0 || !buf)
-		BAIL_OUT("temporary file %s: %s", path, strerror(errno));
-	unlink(path);
-	for (size_t i = 0; i < size; i++)
-		buf[i] = pat(i, 7);
-	while (done < size) {
-		ssize_t n = write(fd, buf + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			BAIL_OUT("write %s: %s", path, strerror(errno));
-		done += (size_t)n;
-	}
-	free(buf);
-	return fd;
-}
-
 /* file_bad - read [@off, @off + @len) of @f: bytes unlike the file (-1: the read failed). */
 static long file_bad(struct lv_file *f, struct lv_memcg *memcg, uint64_t off, size_t len,
 		     uint64_t real)
@@ -600,8 +494,7 @@ static long file_bad(struct lv_file *f, struct lv_memcg *memcg, uint64_t off, si
 		free(buf);
 		return -1;
 	}
-	for (size_t i = 0; i < len; i++)
-		bad += buf[i] != (off + i < real ? pat(off + i, 7) : 0);
+	bad = (long)bad_bytes(buf, len, off, real, 7);
 	free(buf);
 	return bad;
 }
@@ -611,8 +504,8 @@ static long file_bad(struct lv_file *f, struct lv_memcg *memcg, uint64_t off, si
 static void test_file_migrate(void)
 {
 	struct lv_machine *m = two_nodes(2, 1); /* one slot: reads cache on node 0 */
-	struct lv_memcg *a = new_memcg(m, "a");
-	int fd = temp_file(REAL_BYTES);
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
+	int fd = temp_file(REAL_BYTES, 7);
 	struct lv_file *f = lv_file_open(m, fd, REAL_BYTES), *s = lv_file_open(m, -1, 32 * PAGE);
 	uint64_t succ;
 	unsigned long rec;
@@ -743,9 +636,9 @@ static void *truncator_thread(void *p)
 static void test_file_migrate_readers(void)
 {
 	struct lv_machine *m = two_nodes(2, 1);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	const uint64_t real = FILE_PAGES * PAGE - 77;
-	int fd = temp_file(real), stop = 0;
+	int fd = temp_file(real, 7), stop = 0;
 	struct lv_file *f = lv_file_open(m, fd, real);
 	struct file_reader rd[FILE_READERS];
 	struct lv_file *g = lv_file_open(m, -1, 64 * PAGE);
@@ -995,7 +888,7 @@ static void *migrator_thread(void *p)
 static void test_race(void)
 {
 	struct lv_machine *m = two_nodes(2, 4);
-	struct lv_memcg *a = new_memcg(m, "a");
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
 	struct race *s = calloc(1, sizeof(*s));
 	void *(*fns[])(void *) = { writer_thread, writer_thread, reader_thread, churn_thread,
 				   migrator_thread };

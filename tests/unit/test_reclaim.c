@@ -11,14 +11,6 @@
 
 #define PAGE LV_PAGE_SIZE
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -44,15 +36,6 @@ static unsigned long read_pages(struct lv_file *f, struct lv_memcg *memcg, uint6
 	for (uint64_t i = first; i < first + nr; i++)
 		failed += lv_file_read(f, memcg, buf, PAGE, i * PAGE) != (long)PAGE;
 	return failed;
-}
-
-static struct lv_memcg *new_memcg(struct lv_machine *m, struct lv_memcg *parent, const char *name)
-{
-	struct lv_memcg *memcg = lv_memcg_create(m, parent, name);
-
-	if (!memcg)
-		BAIL_OUT("lv_memcg_create(%s): %s", name, strerror(errno));
-	return memcg;
 }
 
 static struct lv_file *new_file(struct lv_machine *m, uint64_t pages)

@@ -264,9 +264,9 @@ static void test_backends(void)
 	static const struct {
 		enum lv_lock_backend b;
 		const char *name;
-	} backends[] = {{LV_BACKEND_FUTEX, "futex"},
-			{LV_BACKEND_MUTEX, "mutex"},
-			{LV_BACKEND_SPIN, "spin"}};
+	} backends[] = { { LV_BACKEND_FUTEX, "futex" },
+			 { LV_BACKEND_MUTEX, "mutex" },
+			 { LV_BACKEND_SPIN, "spin" } };
 
 	for (size_t i = 0; i < 3; i++) {
 		struct lv_config cfg = small_config();
@@ -302,7 +302,7 @@ static void test_backends(void)
 		pthread_barrier_t leave;
 
 		pthread_barrier_init(&leave, NULL, 2);
-		arg = (struct contend_arg){m, b, &leave};
+		arg = (struct contend_arg){ m, b, &leave };
 		for (int k = 0; k < 2; k++)
 			pthread_create(&t[k], NULL, contend, &arg);
 		for (int k = 0; k < 2; k++)

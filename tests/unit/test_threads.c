@@ -86,7 +86,7 @@ static void test_drain_all_covers(void)
 		fs[i] = alloc_or_bail(m, 0, 0, NULL, i % 3 ? 0 : LV_FOLIO_ANON);
 	pthread_barrier_init(&hold, NULL, ADDERS + 1);
 	for (int k = 0; k < ADDERS; k++) {
-		args[k] = (struct add_arg){m, fs + k * PER, added + k * PER, PER, &hold, 0};
+		args[k] = (struct add_arg){ m, fs + k * PER, added + k * PER, PER, &hold, 0 };
 		pthread_create(&t[k], NULL, adder, &args[k]);
 	}
 	/* While they add: every add seen complete before a drain_all must be on the LRU after. */
@@ -205,7 +205,7 @@ static void test_coalesce(void)
 	lv_drain_all_stats(m, &calls0, &sweeps0);
 	pthread_barrier_init(&start, NULL, DRAINERS + CHURNERS + 1);
 	for (int k = 0; k < DRAINERS + CHURNERS; k++)
-		da[k] = (struct drain_arg){m, &stop, &start, 0};
+		da[k] = (struct drain_arg){ m, &stop, &start, 0 };
 	pthread_barrier_init(&exit_together, NULL, DRAINERS + CHURNERS);
 	for (int k = 0; k < CHURNERS; k++)
 		pthread_create(&c[k], NULL, churner, &da[DRAINERS + k]);
@@ -214,7 +214,7 @@ static void test_coalesce(void)
 	pthread_barrier_wait(&start);
 	t0 = now_ms();
 	do {
-		struct timespec ts = {0, 5 * 1000 * 1000};
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 		lv_drain_all_stats(m, &calls, &sweeps);
@@ -255,7 +255,7 @@ static void test_exited_threads(void)
 	for (int i = 0; i < THREADS * PER; i++)
 		fs[i] = alloc_or_bail(m, 0, 0, NULL, LV_FOLIO_ANON);
 	for (int k = 0; k < THREADS; k++) {
-		args[k] = (struct add_arg){m, fs + k * PER, NULL, PER, NULL, 0};
+		args[k] = (struct add_arg){ m, fs + k * PER, NULL, PER, NULL, 0 };
 		pthread_create(&t[k], NULL, adder, &args[k]);
 		pthread_join(t[k], NULL); /* one at a time: batches stay partly filled */
 	}
@@ -314,7 +314,7 @@ static void test_disable_while_adding(enum lv_disable_mode mode, const char *nam
 
 	pthread_barrier_init(&exit_together, NULL, THREADS);
 	for (int k = 0; k < THREADS; k++) {
-		args[k] = (struct dis_arg){m, &disabled, &stop, 0, 0};
+		args[k] = (struct dis_arg){ m, &disabled, &stop, 0, 0 };
 		pthread_create(&t[k], NULL, dis_adder, &args[k]);
 	}
 	for (int round = 0; round < 20; round++) {
@@ -449,7 +449,7 @@ static void test_moves_race_requests(enum lv_lock_design design, const char *nam
 	lv_lru_add_drain_all(m);
 	pthread_barrier_init(&exit_together, NULL, 4);
 	for (int k = 0; k < 4; k++) {
-		args[k] = (struct mv_arg){fs, {a, b}, 7u * (unsigned int)k + 1, 3000, 0, 0};
+		args[k] = (struct mv_arg){ fs, { a, b }, 7u * (unsigned int)k + 1, 3000, 0, 0 };
 		pthread_create(&t[k], NULL, k < 2 ? mover : requester, &args[k]);
 	}
 	for (int k = 0; k < 4; k++) {
