@@ -228,4 +228,19 @@ static inline long bad_pat(struct lv_mm *mm, uint64_t addr, size_t len, int seed
 	return bad;
 }
 
+/* zero_or_pat - read page @addr once: 0 if it is all zeros or all pat(@seed), else 1. */
+static inline long zero_or_pat(struct lv_mm *mm, uint64_t addr, int seed)
+{
+	unsigned char buf[LV_PAGE_SIZE];
+	bool zero = true, same = true;
+
+	if (lv_mm_read(mm, addr, buf, LV_PAGE_SIZE))
+		return 1;
+	for (size_t i = 0; i < LV_PAGE_SIZE; i++) {
+		zero &= buf[i] == 0;
+		same &= buf[i] == pat(addr + i, (unsigned int)seed);
+	}
+	return !(zero || same);
+}
+
 #endif /* LV_TEST_H */

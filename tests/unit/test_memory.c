@@ -19,21 +19,6 @@ static long nonzero(struct lv_mm *mm, uint64_t addr, size_t len)
 	return bad_pat(mm, addr, len, -1);
 }
 
-/* zero_or_pat - read page @addr once: 0 if it is all zeros or all pat(@seed), else 1. */
-static long zero_or_pat(struct lv_mm *mm, uint64_t addr, int seed)
-{
-	unsigned char buf[PAGE];
-	bool zero = true, same = true;
-
-	if (lv_mm_read(mm, addr, buf, PAGE))
-		return 1;
-	for (size_t i = 0; i < PAGE; i++) {
-		zero &= buf[i] == 0;
-		same &= buf[i] == pat(addr + i, (unsigned int)seed);
-	}
-	return !(zero || same);
-}
-
 static int read_rc(struct lv_mm *mm, uint64_t addr, size_t len)
 {
 	unsigned char buf[64];

@@ -24,21 +24,6 @@
 
 #define PAGE LV_PAGE_SIZE
 
-/* zero_or_pat - 0 if the page at @addr reads all zeros or all pat(@seed) (one read), else 1. */
-static long zero_or_pat(struct lv_mm *mm, uint64_t addr, int seed)
-{
-	unsigned char buf[PAGE];
-	bool zero = true, same = true;
-
-	if (lv_mm_read(mm, addr, buf, PAGE))
-		return 1;
-	for (size_t i = 0; i < PAGE; i++) {
-		zero &= buf[i] == 0;
-		same &= buf[i] == pat(addr + i, (unsigned int)seed);
-	}
-	return !(zero || same);
-}
-
 static uint64_t nst(struct lv_machine *m, int nid, enum lv_stat_item item)
 {
 	return lv_node_stat(m, nid, item);

@@ -301,13 +301,11 @@ static int aim9_run(const struct lvb_common *opt, const void *params, enum lv_lo
 	if (err)
 		return err;
 	err = -ENOMEM;
-	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = aligned_alloc(64, n * sizeof(*threads));
+	workers = lvb_zalloc(n * sizeof(*workers));
+	threads = lvb_zalloc(n * sizeof(*threads));
 	rates = calloc((size_t)n * iters, sizeof(*rates));
 	if (!workers || !threads || !rates)
 		goto out;
-	memset(workers, 0, n * sizeof(*workers));
-	memset(threads, 0, n * sizeof(*threads));
 	for (unsigned int t = 0; t < n; t++) {
 		threads[t] = (struct aim9_thread){
 			.p = p,

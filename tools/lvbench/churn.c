@@ -305,12 +305,10 @@ static int churn_run(const struct lvb_common *opt, const void *params, enum lv_l
 					 ((size_t)p->limit_mib << 20) / LV_PAGE_SIZE);
 
 	err = -ENOMEM;
-	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = aligned_alloc(64, n * sizeof(*threads));
+	workers = lvb_zalloc(n * sizeof(*workers));
+	threads = lvb_zalloc(n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
-	memset(workers, 0, n * sizeof(*workers));
-	memset(threads, 0, n * sizeof(*threads));
 	for (; nr_ready < n; nr_ready++) {
 		unsigned int t = nr_ready;
 		struct churn_thread *ct = &threads[t];

@@ -99,6 +99,17 @@ static void progress_clear(void)
 	fflush(stderr);
 }
 
+/* lvb_zalloc - zeroed memory on cache-line boundaries (per-thread state must not share lines). */
+void *lvb_zalloc(size_t bytes)
+{
+	size_t size = (bytes + 63) / 64 * 64;
+	void *p = aligned_alloc(64, size ? size : 64);
+
+	if (p)
+		memset(p, 0, size ? size : 64);
+	return p;
+}
+
 /* ---- machine and containers ------------------------------------------------------------------ */
 
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
@@ -267,7 +278,8 @@ static void *worker_main(void *p)
 	phase_wait(ctl, PHASE_RELEASE);
 	pthread_mutex_unlock(&ctl->lock);
 
-	ctl->ops->release(w);
+	if (ctl->ops->release)
+		ctl->ops->release(w);
 	return NULL;
 }
 

@@ -257,10 +257,12 @@ struct lvb_env {
 	unsigned int nr_memcgs;
 };
 
-#define LVB_ENV_DATA	  0x1u /* real data frames (the default is metadata only) */
-#define LVB_ENV_NO_KSWAPD 0x2u /* no kswapd threads: reclaim is direct only */
+#define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
+#define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
 #define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
 
+/* lvb_zalloc - zeroed, cache-line aligned memory (per-thread state), freed with free(). */
+void *lvb_zalloc(size_t bytes);
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
 		   unsigned int flags);
 /* Drain, verify the machine is empty and consistent, remove the memcgs, destroy. */
@@ -282,7 +284,8 @@ struct lvb_worker {
 struct lvb_thread_ops {
 	/* One unit of work, called until the run stops. Adds to w->ops. */
 	void (*step)(struct lvb_worker *w);
-	/* Release everything the thread holds; runs after the statistics were taken. */
+	/* Release everything the thread holds; runs after the statistics were taken. NULL: nothing
+	 * is held between steps. */
 	void (*release)(struct lvb_worker *w);
 	/* Names of the workload's own counters (w->counters[]), copied into the result. */
 	const char *const *counter_names;

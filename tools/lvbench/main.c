@@ -22,10 +22,10 @@ const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NOD
 const char *const lvb_backend_names[] = {
 	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
 };
-const char *const lvb_disable_names[] = {
-	[LV_DISABLE_SWEEP] = "sweep", [LV_DISABLE_RCU] = "rcu",
-	[LV_DISABLE_RCU_EXPEDITED] = "rcu-expedited", NULL
-};
+const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
+					  [LV_DISABLE_RCU] = "rcu",
+					  [LV_DISABLE_RCU_EXPEDITED] = "rcu-expedited",
+					  NULL };
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
 static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce,

@@ -359,15 +359,8 @@ static void numa_step(struct lvb_worker *w)
 	nt->end = numa_now();
 }
 
-/* The address spaces are destroyed by numa_run(), after the statistics. */
-static void numa_release(struct lvb_worker *w)
-{
-	(void)w;
-}
-
 static const struct lvb_thread_ops numa_thread_ops = {
 	.step = numa_step,
-	.release = numa_release,
 	.counter_names = numa_counter_names,
 	.nr_counters = NUMA_NR_COUNTERS,
 };
@@ -408,12 +401,10 @@ static int numa_run(const struct lvb_common *opt, const void *params, enum lv_lo
 		return err;
 
 	err = -ENOMEM;
-	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = aligned_alloc(64, n * sizeof(*threads));
+	workers = lvb_zalloc(n * sizeof(*workers));
+	threads = lvb_zalloc(n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
-	memset(workers, 0, n * sizeof(*workers));
-	memset(threads, 0, n * sizeof(*threads));
 	for (; nr_ready < n; nr_ready++) {
 		unsigned int t = nr_ready;
 		struct numa_thread *nt = &threads[t];

@@ -41,7 +41,7 @@ struct rt_params {
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
 	unsigned int folio_order; /* page cache folios of 2^order pages */
-	bool shared; /* readtwice: the readers of a container share its file */
+	bool shared;		  /* readtwice: the readers of a container share its file */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size; /* of --file */
 };
@@ -225,15 +225,8 @@ static void rt_step(struct lvb_worker *w)
 	w->counters[RT_WRAPS]++;
 }
 
-/* Nothing is held between reads: the page cache keeps what the readers brought in. */
-static void rt_release(struct lvb_worker *w)
-{
-	(void)w;
-}
-
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
-	.release = rt_release,
 	.counter_names = rt_counter_names,
 	.nr_counters = RT_NR_COUNTERS,
 };
@@ -311,12 +304,10 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		goto out;
 
 	err = -ENOMEM;
-	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = aligned_alloc(64, n * sizeof(*threads));
+	workers = lvb_zalloc(n * sizeof(*workers));
+	threads = lvb_zalloc(n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
-	memset(workers, 0, n * sizeof(*workers));
-	memset(threads, 0, n * sizeof(*threads));
 	for (; nr_ready < n; nr_ready++) {
 		unsigned int t = nr_ready, c = t / p->readers;
 		struct rt_file *f = &files[p->shared ? c : t];
@@ -377,14 +368,8 @@ static void ceil_step(struct lvb_worker *w)
 	w->amount += RT_READ_SIZE;
 }
 
-static void ceil_release(struct lvb_worker *w)
-{
-	(void)w;
-}
-
 static const struct lvb_thread_ops ceil_thread_ops = {
 	.step = ceil_step,
-	.release = ceil_release,
 };
 
 /*
@@ -423,12 +408,10 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	if (ring < CEIL_RING_MIN)
 		ring = CEIL_RING_MIN;
 
-	workers = aligned_alloc(64, n * sizeof(*workers));
-	threads = aligned_alloc(64, n * sizeof(*threads));
+	workers = lvb_zalloc(n * sizeof(*workers));
+	threads = lvb_zalloc(n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
-	memset(workers, 0, n * sizeof(*workers));
-	memset(threads, 0, n * sizeof(*threads));
 	for (; nr_ready < n; nr_ready++) {
 		struct ceil_thread *ct = &threads[nr_ready];
 
