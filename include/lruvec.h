@@ -377,7 +377,7 @@ void lv_lru_cache_enable(struct lv_machine *m);
  */
 #define LV_LATENCY_BUCKETS 304
 struct lv_latency {
-	uint64_t count;
+	uint64_t count; /* the sum of the buckets */
 	uint64_t total_ns;
 	uint64_t max_ns;
 	uint64_t buckets[LV_LATENCY_BUCKETS];

@@ -73,7 +73,8 @@ struct lv_folio {
 	/*
 	 * Binding to the charged memcg (NULL with memcg disabled). Written only by the owner of
 	 * the PG_lru pin while it holds the lock of the folio's current lruvec (memcontrol.c),
-	 * or before the folio is visible. Read under RCU, or under that lock.
+	 * before the folio is visible, or by migration on an original it isolated and froze (its
+	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock.
 	 */
 	struct lv_memcg *memcg;
 	/*

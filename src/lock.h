@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lruvec.h"
 
@@ -59,6 +60,15 @@ struct lv_lock {
 	int owner; /* tid of the holder, 0 when free: for lockdep_assert_held() */
 #endif
 };
+
+/* now_ns - CLOCK_MONOTONIC in nanoseconds: lock waits, disable latencies. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls);
 void lv_lock_destroy(struct lv_lock *l);

@@ -151,7 +151,7 @@ static void tlb_flush(struct mmu_gather *tlb)
  * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
  * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
  */
-/* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map, PG_mapped and rss. */
+/* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map and rss. */
 static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 {
 	struct lv_folio *folio = *pte;
@@ -159,7 +159,6 @@ static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 	lockdep_assert_held(&mm->page_table_lock);
 	*pte = NULL;
 	WRITE_ONCE(folio->mapping, NULL);
-	folio_clear_mapped(folio);
 	WRITE_ONCE(mm->rss, mm->rss - 1);
 	return folio;
 }
@@ -475,7 +474,6 @@ static struct lv_folio *do_anonymous_page(struct lv_mm *mm, uint64_t vpn, bool z
 	}
 	folio->mapping = anon_mapping(mm);
 	folio->index = vpn;
-	folio_set_mapped(folio);
 	folio_add_lru(folio);
 	return folio;
 }
@@ -825,8 +823,6 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 					bad(arg, "page table entry's folio maps elsewhere", folio);
 				if (folio_ref_count(folio) < 1)
 					bad(arg, "mapped folio has no reference", folio);
-				if (!folio_test_mapped(folio))
-					bad(arg, "mapped folio without PG_mapped", folio);
 			}
 		}
 		if (present != mm->rss)

@@ -487,14 +487,6 @@ void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
 		*sweeps = __atomic_load_n(&m->drain_sweeps, __ATOMIC_RELAXED);
 }
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static unsigned int latency_bucket(uint64_t ns)
 {
 	unsigned int e;
@@ -521,7 +513,6 @@ static void latency_record(struct lv_latency *lat, uint64_t ns)
 {
 	uint64_t max = __atomic_load_n(&lat->max_ns, __ATOMIC_RELAXED);
 
-	__atomic_fetch_add(&lat->count, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&lat->total_ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&lat->buckets[latency_bucket(ns)], 1, __ATOMIC_RELAXED);
 	while (ns > max && !__atomic_compare_exchange_n(&lat->max_ns, &max, ns, true,
@@ -533,11 +524,13 @@ void lv_lru_cache_disable_latency(struct lv_machine *m, struct lv_latency *out)
 {
 	const struct lv_latency *lat = &m->disable_latency;
 
-	out->count = __atomic_load_n(&lat->count, __ATOMIC_RELAXED);
+	out->count = 0;
 	out->total_ns = __atomic_load_n(&lat->total_ns, __ATOMIC_RELAXED);
 	out->max_ns = __atomic_load_n(&lat->max_ns, __ATOMIC_RELAXED);
-	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++)
+	for (unsigned int b = 0; b < LV_LATENCY_BUCKETS; b++) {
 		out->buckets[b] = __atomic_load_n(&lat->buckets[b], __ATOMIC_RELAXED);
+		out->count += out->buckets[b];
+	}
 }
 
 uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct)
@@ -577,7 +570,7 @@ static void kernel_grace_period(void)
 
 void lv_lru_cache_disable(struct lv_machine *m)
 {
-	uint64_t t0 = clock_ns();
+	uint64_t t0 = now_ns();
 
 	__atomic_fetch_add(&m->lru_disable_count, 1, __ATOMIC_SEQ_CST);
 	if (m->cfg.disable_mode != LV_DISABLE_SWEEP) {
@@ -591,7 +584,7 @@ void lv_lru_cache_disable(struct lv_machine *m)
 		for (unsigned int s = 0; s < m->nr_slots; s++)
 			drain_slot(&m->slots[s]);
 	}
-	latency_record(&m->disable_latency, clock_ns() - t0);
+	latency_record(&m->disable_latency, now_ns() - t0);
 }
 
 void lv_lru_cache_enable(struct lv_machine *m)
