@@ -505,8 +505,8 @@ void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
 int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
-unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start,
-				struct lv_folio **batch, unsigned int max);
+unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start, struct lv_folio **batch,
+				unsigned int max);
 struct lv_machine *file_machine(const struct lv_file *file);
 bool remove_mapping(struct lv_folio *folio);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);

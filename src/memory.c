@@ -747,6 +747,40 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 	return err;
 }
 
+/*
+ * gather_misplaced - take a reference on up to @max folios of @mm at pages >= *@vpn that sit
+ * on a node in @from_nodes other than @to_node; *@vpn moves past the last page looked at.
+ * Return: how many were gathered (0: none left).
+ */
+static unsigned int gather_misplaced(struct lv_mm *mm, uint64_t *vpn, uint64_t from_nodes,
+				     int to_node, struct lv_folio **batch, unsigned int max)
+{
+	unsigned int nr = 0;
+	struct list_head *pos;
+
+	lv_lock_acquire(&mm->page_table_lock);
+	list_for_each (pos, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
+		uint64_t v = *vpn > vma->start ? *vpn : vma->start;
+
+		for (; v < vma->end && nr < max; v++) {
+			struct lv_folio *folio = *vma_pte(vma, v);
+
+			if (folio && (from_nodes & (1ull << folio_nid(folio))) &&
+			    folio_nid(folio) != to_node) {
+				folio_get(folio);
+				batch[nr++] = folio;
+			}
+		}
+		if (v > *vpn)
+			*vpn = v;
+		if (nr == max)
+			break;
+	}
+	lv_lock_release(&mm->page_table_lock);
+	return nr;
+}
+
 /**
  * mm_migrate_walk - migrate every page of @mm on a node in @from_nodes to @to_node.
  * Return: pages that could not be moved.
@@ -755,42 +789,15 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 long mm_migrate_walk(struct lv_mm *mm, uint64_t from_nodes, int to_node)
 {
 	struct lv_folio *batch[RELEASE_BATCH];
+	unsigned int nr;
 	uint64_t vpn = 0;
 	long failed = 0;
 
-	for (;;) {
-		unsigned int nr = 0;
-		struct list_head *pos;
-		struct vm_area *vma;
-
-		/* Gather a batch with references under the lock, migrate it without. */
-		lv_lock_acquire(&mm->page_table_lock);
-		list_for_each (pos, &mm->vmas) {
-			vma = list_entry(pos, struct vm_area, list);
-			if (vma->end <= vpn)
-				continue;
-			for (vpn = vpn > vma->start ? vpn : vma->start; vpn < vma->end; vpn++) {
-				struct lv_folio *folio = *vma_pte(vma, vpn);
-
-				if (!folio || !(from_nodes & (1ull << folio_nid(folio))) ||
-				    folio_nid(folio) == to_node)
-					continue;
-				folio_get(folio);
-				batch[nr++] = folio;
-				if (nr == RELEASE_BATCH) {
-					vpn++;
-					goto gathered;
-				}
-			}
-		}
-	gathered:
-		lv_lock_release(&mm->page_table_lock);
-		if (!nr)
-			return failed;
+	/* Gather a batch with references under the lock, migrate it without. */
+	while ((nr = gather_misplaced(mm, &vpn, from_nodes, to_node, batch, RELEASE_BATCH)))
 		for (unsigned int i = 0; i < nr; i++)
-			if (migrate_folio_to(batch[i], to_node) < 0)
-				failed++;
-	}
+			failed += migrate_folio_to(batch[i], to_node) < 0;
+	return failed;
 }
 
 /* ---- lv_check ------------------------------------------------------------------------------ */
