@@ -669,6 +669,7 @@ enum lv_stat_item {
 	LV_NR_FILE_PAGES,      /* node only: pages in the page cache */
 	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
+	LV_RECLAIM_SKIP_BUSY,  /* global reclaim visits that passed over an lruvec whose lock was held */
 	LV_NR_STAT_ITEMS
 };
 

@@ -26,6 +26,12 @@
  * reclaiming to the high one), direct reclaim (an allocation below the min watermark or
  * failing), and memcg limit reclaim (a charge over a limit reclaims from that memcg's subtree
  * and retries).
+ *
+ * One departure from the kernel: a lock holder here can be preempted for a time slice, and
+ * global reclaim visits every tenant's lruvec. So global reclaim, while pressure is low (the
+ * first SKIP_BUSY_PRIORITIES priorities), only tries each lruvec's lock and moves on to the
+ * next memcg if it is held; from then on it waits, so a held lruvec cannot starve it. Limit
+ * reclaim works for one subtree and always waits.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -36,11 +42,15 @@
 
 #define SWAP_CLUSTER_MAX 32
 #define DEF_PRIORITY	 12
+/* Global reclaim passes over busy lruvecs at its first priorities only: it always progresses. */
+#define SKIP_BUSY_PRIORITIES 3
 
 struct scan_control {
 	unsigned long nr_to_reclaim;
 	unsigned long nr_reclaimed;
 	int priority;
+	bool may_skip; /* pass over lruvecs whose lock is held (see reclaim_lock()) */
+	bool skipped;  /* the lruvec being visited was passed over */
 };
 
 struct kswapd {
@@ -105,6 +115,26 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 }
 
 /* ---- cost accounting ------------------------------------------------------------------------ */
+
+/*
+ * reclaim_lock - take @lruvec's lock to isolate from it, or, when @sc may skip, give up at once
+ * if it is held and count the skip. The holder of a tenant's lock in user space can be a
+ * preempted thread that keeps it for a whole time slice; reclaim that is not bound to one
+ * memcg has other lruvecs to scan and comes back to this one at the next priority.
+ * Return: true with the lock held.
+ */
+static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
+{
+	if (!sc->may_skip) {
+		lv_lock_acquire(lruvec->lru_lock);
+		return true;
+	}
+	if (lv_lock_trylock(lruvec->lru_lock))
+		return true;
+	sc->skipped = true;
+	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
+	return false;
+}
 
 /**
  * lru_note_cost - charge @cost to the file or anon side of @lruvec and its ancestors, decaying
@@ -185,11 +215,12 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
 }
 
 /*
- * move_folios_to_lru - put isolated folios back on the lists their flags select, counting
- * @ev for each (NR_LRU_EVENTS: none), then drop the isolation references after unlocking.
+ * move_folios_to_lru - put isolated folios back on the lists their flags select, counting the
+ * inactive ones as deactivated if @deactivated, then drop the isolation references after
+ * unlocking.
  * Context: no lock held.
  */
-static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
+static void move_folios_to_lru(struct list_head *list, bool deactivated)
 {
 	struct lv_folio *done[LV_MAX_BATCH];
 	struct lruvec *lruvec = NULL;
@@ -213,8 +244,8 @@ static void move_folios_to_lru(struct list_head *list, enum lru_event ev)
 		folio_set_lru(folio);
 		if (folio_test_active(folio))
 			workingset_age_nonresident(lruvec, folio_nr_pages(folio));
-		if (ev < NR_LRU_EVENTS)
-			lruvec_count_event(lruvec, ev, folio_nr_pages(folio));
+		else if (deactivated)
+			lruvec_count_event(lruvec, EV_PGDEACTIVATE, folio_nr_pages(folio));
 		done[nr++] = folio;
 		if (nr == LV_MAX_BATCH) {
 			lruvec_unlock(lruvec);
@@ -284,7 +315,7 @@ static unsigned long shrink_folio_list(struct list_head *list)
 }
 
 static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list lru,
-					  unsigned long nr_to_scan)
+					  unsigned long nr_to_scan, struct scan_control *sc)
 {
 	struct lv_machine *m = lruvec->pgdat->machine;
 	unsigned long nr_scanned, nr_taken, nr_reclaimed;
@@ -293,7 +324,8 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 	INIT_LIST_HEAD(&folio_list);
 	/* Folios still in this CPU's batches are invisible to isolation. */
 	lru_add_drain_try(m);
-	lv_lock_acquire(lruvec->lru_lock);
+	if (!reclaim_lock(lruvec, sc))
+		return 0;
 	nr_taken = isolate_lru_folios(lruvec, lru, nr_to_scan, &folio_list, &nr_scanned);
 	lruvec_count_event(lruvec, EV_PGSCAN, (long)nr_scanned);
 	lv_lock_release(lruvec->lru_lock);
@@ -302,7 +334,7 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 
 	nr_reclaimed = shrink_folio_list(&folio_list);
 	lruvec_count_event_atomic(lruvec, EV_PGSTEAL, (long)nr_reclaimed);
-	move_folios_to_lru(&folio_list, NR_LRU_EVENTS);
+	move_folios_to_lru(&folio_list, false);
 	/*
 	 * With no swap only the file lists are scanned, so rotation cost would balance nothing:
 	 * skip the walk to the root that takes every ancestor's lock (Roman Gushchin, 2025).
@@ -315,17 +347,18 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
  * shrink_active_list - age the active list: referenced folios (accessed again while active)
  * rotate and stay active, the others move to the inactive list with PG_workingset.
  */
-static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigned long nr_to_scan)
+static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigned long nr_to_scan,
+			       struct scan_control *sc)
 {
 	struct lv_machine *m = lruvec->pgdat->machine;
-	struct list_head hold, active, inactive;
+	struct list_head hold, moved;
 	unsigned long nr_scanned, nr_rotated = 0;
 
 	INIT_LIST_HEAD(&hold);
-	INIT_LIST_HEAD(&active);
-	INIT_LIST_HEAD(&inactive);
+	INIT_LIST_HEAD(&moved);
 	lru_add_drain_try(m);
-	lv_lock_acquire(lruvec->lru_lock);
+	if (!reclaim_lock(lruvec, sc))
+		return;
 	isolate_lru_folios(lruvec, lru, nr_to_scan, &hold, &nr_scanned);
 	lruvec_count_event(lruvec, EV_PGREFILL, (long)nr_scanned);
 	lv_lock_release(lruvec->lru_lock);
@@ -336,16 +369,15 @@ static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigne
 		list_del(&folio->lru);
 		/* Nobody else plays with PG_active on an isolated folio: it is ours to change. */
 		if (folio_test_clear_referenced(folio)) {
-			list_add_tail(&folio->lru, &active);
 			nr_rotated += (unsigned long)folio_nr_pages(folio);
-			continue;
+		} else {
+			folio_clear_active(folio);
+			folio_set_workingset(folio);
 		}
-		folio_clear_active(folio);
-		folio_set_workingset(folio);
-		list_add_tail(&folio->lru, &inactive);
+		list_add_tail(&folio->lru, &moved);
 	}
-	move_folios_to_lru(&active, NR_LRU_EVENTS);
-	move_folios_to_lru(&inactive, EV_PGDEACTIVATE);
+	/* Rotated and deactivated folios go back under one hold of the lock, as in the kernel. */
+	move_folios_to_lru(&moved, true);
 	if (nr_rotated)
 		lru_note_cost(lruvec, lru >= LRU_INACTIVE_FILE, nr_rotated);
 }
@@ -366,24 +398,25 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 	unsigned long nr_inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority;
 	unsigned long nr_active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]) >> sc->priority;
 
-	while ((nr_inactive || nr_active) && sc->nr_reclaimed < sc->nr_to_reclaim) {
+	sc->skipped = false;
+	while ((nr_inactive || nr_active) && sc->nr_reclaimed < sc->nr_to_reclaim && !sc->skipped) {
 		unsigned long n;
 
 		if (nr_active) {
 			n = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
 			nr_active -= n;
 			if (inactive_is_low(lruvec))
-				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n);
+				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n, sc);
 		}
 		if (nr_inactive) {
 			n = nr_inactive < SWAP_CLUSTER_MAX ? nr_inactive : SWAP_CLUSTER_MAX;
 			nr_inactive -= n;
-			sc->nr_reclaimed += shrink_inactive_list(lruvec, LRU_INACTIVE_FILE, n);
+			sc->nr_reclaimed += shrink_inactive_list(lruvec, LRU_INACTIVE_FILE, n, sc);
 		}
 	}
 	/* Keep the active list aged even when this pass did not scan it. */
-	if (inactive_is_low(lruvec))
-		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX);
+	if (!sc->skipped && inactive_is_low(lruvec))
+		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX, sc);
 }
 
 /**
@@ -412,6 +445,8 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	 */
 	start = __atomic_fetch_add(&m->reclaim_rotor, 1, __ATOMIC_RELAXED);
 	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
+		/* Global reclaim waits for no lock it can do without, while pressure is low. */
+		sc.may_skip = !target && sc.priority > DEF_PRIORITY - SKIP_BUSY_PRIORITIES;
 		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
 			if (nid >= 0 && (unsigned int)nid != n)
 				continue;

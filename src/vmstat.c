@@ -47,6 +47,7 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_NR_FILE_PAGES] = "nr_file_pages",
 	[LV_PGMIGRATE_SUCCESS] = "pgmigrate_success",
 	[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
+	[LV_RECLAIM_SKIP_BUSY] = "reclaim_skip_busy",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -174,13 +175,15 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_ALLOCSTALL] = EV_ALLOCSTALL,
 	[LV_PGMIGRATE_SUCCESS] = EV_PGMIGRATE_SUCCESS,
 	[LV_PGMIGRATE_FAIL] = EV_PGMIGRATE_FAIL,
+	[LV_RECLAIM_SKIP_BUSY] = EV_RECLAIM_SKIP_BUSY,
 };
 
 static bool item_is_event(enum lv_stat_item item)
 {
 	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL &&
 		item != LV_WORKINGSET_NODERECLAIM) ||
-	       item == LV_PGMIGRATE_SUCCESS || item == LV_PGMIGRATE_FAIL;
+	       item == LV_PGMIGRATE_SUCCESS || item == LV_PGMIGRATE_FAIL ||
+	       item == LV_RECLAIM_SKIP_BUSY;
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Reclaim and workingset detection: memcg limit reclaim under concurrent readers, kswapd and
  * the watermarks, refault activation (and its absence for distant refaults or a removed
- * memcg), the explicit reclaim API and what it must never free, shadow node shrinking, and
- * memcg removal while reclaim runs. */
+ * memcg), the explicit reclaim API and what it must never free, global reclaim passing over a
+ * held lruvec lock, shadow node shrinking, and memcg removal while reclaim runs. The held lock
+ * needs the internal headers: no public call keeps an lruvec's lock. */
+#include "internal.h"
+
 #include "lvtest.h"
 
 #include <pthread.h>
@@ -602,6 +605,114 @@ static void test_reclaim_api(void)
 	finish(m, "api");
 }
 
+/* ---- global reclaim and a held lruvec lock ------------------------------------------------ */
+
+struct holder {
+	struct lv_lock *lock;
+	long hold_us; /* release after this long, or when told to */
+	int held, release, released;
+};
+
+static void *holder_thread(void *p)
+{
+	struct holder *h = p;
+	double end = now() + (double)h->hold_us / 1e6;
+
+	lv_lock_acquire(h->lock);
+	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE) && now() < end)
+		sleep_us(1000);
+	__atomic_store_n(&h->released, 1, __ATOMIC_RELEASE);
+	lv_lock_release(h->lock);
+	return NULL;
+}
+
+static void hold_start(pthread_t *t, struct holder *h)
+{
+	if (pthread_create(t, NULL, holder_thread, h))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(&h->held, __ATOMIC_ACQUIRE))
+		sleep_us(100);
+}
+
+/*
+ * A tenant's lock held (in user space, by a preempted thread) must not stall reclaim that can
+ * take pages elsewhere; when nothing else is left, reclaim waits for it rather than fail.
+ */
+static void test_skip_busy(void)
+{
+	/*
+	 * Skipping happens at the first priorities only, where a scan takes size >> 12..10 pages:
+	 * a's 32768 pages give 56 there, more than one pass's 32; b's 8192 are scanned too.
+	 */
+	const uint64_t na = 32768, nb = 8192;
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_memcg *a, *b;
+	struct lv_file *fa, *fb;
+	struct holder h;
+	unsigned long r;
+	int released;
+	pthread_t t;
+	double t0;
+
+	cfg.node_mem_bytes = 256ul << 20;
+	m = new_machine(&cfg);
+	a = new_memcg(m, NULL, "a");
+	b = new_memcg(m, NULL, "b");
+	fa = new_file(m, na);
+	fb = new_file(m, nb);
+	is(read_pages(fa, a, 0, na), 0, "skip: a reads %llu pages", (unsigned long long)na);
+	is(read_pages(fb, b, 0, nb), 0, "skip: b reads %llu pages", (unsigned long long)nb);
+	lv_lru_add_drain_all(m);
+
+	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
+			     .hold_us = 20 * 1000000 };
+	hold_start(&t, &h);
+	r = lv_reclaim_node(m, 0, 32);
+	released = __atomic_load_n(&h.released, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	is(released, 0, "skip: node reclaim returned while b's lock was held");
+	ok(r >= 32, "skip: ... having reclaimed %lu pages", r);
+	is(lv_file_cached_pages(fa), na - r, "skip: ... all of them a's");
+	is(lv_file_cached_pages(fb), nb, "skip: b's pages untouched");
+	ok(lv_memcg_stat(b, LV_RECLAIM_SKIP_BUSY) > 0, "skip: b's lruvec counted as skipped (%llu)",
+	   (unsigned long long)lv_memcg_stat(b, LV_RECLAIM_SKIP_BUSY));
+	is(lv_memcg_stat(a, LV_RECLAIM_SKIP_BUSY), 0, "skip: a's lruvec was never skipped");
+
+	/* Only b has pages left: reclaim skips it at first, then waits for the lock. */
+	is(lv_memcg_reclaim(a, na), na - r, "skip: a's remaining pages reclaimed");
+	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
+			     .hold_us = 200 * 1000 };
+	hold_start(&t, &h);
+	t0 = now();
+	r = lv_reclaim_node(m, 0, 64);
+	ok(now() - t0 >= 0.15, "skip: with nothing else left, reclaim waited %.0f ms for b's lock",
+	   (now() - t0) * 1e3);
+	pthread_join(t, NULL);
+	ok(r >= 64, "skip: ... and then reclaimed %lu of b's pages", r);
+	is(lv_file_cached_pages(fb), nb - r, "skip: ... which b's file lost");
+
+	/* Limit reclaim works for one subtree: it waits instead of skipping. */
+	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
+			     .hold_us = 100 * 1000 };
+	hold_start(&t, &h);
+	t0 = now();
+	r = lv_memcg_reclaim(b, 32);
+	ok(now() - t0 >= 0.05 && r >= 32,
+	   "skip: memcg reclaim of b waited %.0f ms for its lock and reclaimed %lu pages",
+	   (now() - t0) * 1e3, r);
+	pthread_join(t, NULL);
+	check_ok(m, "skip");
+	lv_file_close(fa);
+	lv_file_close(fb);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "skip: a removed");
+	is(lv_memcg_remove(b), 0, "skip: b removed");
+	finish(m, "skip");
+}
+
 /* ---- shadow nodes ---------------------------------------------------------------------- */
 
 static void test_shadow_nodes(void)
@@ -763,6 +874,7 @@ static void test_remove_during_reclaim(void)
 int main(void)
 {
 	test_reclaim_api();
+	test_skip_busy();
 	test_refault();
 	test_shadow_nodes();
 	test_remove_during_reclaim();

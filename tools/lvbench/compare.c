@@ -356,6 +356,7 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 		LV_WORKINGSET_ACTIVATE,
 		LV_WORKINGSET_NODERECLAIM,
 		LV_ALLOCSTALL,
+		LV_RECLAIM_SKIP_BUSY,
 	};
 	double v[2];
 
