@@ -37,6 +37,7 @@
 #include "mm_inline.h"
 
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,8 @@
 #define DEF_PRIORITY	 12
 /* Global reclaim passes over busy lruvecs at its first priorities only: it always progresses. */
 #define SKIP_BUSY_PRIORITIES 3
+/* How long kswapd stays awake after reaching the high watermark (see kswapd_linger()). */
+#define KSWAPD_LINGER_NS (50 * 1000)
 
 struct scan_control {
 	unsigned long nr_to_reclaim;
@@ -488,11 +491,30 @@ static unsigned long zone_free(struct pglist_data *pgdat)
 	return READ_ONCE(pgdat->zone.free_pages);
 }
 
+/*
+ * kswapd_linger - stay awake (busy, so allocators do not wake us) for KSWAPD_LINGER_NS after a
+ * pass, yielding the CPU, in case free memory falls below @low again at once: a streaming
+ * reader does that within microseconds, and every wakeup costs it a futex syscall and us two
+ * context switches. Yielding, not spinning: with more threads than CPUs, the time goes to them.
+ * Return: free pages when it stopped lingering.
+ */
+static unsigned long kswapd_linger(struct kswapd *k, unsigned long low)
+{
+	uint64_t end = now_ns() + KSWAPD_LINGER_NS;
+	unsigned long free;
+
+	while ((free = zone_free(k->pgdat)) >= low && now_ns() < end &&
+	       !__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
+		sched_yield();
+	return free;
+}
+
 static void *kswapd_thread(void *arg)
 {
 	struct kswapd *k = arg;
 	struct pglist_data *pgdat = k->pgdat;
 	unsigned long high = pgdat->zone.watermark[WMARK_HIGH];
+	unsigned long low = pgdat->zone.watermark[WMARK_LOW];
 
 	for (;;) {
 		pthread_mutex_lock(&k->lock);
@@ -514,7 +536,9 @@ static void *kswapd_thread(void *arg)
 		for (;;) {
 			unsigned long free = zone_free(pgdat);
 
-			if (free >= high || __atomic_load_n(&k->stop, __ATOMIC_RELAXED))
+			if (free >= high && (free = kswapd_linger(k, low)) >= low)
+				break;
+			if (__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
 				break;
 			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free))
 				break; /* nothing reclaimable: sleep until woken again */
