@@ -585,8 +585,11 @@ long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_nod
 
 /**
  * lv_reclaim_node - reclaim up to @nr pages from node @nid as kswapd would (all memcgs, fair
- * scan targets). Return: pages reclaimed.
- * Context: may block; no library lock held.
+ * scan targets). At the first three scan priorities an lruvec whose lock is held is passed
+ * over (counted in LV_RECLAIM_SKIP_BUSY); after that reclaim waits for it.
+ * Return: pages reclaimed.
+ * Context: may block (waits for LRU locks only once the other memcgs could not give enough);
+ * no library lock held.
  */
 unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr);
 
@@ -669,7 +672,7 @@ enum lv_stat_item {
 	LV_NR_FILE_PAGES,      /* node only: pages in the page cache */
 	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
-	LV_RECLAIM_SKIP_BUSY,  /* global reclaim visits that passed over an lruvec whose lock was held */
+	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
 	LV_NR_STAT_ITEMS
 };
 

@@ -119,26 +119,6 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 
 /* ---- cost accounting ------------------------------------------------------------------------ */
 
-/*
- * reclaim_lock - take @lruvec's lock to isolate from it, or, when @sc may skip, give up at once
- * if it is held and count the skip. The holder of a tenant's lock in user space can be a
- * preempted thread that keeps it for a whole time slice; reclaim that is not bound to one
- * memcg has other lruvecs to scan and comes back to this one at the next priority.
- * Return: true with the lock held.
- */
-static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
-{
-	if (!sc->may_skip) {
-		lv_lock_acquire(lruvec->lru_lock);
-		return true;
-	}
-	if (lv_lock_trylock(lruvec->lru_lock))
-		return true;
-	sc->skipped = true;
-	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
-	return false;
-}
-
 /**
  * lru_note_cost - charge @cost to the file or anon side of @lruvec and its ancestors, decaying
  * both sides when they outgrow a quarter of the lists, so that scan balance follows recent
@@ -167,6 +147,26 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 
 /* ---- isolation and putback for reclaim ---------------------------------------------------------
  */
+
+/*
+ * reclaim_lock - take @lruvec's lock to isolate from it, or, when @sc may skip, give up at once
+ * if it is held and count the skip. The holder of a tenant's lock in user space can be a
+ * preempted thread that keeps it for a whole time slice; reclaim that is not bound to one
+ * memcg has other lruvecs to scan and comes back to this one at the next priority.
+ * Return: true with the lock held.
+ */
+static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
+{
+	if (!sc->may_skip) {
+		lv_lock_acquire(lruvec->lru_lock);
+		return true;
+	}
+	if (lv_lock_trylock(lruvec->lru_lock))
+		return true;
+	sc->skipped = true;
+	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
+	return false;
+}
 
 static void list_move(struct list_head *entry, struct list_head *head)
 {

@@ -627,8 +627,10 @@ static void *holder_thread(void *p)
 	return NULL;
 }
 
-static void hold_start(pthread_t *t, struct holder *h)
+/* hold_start - have a thread take @lock and keep it for @hold_us (or until told); wait for it. */
+static void hold_start(pthread_t *t, struct holder *h, struct lv_lock *lock, long hold_us)
 {
+	*h = (struct holder){ .lock = lock, .hold_us = hold_us };
 	if (pthread_create(t, NULL, holder_thread, h))
 		BAIL_OUT("pthread_create failed");
 	while (!__atomic_load_n(&h->held, __ATOMIC_ACQUIRE))
@@ -650,6 +652,7 @@ static void test_skip_busy(void)
 	struct lv_machine *m;
 	struct lv_memcg *a, *b;
 	struct lv_file *fa, *fb;
+	struct lv_lock *b_lock;
 	struct holder h;
 	unsigned long r;
 	int released;
@@ -660,15 +663,14 @@ static void test_skip_busy(void)
 	m = new_machine(&cfg);
 	a = new_memcg(m, NULL, "a");
 	b = new_memcg(m, NULL, "b");
+	b_lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock;
 	fa = new_file(m, na);
 	fb = new_file(m, nb);
 	is(read_pages(fa, a, 0, na), 0, "skip: a reads %llu pages", (unsigned long long)na);
 	is(read_pages(fb, b, 0, nb), 0, "skip: b reads %llu pages", (unsigned long long)nb);
 	lv_lru_add_drain_all(m);
 
-	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
-			     .hold_us = 20 * 1000000 };
-	hold_start(&t, &h);
+	hold_start(&t, &h, b_lock, 20 * 1000000);
 	r = lv_reclaim_node(m, 0, 32);
 	released = __atomic_load_n(&h.released, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
@@ -683,9 +685,7 @@ static void test_skip_busy(void)
 
 	/* Only b has pages left: reclaim skips it at first, then waits for the lock. */
 	is(lv_memcg_reclaim(a, na), na - r, "skip: a's remaining pages reclaimed");
-	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
-			     .hold_us = 200 * 1000 };
-	hold_start(&t, &h);
+	hold_start(&t, &h, b_lock, 200 * 1000);
 	t0 = now();
 	r = lv_reclaim_node(m, 0, 64);
 	ok(now() - t0 >= 0.15, "skip: with nothing else left, reclaim waited %.0f ms for b's lock",
@@ -695,9 +695,7 @@ static void test_skip_busy(void)
 	is(lv_file_cached_pages(fb), nb - r, "skip: ... which b's file lost");
 
 	/* Limit reclaim works for one subtree: it waits instead of skipping. */
-	h = (struct holder){ .lock = mem_cgroup_lruvec(b, m->nodes[0])->lru_lock,
-			     .hold_us = 100 * 1000 };
-	hold_start(&t, &h);
+	hold_start(&t, &h, b_lock, 100 * 1000);
 	t0 = now();
 	r = lv_memcg_reclaim(b, 32);
 	ok(now() - t0 >= 0.05 && r >= 32,
