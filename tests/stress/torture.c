@@ -1524,7 +1524,8 @@ int main(int argc, char **argv)
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
 	   "%lu isolations, %lu failed allocations, %lu memcgs removed, %lu MiB read, "
-	   "%lu pages reclaimed; anon: %lu faults, %lu writes (%lu could not fault), "
+	   "%lu pages reclaimed (%lu busy lruvecs passed over); anon: %lu faults, %lu writes "
+	   "(%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
 	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
@@ -1532,7 +1533,8 @@ int main(int argc, char **argv)
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
 	   atomic_load(&memcgs_removed), atomic_load(&bytes_read) >> 20,
-	   (unsigned long)node_stat_sum(LV_PGSTEAL), atomic_load(&anon_faults),
+	   (unsigned long)node_stat_sum(LV_PGSTEAL),
+	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY), atomic_load(&anon_faults),
 	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
 	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),
 	   atomic_load(&munmap_ops), atomic_load(&mm_splits), atomic_load(&mm_churns),
