@@ -588,8 +588,9 @@ long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_nod
  * scan targets). At the first three scan priorities an lruvec whose lock is held is passed
  * over (counted in LV_RECLAIM_SKIP_BUSY); after that reclaim waits for it.
  * Return: pages reclaimed.
- * Context: may block (waits for LRU locks only once the other memcgs could not give enough);
- * no library lock held.
+ * Context: may block (mapping and LRU locks; at its first three priorities it does not wait to
+ * isolate from an lruvec whose lock is held, but putting folios back always waits); no
+ * library lock held.
  */
 unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr);
 

@@ -174,9 +174,10 @@ void lv_lock_acquire(struct lv_lock *l)
 }
 
 /*
- * lv_lock_trylock - take @l only if it is free. Used to invert the lock order safely (the
+ * lv_lock_trylock - take @l only if it is free. Also used to invert the lock order safely (the
  * shadow-node shrinker holds the shadow list lock and trylocks a mapping), so it is exempt
- * from the order check; it is counted like an uncontended acquisition.
+ * from the order check; it is counted like an uncontended acquisition, and a failure is not
+ * counted at all (the caller did not wait).
  */
 bool lv_lock_trylock(struct lv_lock *l)
 {
@@ -188,6 +189,14 @@ bool lv_lock_trylock(struct lv_lock *l)
 	lv_held[l->cls]++;
 #endif
 	return true;
+}
+
+bool lv_lock_trylock_ordered(struct lv_lock *l)
+{
+#ifdef LV_DEBUG
+	lockdep_acquire(l);
+#endif
+	return lv_lock_trylock(l);
 }
 
 void lv_lock_release(struct lv_lock *l)

@@ -75,6 +75,8 @@ void lv_lock_destroy(struct lv_lock *l);
 void lv_lock_acquire(struct lv_lock *l);
 void lv_lock_release(struct lv_lock *l);
 bool lv_lock_trylock(struct lv_lock *l);
+/* lv_lock_trylock_ordered - lv_lock_trylock() for a caller that keeps the lock order. */
+bool lv_lock_trylock_ordered(struct lv_lock *l);
 
 /* lv_lock_stat_add - add @l's statistics into @sum (racy read). */
 void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);

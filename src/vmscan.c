@@ -61,7 +61,8 @@ struct kswapd {
 	pthread_mutex_t lock;
 	pthread_cond_t wait;
 	int wake;  /* atomic; set by wakeup_kswapd(), consumed under lock */
-	int busy;  /* atomic; set while a pass runs (kswapd_quiesce() waits for it) */
+	int busy;  /* atomic; set while a pass runs or kswapd lingers after one (wakeup_kswapd()
+		    * then returns early; kswapd_quiesce() waits for it) */
 	bool stop; /* lock */
 	struct pglist_data *pgdat;
 };
@@ -161,7 +162,7 @@ static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
 		lv_lock_acquire(lruvec->lru_lock);
 		return true;
 	}
-	if (lv_lock_trylock(lruvec->lru_lock))
+	if (lv_lock_trylock_ordered(lruvec->lru_lock))
 		return true;
 	sc->skipped = true;
 	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
@@ -225,7 +226,8 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
  */
 static void move_folios_to_lru(struct list_head *list, bool deactivated)
 {
-	struct lv_folio *done[LV_MAX_BATCH];
+	/* Isolation takes at most SWAP_CLUSTER_MAX folios: they all go back under one hold. */
+	struct lv_folio *done[SWAP_CLUSTER_MAX];
 	struct lruvec *lruvec = NULL;
 	unsigned int nr = 0;
 
@@ -250,7 +252,7 @@ static void move_folios_to_lru(struct list_head *list, bool deactivated)
 		else if (deactivated)
 			lruvec_count_event(lruvec, EV_PGDEACTIVATE, folio_nr_pages(folio));
 		done[nr++] = folio;
-		if (nr == LV_MAX_BATCH) {
+		if (nr == SWAP_CLUSTER_MAX) {
 			lruvec_unlock(lruvec);
 			lruvec = NULL;
 			folios_put_refs(done, nr);
@@ -410,6 +412,8 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 			nr_active -= n;
 			if (inactive_is_low(lruvec))
 				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n, sc);
+			if (sc->skipped)
+				break;
 		}
 		if (nr_inactive) {
 			n = nr_inactive < SWAP_CLUSTER_MAX ? nr_inactive : SWAP_CLUSTER_MAX;

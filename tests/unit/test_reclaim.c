@@ -654,6 +654,7 @@ static void test_skip_busy(void)
 	struct lv_file *fa, *fb;
 	struct lv_lock *b_lock;
 	struct holder h;
+	uint64_t skipped;
 	unsigned long r;
 	int released;
 	pthread_t t;
@@ -688,20 +689,22 @@ static void test_skip_busy(void)
 	hold_start(&t, &h, b_lock, 200 * 1000);
 	t0 = now();
 	r = lv_reclaim_node(m, 0, 64);
-	ok(now() - t0 >= 0.15, "skip: with nothing else left, reclaim waited %.0f ms for b's lock",
-	   (now() - t0) * 1e3);
+	/* The holder marks the release before it unlocks: seeing it proves reclaim waited. */
+	ok(__atomic_load_n(&h.released, __ATOMIC_ACQUIRE) && r >= 64,
+	   "skip: with nothing else left, reclaim waited for b's lock (%.0f ms) and reclaimed %lu "
+	   "pages",
+	   (now() - t0) * 1e3, r);
 	pthread_join(t, NULL);
-	ok(r >= 64, "skip: ... and then reclaimed %lu of b's pages", r);
 	is(lv_file_cached_pages(fb), nb - r, "skip: ... which b's file lost");
 
 	/* Limit reclaim works for one subtree: it waits instead of skipping. */
+	skipped = lv_memcg_stat(b, LV_RECLAIM_SKIP_BUSY);
 	hold_start(&t, &h, b_lock, 100 * 1000);
-	t0 = now();
 	r = lv_memcg_reclaim(b, 32);
-	ok(now() - t0 >= 0.05 && r >= 32,
-	   "skip: memcg reclaim of b waited %.0f ms for its lock and reclaimed %lu pages",
-	   (now() - t0) * 1e3, r);
+	ok(__atomic_load_n(&h.released, __ATOMIC_ACQUIRE) && r >= 32,
+	   "skip: memcg reclaim of b waited for its lock and reclaimed %lu pages", r);
 	pthread_join(t, NULL);
+	is(lv_memcg_stat(b, LV_RECLAIM_SKIP_BUSY), skipped, "skip: ... without skipping it first");
 	check_ok(m, "skip");
 	lv_file_close(fa);
 	lv_file_close(fb);
@@ -709,6 +712,52 @@ static void test_skip_busy(void)
 	is(lv_memcg_remove(a), 0, "skip: a removed");
 	is(lv_memcg_remove(b), 0, "skip: b removed");
 	finish(m, "skip");
+}
+
+/* ---- aging the active list ------------------------------------------------------------ */
+
+/*
+ * pgdeactivate counts the folios aging moves to the inactive list and nothing else: a folio
+ * referenced while active rotates once (its reference is used up), so with N referenced
+ * folios the first N scans deactivate nothing.
+ */
+static void test_deactivate_counts(void)
+{
+	const uint64_t n = 256;
+
+	for (int referenced = 0; referenced <= 1; referenced++) {
+		struct lv_config cfg = small_config();
+		struct lv_machine *m = new_machine(&cfg);
+		struct lv_memcg *a = new_memcg(m, NULL, "a");
+		struct lv_file *f = new_file(m, n);
+		const char *what = referenced ? "referenced" : "unreferenced";
+		uint64_t refill, deact, expect;
+		unsigned long r;
+
+		/* Two reads activate; a third sets PG_referenced on the active folio. */
+		for (int pass = 0; pass < 2 + referenced; pass++) {
+			is(read_pages(f, a, 0, n), 0, "deactivate (%s): read pass %d", what, pass);
+			lv_lru_add_drain_all(m);
+		}
+		is(lv_memcg_stat(a, LV_NR_ACTIVE_FILE), n, "deactivate (%s): %llu pages active",
+		   what, (unsigned long long)n);
+		refill = lv_memcg_stat(a, LV_PGREFILL);
+		deact = lv_memcg_stat(a, LV_PGDEACTIVATE);
+		r = lv_memcg_reclaim(a, 32);
+		refill = lv_memcg_stat(a, LV_PGREFILL) - refill;
+		deact = lv_memcg_stat(a, LV_PGDEACTIVATE) - deact;
+		expect = !referenced ? refill : refill > n ? refill - n : 0;
+		ok(r >= 32 && refill > 0,
+		   "deactivate (%s): reclaim aged the active list (%llu scanned) "
+		   "and reclaimed %lu",
+		   what, (unsigned long long)refill, r);
+		is(deact, expect, "deactivate (%s): pgdeactivate %llu of %llu scanned", what,
+		   (unsigned long long)deact, (unsigned long long)refill);
+		lv_file_close(f);
+		lv_lru_add_drain_all(m);
+		is(lv_memcg_remove(a), 0, "deactivate (%s): a removed", what);
+		finish(m, "deactivate");
+	}
 }
 
 /* ---- shadow nodes ---------------------------------------------------------------------- */
@@ -873,6 +922,7 @@ int main(void)
 {
 	test_reclaim_api();
 	test_skip_busy();
+	test_deactivate_counts();
 	test_refault();
 	test_shadow_nodes();
 	test_remove_during_reclaim();
