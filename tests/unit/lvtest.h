@@ -101,6 +101,21 @@ static inline void finish(struct lv_machine *m, const char *what)
 	lv_machine_destroy(m);
 }
 
+/*
+ * finish_mm - the end of a scenario with one address space @mm charged to @memcg: destroying
+ * it uncharges everything, after which the memcg can be removed and finish() holds.
+ */
+static inline void finish_mm(struct lv_machine *m, struct lv_mm *mm, struct lv_memcg *memcg,
+			     const char *what)
+{
+	check_ok(m, what);
+	lv_mm_destroy(mm);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(memcg), 0, "%s: destroyed: usage 0", what);
+	is(lv_memcg_remove(memcg), 0, "%s: memcg removed", what);
+	finish(m, what);
+}
+
 /* ---- data patterns, files, address spaces ------------------------------------------------- */
 
 static inline double now(void)

@@ -231,13 +231,7 @@ static void test_brk(void)
 			bad += buf[i] != (i >= 7 && i < 10 ? 0x5a : 0);
 	}
 	is(bad, 0, "brk: the memset page is zeros around the 3 bytes");
-	check_ok(m, "brk");
-	lv_mm_destroy(mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "brk: destroyed: usage 0");
-	is(nstat(m, LV_NR_FREE), free0, "brk: destroyed: every page back on the node");
-	is(lv_memcg_remove(a), 0, "brk: memcg removed");
-	finish(m, "brk");
+	finish_mm(m, mm, a, "brk");
 }
 
 /* ---- mmap and munmap --------------------------------------------------------------------- */
@@ -362,13 +356,7 @@ static void test_mmap(void)
 		is(bad, 0, "16 regions: every other one unmapped, the others intact");
 		is(lv_mm_rss(mm), 4 + 2 + 4 + 6 + 8 + 10 + 12 + 14 + 16, "16 regions: rss");
 	}
-	check_ok(m, "mmap");
-	lv_mm_destroy(mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "mmap: destroyed: usage 0");
-	is(nstat(m, LV_NR_FREE), free0, "mmap: destroyed: every page back");
-	is(lv_memcg_remove(a), 0, "mmap: memcg removed");
-	finish(m, "mmap");
+	finish_mm(m, mm, a, "mmap");
 }
 
 /* ---- data against a model ---------------------------------------------------------------- */
@@ -697,13 +685,7 @@ static void test_madvise(void)
 	is(lv_memcg_reclaim(a, 1000), 1, "refree: reclaim frees the page cleaned again");
 	is(nonzero(mm, r2, PAGE), 0, "refree: ... it reads zeros");
 
-	check_ok(m, "madvise");
-	lv_mm_destroy(mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "madvise: destroyed: usage 0");
-	is(nstat(m, LV_NR_FREE), free0, "madvise: destroyed: every page back on the node");
-	is(lv_memcg_remove(a), 0, "madvise: memcg removed");
-	finish(m, "madvise");
+	finish_mm(m, mm, a, "madvise");
 }
 
 /* ---- nodes ------------------------------------------------------------------------------- */
@@ -1007,12 +989,10 @@ static void test_threads(void)
 	struct shared s = { 0 };
 	struct worker w[THREADS];
 	unsigned long ops = 0, bad = 0, errors = 0, efault = 0, torn = 0, wrong = 0;
-	uint64_t free0;
 	unsigned char *buf = malloc(RACE_PAGES * PAGE);
 
 	cfg.nr_cpu_slots = 4; /* several batches: the threads' folios cross slots */
 	m = new_machine(&cfg);
-	free0 = nstat(m, LV_NR_FREE);
 	s.m = m;
 	s.memcg = new_memcg(m, NULL, "shared");
 	s.mm = new_mm(m, s.memcg, 0);
@@ -1058,14 +1038,8 @@ static void test_threads(void)
 			wrong += buf[(size_t)p * PAGE + i] !=
 				 (i < THREADS ? (unsigned char)(i + 1) : 0);
 	is(wrong, 0, "threads: racing first writes to %d pages lost no byte", RACE_PAGES);
-	check_ok(m, "threads");
-	lv_mm_destroy(s.mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(s.memcg), 0, "threads: destroyed: usage 0");
-	is(nstat(m, LV_NR_FREE), free0, "threads: destroyed: every page back on the node");
-	is(lv_memcg_remove(s.memcg), 0, "threads: memcg removed");
 	free(buf);
-	finish(m, "threads");
+	finish_mm(m, s.mm, s.memcg, "threads");
 }
 
 /* ---- other machine shapes ---------------------------------------------------------------- */

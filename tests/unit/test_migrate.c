@@ -168,11 +168,7 @@ static void test_migrate_pages(void)
 	is(lv_munmap(mm, r, 50 * PAGE), 0, "migrate: unmap half of the migrated pages");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_usage(a), 40, "migrate: the copies are uncharged when released");
-	lv_mm_destroy(mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "migrate: destroyed: usage 0");
-	is(lv_memcg_remove(a), 0, "migrate: memcg removed");
-	finish(m, "migrate");
+	finish_mm(m, mm, a, "migrate");
 }
 
 /* ---- the from_nodes mask --------------------------------------------------------------------- */
@@ -370,12 +366,7 @@ static void test_busy(void)
 	is(lv_move_pages(mm, 1, &a5, nodes, status), 0, "in use: retry after the holder let go");
 	is(status[0], 0, "in use: now it moves (status 0)");
 	is(bad_pat(mm, a5, PAGE, 1), 0, "in use: data exact");
-	check_ok(m, "busy");
-	lv_mm_destroy(mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "busy: destroyed: usage 0");
-	is(lv_memcg_remove(a), 0, "busy: memcg removed");
-	finish(m, "busy");
+	finish_mm(m, mm, a, "busy");
 }
 
 /* ---- target node full ---------------------------------------------------------------------- */
@@ -935,13 +926,8 @@ static void test_race(void)
 	   RACE_PAGES);
 	is(lv_migrate_pages(s->mm, ~0ull, 1), 0, "race: quiet: everything moves to node 1");
 	is(pages_on(s->mm, s->r, RACE_PAGES, 1), RACE_PAGES, "race: all on node 1");
-	check_ok(m, "race");
-	lv_mm_destroy(s->mm);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), 0, "race: destroyed: usage 0");
-	is(lv_memcg_remove(a), 0, "race: memcg removed");
+	finish_mm(m, s->mm, a, "race");
 	free(s);
-	finish(m, "race");
 }
 
 /* ---- other machine shapes ---------------------------------------------------------------- */
