@@ -870,7 +870,7 @@ void shadow_nodes_shrink(struct lv_machine *m)
 		}
 		node = list_first_entry(&m->shadow_nodes, struct xa_node, private_list);
 		file = node->mapping;
-		if (!lv_lock_trylock(&file->lock)) {
+		if (!lv_lock_trylock_inverted(&file->lock)) {
 			/* Busy: look at it again later. */
 			list_del(&node->private_list);
 			list_add_tail(&node->private_list, &m->shadow_nodes);

@@ -80,12 +80,16 @@ struct lv_folio {
 	/*
 	 * The owner: the page cache file (struct lv_file) holding the folio, or the address space
 	 * (struct lv_mm, tagged with FOLIO_MAPPING_ANON) mapping it; NULL when nobody does. Set
-	 * before the folio is published in its owner; cleared, or switched to a migration's copy,
+	 * before the folio is published in its owner (an anon folio: under page_table_lock, just
+	 * before its entry); cleared, or switched to a migration's copy,
 	 * under the owner's lock (the file's mapping lock, the mm's page_table_lock). Readers
 	 * that lock the owner find it under RCU: owners are freed after a grace period.
 	 */
 	void *mapping;
-	unsigned long index;	   /* page index in the file, or virtual page number in the mm */
+	/* Page index in the file, or virtual page number in the mm: set with mapping, before the
+	 * folio is published (or moved to a migration copy under the owner's lock); constant
+	 * while owned. */
+	unsigned long index;
 	struct pglist_data *pgdat; /* node of the frame: constant */
 };
 
@@ -402,6 +406,12 @@ static inline int folio_nid(const struct lv_folio *f)
 {
 	return f->pgdat->node_id;
 }
+/* node_valid - @nid names one of @m's nodes. */
+static inline bool node_valid(const struct lv_machine *m, int nid)
+{
+	return nid >= 0 && (unsigned int)nid < m->cfg.nr_nodes;
+}
+
 static inline bool mem_cgroup_disabled(const struct lv_machine *m)
 {
 	return m->cfg.memcg_disabled;
@@ -528,7 +538,6 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 int migrate_folio_to(struct lv_folio *folio, int nid);
 void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old);
 void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
-struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid);
 
 /* workingset.c */
 void *workingset_eviction(struct lv_folio *folio);

@@ -174,12 +174,12 @@ void lv_lock_acquire(struct lv_lock *l)
 }
 
 /*
- * lv_lock_trylock - take @l only if it is free. Also used to invert the lock order safely (the
- * shadow-node shrinker holds the shadow list lock and trylocks a mapping), so it is exempt
- * from the order check; it is counted like an uncontended acquisition, and a failure is not
+ * lv_lock_trylock_inverted - take @l only if it is free, against the lock order: safe because
+ * it never waits (the shadow-node shrinker holds the shadow list lock and tries a mapping), so
+ * it is exempt from the order check. Counted like an uncontended acquisition; a failure is not
  * counted at all (the caller did not wait).
  */
-bool lv_lock_trylock(struct lv_lock *l)
+bool lv_lock_trylock_inverted(struct lv_lock *l)
 {
 	if (!lock_try(l))
 		return false;
@@ -191,12 +191,13 @@ bool lv_lock_trylock(struct lv_lock *l)
 	return true;
 }
 
-bool lv_lock_trylock_ordered(struct lv_lock *l)
+/* lv_lock_trylock - lv_lock_trylock_inverted() for a caller that keeps the lock order: checked. */
+bool lv_lock_trylock(struct lv_lock *l)
 {
 #ifdef LV_DEBUG
 	lockdep_acquire(l);
 #endif
-	return lv_lock_trylock(l);
+	return lv_lock_trylock_inverted(l);
 }
 
 void lv_lock_release(struct lv_lock *l)

@@ -74,9 +74,10 @@ void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_
 void lv_lock_destroy(struct lv_lock *l);
 void lv_lock_acquire(struct lv_lock *l);
 void lv_lock_release(struct lv_lock *l);
+/* lv_lock_trylock - take @l if it is free; the caller keeps the lock order (checked). */
 bool lv_lock_trylock(struct lv_lock *l);
-/* lv_lock_trylock_ordered - lv_lock_trylock() for a caller that keeps the lock order. */
-bool lv_lock_trylock_ordered(struct lv_lock *l);
+/* lv_lock_trylock_inverted - the same against the lock order: never waits, so never deadlocks. */
+bool lv_lock_trylock_inverted(struct lv_lock *l);
 
 /* lv_lock_stat_add - add @l's statistics into @sum (racy read). */
 void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);

@@ -147,10 +147,6 @@ static void tlb_flush(struct mmu_gather *tlb)
 	tlb->nr = 0;
 }
 
-/*
- * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
- * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
- */
 /* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map and rss. */
 static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 {
@@ -163,6 +159,10 @@ static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 	return folio;
 }
 
+/*
+ * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
+ * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
+ */
 static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
 {
 	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
@@ -189,8 +189,7 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 {
 	struct lv_mm *mm;
 
-	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes ||
-	    (memcg && memcg->machine != m)) {
+	if (!m || !node_valid(m, nid) || (memcg && memcg->machine != m)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -221,10 +220,8 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 		errno = EINVAL;
 		return NULL;
 	}
-	if (memcg) {
-		memcg->nr_mms++;
-		css_get(memcg);
-	}
+	if (memcg)
+		memcg->nr_mms++; /* which also keeps it from being freed: it cannot be removed */
 	list_add_tail(&mm->mms, &m->mms);
 	lv_lock_release(&m->memcg_mutex);
 	return mm;
@@ -267,8 +264,6 @@ void lv_mm_destroy(struct lv_mm *mm)
 	if (mm->memcg)
 		mm->memcg->nr_mms--;
 	lv_lock_release(&m->memcg_mutex);
-	if (mm->memcg)
-		css_put(mm->memcg);
 	/* Reclaim or migration may be about to lock us through a folio it isolated. */
 	call_rcu_lv(&mm->rcu, mm_rcu_free);
 }
@@ -307,7 +302,7 @@ struct lv_machine *mm_machine(const struct lv_mm *mm)
 
 int lv_mm_set_node(struct lv_mm *mm, int nid)
 {
-	if (nid < 0 || (unsigned int)nid >= mm->machine->cfg.nr_nodes)
+	if (!node_valid(mm->machine, nid))
 		return -EINVAL;
 	WRITE_ONCE(mm->nid, nid);
 	return 0;
@@ -457,24 +452,19 @@ out:
 /* ---- faults and data ----------------------------------------------------------------------- */
 
 /*
- * do_anonymous_page - allocate, charge, zero (if @zero) and queue a folio for page @vpn of @mm.
+ * do_anonymous_page - allocate, charge and zero (if @zero) a folio for @mm.
  * Return: the folio (one reference: the one the page table entry will hold), or NULL with
  * *@err set.
  * Context: no lock held (charging may reclaim).
  */
-static struct lv_folio *do_anonymous_page(struct lv_mm *mm, uint64_t vpn, bool zero, int *err)
+static struct lv_folio *do_anonymous_page(struct lv_mm *mm, bool zero, int *err)
 {
 	struct lv_folio *folio;
 
 	folio = lv_folio_alloc(mm->machine, READ_ONCE(mm->nid), 0, mm->memcg,
 			       LV_FOLIO_ANON | (zero ? LV_FOLIO_ZERO : 0));
-	if (!folio) {
-		*err = errno == ENOENT ? -ENOMEM : -errno;
-		return NULL;
-	}
-	folio->mapping = anon_mapping(mm);
-	folio->index = vpn;
-	folio_add_lru(folio);
+	if (!folio)
+		*err = -errno;
 	return folio;
 }
 
@@ -497,11 +487,8 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		vma = find_vma(mm, vpn);
 		if (!vma) {
 			lv_lock_release(&mm->page_table_lock);
-			if (new) {
-				/* Unmapped while we allocated. */
-				WRITE_ONCE(new->mapping, NULL);
-				lv_folio_put(new);
-			}
+			if (new)
+				lv_folio_put(new); /* unmapped while we allocated */
 			return -EFAULT;
 		}
 		pte = vma_pte(vma, vpn);
@@ -513,11 +500,18 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		 * A write of the whole page need not zero it first: the page is installed and
 		 * written in one page_table_lock section, so nobody sees what it held before.
 		 */
-		new = do_anonymous_page(mm, vpn, off || len != LV_PAGE_SIZE, &err);
+		new = do_anonymous_page(mm, off || len != LV_PAGE_SIZE, &err);
 		if (!new)
 			return err;
 	}
 	if (!folio && new) {
+		/*
+		 * Owned and on the LRU only once it won the entry, as the kernel adds a new anon
+		 * folio under the PTE lock: a losing fault's folio was never seen by anyone.
+		 */
+		new->mapping = anon_mapping(mm);
+		new->index = vpn;
+		folio_add_lru(new);
 		*pte = folio = new; /* the entry takes the allocation's reference */
 		WRITE_ONCE(mm->rss, mm->rss + 1);
 		new = NULL;
@@ -540,11 +534,8 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 			folio_set_dirty(folio);
 	}
 	lv_lock_release(&mm->page_table_lock);
-	if (new) {
-		/* Another thread faulted it in first. */
-		WRITE_ONCE(new->mapping, NULL);
-		lv_folio_put(new);
-	}
+	if (new)
+		lv_folio_put(new); /* another thread faulted it in first */
 	return 0;
 }
 
@@ -673,8 +664,8 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 	struct lv_mm *mm;
 	bool freed = false;
 
-	if (folio_test_swapbacked(folio))
-		return false;
+	/* Only lazyfree folios sit on the file lists reclaim scans; a written one went to anon. */
+	VM_BUG_ON_FOLIO(folio_test_swapbacked(folio), folio);
 	rcu_read_lock();
 	pte = mm_lock_folio(folio, &mm);
 	if (!pte) {

@@ -50,11 +50,6 @@
  * uptodate, so filemap_folio_replace() copies before it freezes, keeping the frozen window
  * (readers retry their lookup meanwhile) short.
  */
-/*
- * folio_migrate_copy - give @new the state, owner and charge of frozen @old.
- * Context: @old's count is frozen at zero and it is isolated; @new is not yet visible; the
- * owner's lock is held.
- */
 void folio_copy_data(struct lv_folio *new, struct lv_folio *old)
 {
 	void *to = lv_folio_data(new), *from = lv_folio_data(old);
@@ -63,6 +58,11 @@ void folio_copy_data(struct lv_folio *new, struct lv_folio *old)
 		memcpy(to, from, LV_PAGE_SIZE << folio_order(old));
 }
 
+/*
+ * folio_migrate_copy - give @new the state, owner and charge of frozen @old.
+ * Context: @old's count is frozen at zero and it is isolated; @new is not yet visible; the
+ * owner's lock is held.
+ */
 void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
 {
 	__atomic_fetch_or(&new->flags, READ_ONCE(old->flags) & MIGRATE_FLAGS, __ATOMIC_RELAXED);
@@ -74,7 +74,7 @@ void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
 }
 
 /* folio_alloc_migration_target - a folio on node @nid bound to @old's memcg, not charged. */
-struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
+static struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
 {
 	struct lv_machine *m = folio_machine(old);
 
@@ -83,9 +83,16 @@ struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
 				   folio_order(old) ? FOLIO_ALLOC_NORETRY : 0);
 }
 
+/*
+ * count_migrate - count @ev against @folio's lruvec. Context: @folio's binding is stable (it is
+ * isolated, or not yet published); otherwise the caller is in an RCU read section, which keeps
+ * the memcg it reads alive.
+ */
 static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
 {
-	lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat), ev, nr);
+	struct lv_memcg *memcg = __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED);
+
+	lruvec_count_event_atomic(mem_cgroup_lruvec(memcg, folio->pgdat), ev, nr);
 }
 
 /**
@@ -137,16 +144,18 @@ int migrate_folio_to(struct lv_folio *folio, int nid)
 	return nid;
 
 fail_putback:
-	folio_putback_lru(folio);
-fail_put:
+	/* Count while isolated: once back on its LRU, a charge move may rebind it. */
 	count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+	folio_putback_lru(folio);
 	lv_folio_put(folio);
 	return err;
-}
-
-static bool node_valid(struct lv_machine *m, int nid)
-{
-	return nid >= 0 && (unsigned int)nid < m->cfg.nr_nodes;
+fail_put:
+	/* Another actor owns the pin and may be moving its charge: read the memcg under RCU. */
+	rcu_read_lock();
+	count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+	rcu_read_unlock();
+	lv_folio_put(folio);
+	return err;
 }
 
 long lv_migrate_pages(struct lv_mm *mm, uint64_t from_nodes, int to_node)

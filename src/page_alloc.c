@@ -331,7 +331,7 @@ static char *arena_map(size_t bytes)
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags)
 {
-	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || order > LV_MAX_ORDER ||
+	if (!m || !node_valid(m, nid) || order > LV_MAX_ORDER ||
 	    (flags & ~(LV_FOLIO_ANON | LV_FOLIO_ZERO))) {
 		errno = EINVAL;
 		return NULL;

@@ -63,7 +63,7 @@ struct kswapd {
 	int wake;  /* atomic; set by wakeup_kswapd(), consumed under lock */
 	int busy;  /* atomic; set while a pass runs or kswapd lingers after one (wakeup_kswapd()
 		    * then returns early; kswapd_quiesce() waits for it) */
-	bool stop; /* lock */
+	bool stop; /* written under lock; read with atomic loads anywhere */
 	struct pglist_data *pgdat;
 };
 
@@ -162,7 +162,7 @@ static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
 		lv_lock_acquire(lruvec->lru_lock);
 		return true;
 	}
-	if (lv_lock_trylock_ordered(lruvec->lru_lock))
+	if (lv_lock_trylock(lruvec->lru_lock))
 		return true;
 	sc->skipped = true;
 	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
@@ -476,7 +476,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 
 unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr)
 {
-	if (!m || nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes || !nr)
+	if (!m || !node_valid(m, nid) || !nr)
 		return 0;
 	return try_to_free_pages(m, NULL, nid, nr);
 }

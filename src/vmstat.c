@@ -217,8 +217,7 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 	struct node_sum ns = { nid, item, 0 };
 	struct pglist_data *pgdat;
 
-	if (nid < 0 || (unsigned int)nid >= m->cfg.nr_nodes ||
-	    (unsigned int)item >= LV_NR_STAT_ITEMS)
+	if (!node_valid(m, nid) || (unsigned int)item >= LV_NR_STAT_ITEMS)
 		return 0;
 	pgdat = m->nodes[nid];
 	switch (item) {
