@@ -720,20 +720,26 @@ struct lv_machine *file_machine(const struct lv_file *file)
 	return file->machine;
 }
 
-/* xa_gather - collect referenced folios of @node's subtree at indexes >= *@start. */
+/*
+ * xa_gather - collect referenced folios of @node's subtree at indexes >= *@start into
+ * @batch[0..), counting up; a folio that left its slot while we took a reference goes to
+ * @batch[max - 1 - *@stale] (growing down), to be put once out of the RCU section: the put may
+ * be the last, and freeing takes page list and zone locks.
+ */
 static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned long *start,
-			      struct lv_folio **batch, unsigned int nr, unsigned int max)
+			      struct lv_folio **batch, unsigned int nr, unsigned int *stale,
+			      unsigned int max)
 {
 	unsigned long first = *start > base ? (*start - base) >> node->shift : 0;
 
-	for (unsigned long i = first; i < XA_CHUNK_SIZE && nr < max; i++) {
+	for (unsigned long i = first; i < XA_CHUNK_SIZE && nr + *stale < max; i++) {
 		unsigned long at = base + (i << node->shift);
 		void *entry = rcu_dereference_lv(node->slots[i]);
 
 		if (!entry || (!node->shift && xa_is_value(entry)))
 			continue;
 		if (node->shift) {
-			nr = xa_gather(entry, at, start, batch, nr, max);
+			nr = xa_gather(entry, at, start, batch, nr, stale, max);
 			continue;
 		}
 		*start = at + 1;
@@ -741,7 +747,7 @@ static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned
 		if (!folio_try_get(entry))
 			continue;
 		if (rcu_dereference_lv(node->slots[i]) != entry) {
-			lv_folio_put(entry);
+			batch[max - 1 - (*stale)++] = entry;
 			continue;
 		}
 		batch[nr++] = entry;
@@ -760,14 +766,19 @@ static unsigned int xa_gather(struct xa_node *node, unsigned long base, unsigned
 unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start, struct lv_folio **batch,
 				unsigned int max)
 {
-	struct xa_node *root;
-	unsigned int nr = 0;
+	unsigned int nr, stale;
 
-	rcu_read_lock();
-	root = rcu_dereference_lv(file->root);
-	if (root && (*start >> root->shift) < XA_CHUNK_SIZE)
-		nr = xa_gather(root, 0, start, batch, 0, max);
-	rcu_read_unlock();
+	do { /* a batch of nothing but raced folios is not the end: *start moved past them */
+		struct xa_node *root;
+
+		nr = stale = 0;
+		rcu_read_lock();
+		root = rcu_dereference_lv(file->root);
+		if (root && (*start >> root->shift) < XA_CHUNK_SIZE)
+			nr = xa_gather(root, 0, start, batch, 0, &stale, max);
+		rcu_read_unlock();
+		lv_folios_put(batch + max - stale, stale);
+	} while (!nr && stale);
 	return nr;
 }
 
