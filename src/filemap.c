@@ -377,11 +377,12 @@ static struct lv_folio *page_cache_alloc(struct lv_file *file, struct lv_memcg *
 
 /*
  * filemap_get_folio - the uptodate folio holding page @index, with a reference, creating and
- * filling a folio of up to 2^@order pages on a miss. Return: the folio, or NULL with *@err
- * set (0 beyond the end of the file).
+ * filling a folio of up to 2^@order pages on a miss (*@activated: it refaulted and was
+ * activated). Return: the folio, or NULL with *@err set (0 beyond the end of the file).
  */
 static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg *memcg,
-					  unsigned long index, unsigned int order, int *err)
+					  unsigned long index, unsigned int order, int *err,
+					  bool *activated)
 {
 	struct lv_folio *folio;
 	unsigned long start, nr;
@@ -441,7 +442,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		lv_lock_release(&file->lock);
 		WRITE_ONCE(folio->mapping, NULL);
 		lv_folio_put(folio);
-		return filemap_get_folio(file, memcg, index, 0, err);
+		return filemap_get_folio(file, memcg, index, 0, err, activated);
 	}
 	leaf = xa_find_leaf(file, start, true);
 	/* Every slot the folio would cover must be free of folios; the shadow at @index wins. */
@@ -466,7 +467,8 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 			return NULL;
 		}
 		/* Our page is cached: find it. Only a neighbour is: cache our page alone. */
-		return filemap_get_folio(file, memcg, index, ours_taken ? order : 0, err);
+		return filemap_get_folio(file, memcg, index, ours_taken ? order : 0, err,
+					 activated);
 	}
 	folio_get(folio); /* the page cache's reference */
 	xa_store_range(file, leaf, start, nr, folio);
@@ -475,7 +477,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 	lv_lock_release(&file->lock);
 
 	if (shadow)
-		workingset_refault(folio, shadow);
+		*activated = workingset_refault(folio, shadow);
 	folio_add_lru(folio);
 	if (folio_fill(file, folio)) {
 		folio_end_fill(folio, false);
@@ -540,13 +542,14 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		len = LONG_MAX;
 	while (done < len) {
 		uint64_t pos = off + done;
+		bool activated = false;
 		struct lv_folio *folio;
 		size_t in_folio, n;
 		void *data;
 		int err = 0;
 
 		folio = filemap_get_folio(file, memcg, (unsigned long)(pos / LV_PAGE_SIZE),
-					  file->machine->cfg.file_folio_order, &err);
+					  file->machine->cfg.file_folio_order, &err, &activated);
 		if (!folio)
 			return done ? (long)done : err;
 		/* Copy up to the end of the folio at once. */
@@ -562,9 +565,12 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		/*
 		 * A sequential reader touches a large folio once per pass, not once per page: count
 		 * the read that starts in its first page (the kernel compares with the previous
-		 * read position instead; we keep no per-reader state).
+		 * read position instead; we keep no per-reader state). A refault activated on the
+		 * way in is not accessed again by the read that caused it: marked referenced, it
+		 * would rotate on the active list instead of aging (in the kernel, PG_referenced
+		 * on an active folio does not save it from deactivation).
 		 */
-		if (in_folio < LV_PAGE_SIZE)
+		if (in_folio < LV_PAGE_SIZE && !activated)
 			lv_folio_mark_accessed(folio);
 		lv_folio_put(folio);
 		done += n;

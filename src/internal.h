@@ -273,6 +273,7 @@ struct lruvec {
 	 */
 	long nr_isolated ____cacheline_aligned; /* atomic: lv_folio_isolate_lru() pages */
 	unsigned long nonresident_age;		/* atomic: workingset clock */
+	uint64_t refaults; /* atomic: activating refaults when reclaim last finished here */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
 } ____cacheline_aligned;
@@ -541,7 +542,7 @@ void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
 
 /* workingset.c */
 void *workingset_eviction(struct lv_folio *folio);
-void workingset_refault(struct lv_folio *folio, void *shadow);
+bool workingset_refault(struct lv_folio *folio, void *shadow);
 void workingset_age_nonresident(struct lruvec *lruvec, long nr);
 void workingset_activation(struct lv_folio *folio);
 

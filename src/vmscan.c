@@ -19,8 +19,10 @@
  * Scan targets are fair across memcgs: each lruvec is scanned in proportion to its size
  * (size >> priority), priority falling from DEF_PRIORITY until enough was reclaimed. The
  * active file list is aged (deactivated) whenever the inactive list is smaller than
- * active / sqrt(10 × GiB), the kernel's inactive_is_low(). There is no swap, so anon lists
- * are not scanned (the kernel's SCAN_FILE); lazily freed anon folios live on the file lists.
+ * active / sqrt(10 × GiB), the kernel's inactive_is_low(), and whenever refaults were
+ * activated since reclaim last finished with the lruvec (see refaulting()). There is no swap,
+ * so anon lists are not scanned (the kernel's SCAN_FILE); lazily freed anon folios live on the
+ * file lists.
  *
  * Reclaim is driven three ways: kswapd (one thread per node, woken below the low watermark,
  * reclaiming to the high one), direct reclaim (an allocation below the min watermark or
@@ -398,10 +400,35 @@ static bool inactive_is_low(struct lruvec *lruvec)
 	return inactive * ratio < active;
 }
 
+static uint64_t lruvec_refaults(struct lruvec *lruvec)
+{
+	return __atomic_load_n(&lruvec->events_atomic[EV_WORKINGSET_ACTIVATE - EV_PGSTEAL],
+			       __ATOMIC_RELAXED);
+}
+
+/*
+ * refaulting - were refaults activated in @lruvec since reclaim last finished with it? Then a
+ * new workingset is being established, and the active list is aged whatever the ratio, so that
+ * its stale folios make room for it quickly (the kernel's DEACTIVATE_FILE decision, 5.9+).
+ * The count is read racily and the snapshot is a plain store, as the kernel's: concurrent
+ * reclaimers may age a little more or less than one of them alone would.
+ */
+static bool refaulting(struct lruvec *lruvec)
+{
+	return lruvec_refaults(lruvec) != __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED);
+}
+
+/* snapshot_refaults - a reclaim pass over @lruvec finished: refaults from now on are news. */
+static void snapshot_refaults(struct lruvec *lruvec)
+{
+	__atomic_store_n(&lruvec->refaults, lruvec_refaults(lruvec), __ATOMIC_RELAXED);
+}
+
 static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 {
 	unsigned long nr_inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority;
 	unsigned long nr_active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]) >> sc->priority;
+	bool deactivate = refaulting(lruvec);
 
 	sc->skipped = false;
 	while ((nr_inactive || nr_active) && sc->nr_reclaimed < sc->nr_to_reclaim && !sc->skipped) {
@@ -410,7 +437,7 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 		if (nr_active) {
 			n = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
 			nr_active -= n;
-			if (inactive_is_low(lruvec))
+			if (deactivate || inactive_is_low(lruvec))
 				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n, sc);
 			if (sc->skipped)
 				break;
@@ -468,6 +495,14 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 		}
 		if (sc.nr_reclaimed >= sc.nr_to_reclaim)
 			break;
+	}
+	/* The kernel snapshots the reclaim root's refaults; each lruvec ages on its own here. */
+	for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
+		if (nid >= 0 && (unsigned int)nid != n)
+			continue;
+		for (size_t k = 0; k < nr_memcgs; k++)
+			snapshot_refaults(
+				mem_cgroup_lruvec(memcgs ? memcgs[k] : NULL, m->nodes[n]));
 	}
 	if (memcgs)
 		mem_cgroup_snapshot_put(memcgs, nr_memcgs);

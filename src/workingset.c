@@ -71,9 +71,10 @@ void *workingset_eviction(struct lv_folio *folio)
 /**
  * workingset_refault - @folio replaces the shadow entry @shadow: activate it if it refaulted
  * within the workingset.
+ * Return: whether it was activated.
  * Context: the folio is new in the page cache and not yet on an LRU (its binding is stable).
  */
-void workingset_refault(struct lv_folio *folio, void *shadow)
+bool workingset_refault(struct lv_folio *folio, void *shadow)
 {
 	struct lv_machine *m = folio_machine(folio);
 	unsigned long entry = (unsigned long)shadow >> 1;
@@ -88,7 +89,7 @@ void workingset_refault(struct lv_folio *folio, void *shadow)
 	long nr = folio_nr_pages(folio);
 
 	if ((unsigned int)nid >= m->cfg.nr_nodes)
-		return;
+		return false;
 	lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
 	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_REFAULT, nr);
 
@@ -98,7 +99,7 @@ void workingset_refault(struct lv_folio *folio, void *shadow)
 		eviction_memcg = mem_cgroup_from_id(m, memcgid);
 		if (!eviction_memcg) {
 			rcu_read_unlock();
-			return;
+			return false;
 		}
 	}
 	eviction_lruvec = mem_cgroup_lruvec(eviction_memcg, m->nodes[nid]);
@@ -109,7 +110,7 @@ void workingset_refault(struct lv_folio *folio, void *shadow)
 	/* The clock is kept modulo 2^40: the distance is too. */
 	distance = (refault - eviction) & EVICTION_MASK;
 	if (distance > workingset_size)
-		return;
+		return false;
 	folio_set_active(folio);
 	workingset_age_nonresident(lruvec, nr);
 	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_ACTIVATE, nr);
@@ -117,4 +118,5 @@ void workingset_refault(struct lv_folio *folio, void *shadow)
 		folio_set_workingset(folio);
 	/* Reclaim was wrong to evict it: that is a cost of the file list. */
 	lru_note_cost(lruvec, true, (unsigned long)nr);
+	return true;
 }

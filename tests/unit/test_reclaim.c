@@ -413,6 +413,41 @@ static void test_refault(void)
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(a, LV_NR_ACTIVE_FILE), 128 + k, "refault: they landed on the active list");
 	is(nstat(m, LV_WORKINGSET_REFAULT), k, "refault: node counter agrees");
+	{
+		/* The read that refaulted a page brought it in: it is not a second access. */
+		struct lv_folio *batch[16];
+		unsigned long start = 0;
+		unsigned int nr = filemap_get_folios(s, &start, batch, (unsigned int)k);
+		unsigned int active = 0, referenced = 0;
+
+		for (unsigned int i = 0; i < nr; i++) {
+			active += folio_test_active(batch[i]);
+			referenced += folio_test_referenced(batch[i]);
+			lv_folio_put(batch[i]);
+		}
+		is(nr, k, "refault: the %u refaulted pages are cached", nr);
+		is(active, k, "refault: active");
+		is(referenced, 0, "refault: not referenced, so aging will not rotate them");
+	}
+
+	/*
+	 * Activating refaults since the last reclaim age the active list although the inactive
+	 * list is not low (the kernel's DEACTIVATE_FILE decision); once reclaim has seen them,
+	 * they no longer do.
+	 */
+	ok(lv_memcg_stat(a, LV_NR_INACTIVE_FILE) > lv_memcg_stat(a, LV_NR_ACTIVE_FILE),
+	   "refaulting: the inactive list is not low");
+	inact = lv_memcg_stat(a, LV_PGDEACTIVATE);
+	ok(lv_memcg_reclaim(a, 32) >= 32, "refaulting: reclaim a again");
+	ok(lv_memcg_stat(a, LV_PGDEACTIVATE) > inact, "refaulting: it aged the active list (%llu)",
+	   (unsigned long long)(lv_memcg_stat(a, LV_PGDEACTIVATE) - inact));
+	ok(lv_memcg_stat(a, LV_NR_ACTIVE_FILE) < 128 + k, "refaulting: the active list shrank");
+	ok(lv_memcg_stat(a, LV_NR_INACTIVE_FILE) > lv_memcg_stat(a, LV_NR_ACTIVE_FILE),
+	   "refaulting: the inactive list is still not low");
+	inact = lv_memcg_stat(a, LV_PGDEACTIVATE);
+	ok(lv_memcg_reclaim(a, 32) >= 32, "refaulting: reclaim a once more, no refault since");
+	is(lv_memcg_stat(a, LV_PGDEACTIVATE) - inact, 0,
+	   "refaulting: the active list was left alone");
 
 	/* b: the same start, then a stream of 2048 pages evicted in between. */
 	is(read_pages(hb, b, 0, 64) + read_pages(hb, b, 0, 64), 0, "distant: b reads hb twice");
