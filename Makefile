@@ -22,6 +22,8 @@ CFLAGS_debug   := -O1 -g -DLV_DEBUG -fno-omit-frame-pointer
 CFLAGS_tsan    := -O1 -g -DLV_DEBUG -DLV_TSAN -fsanitize=thread
 CFLAGS_asan    := -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDLIBS   := $(URCU_LIBS) -lm -pthread
+# test_filemap slows the library's fills down by wrapping pread(2)
+LDFLAGS_test_filemap := -Wl,--wrap=pread
 
 LIB_SRCS   := $(wildcard src/*.c)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -40,7 +42,7 @@ $(BUILD)/$(1)/liblruvec.a: $(LIB_SRCS:%.c=$(BUILD)/$(1)/%.o)
 	@rm -f $$@
 	ar rcs $$@ $$^
 $(BUILD)/$(1)/tests/%: $(BUILD)/$(1)/tests/unit/%.o $(BUILD)/$(1)/liblruvec.a
-	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDLIBS)
+	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDFLAGS_$$*) $$(LDLIBS)
 $(BUILD)/$(1)/torture: $(BUILD)/$(1)/tests/stress/torture.o $(BUILD)/$(1)/liblruvec.a
 	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDLIBS)
 endef

@@ -412,9 +412,9 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
 /**
  * lv_file_read - copy up to @len bytes at @off into @buf through the page cache, charging
  * newly cached pages to @memcg (NULL: the root). Each page read is marked accessed: the second
- * access to a cached page activates it. A page being filled by another reader is waited for.
- * Pages evicted earlier leave shadow entries; a refault within the workingset size is
- * activated at once.
+ * access to a cached page activates it. A page being filled by another reader is waited for
+ * (awake for up to about a millisecond, then asleep). Pages evicted earlier leave shadow
+ * entries; a refault within the workingset size is activated at once.
  * Return: bytes read (0 at or beyond the end), or -EIO (reading @fd failed: every reader
  * waiting for that page gets -EIO and the page is dropped), -ENOMEM (the charge or the
  * allocation failed after reclaim), -EINVAL.

@@ -34,8 +34,13 @@
 #include "mm_inline.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
+
+/* How long a reader waits for another's fill before it sleeps (fill_done_soon()). */
+#define FILL_SPIN_NS  (20 * 1000)
+#define FILL_YIELD_NS (1000 * 1000)
 
 #define XA_CHUNK_SHIFT 6
 #define XA_CHUNK_SIZE  (1u << XA_CHUNK_SHIFT)
@@ -268,16 +273,46 @@ static struct fill_waitq *fill_waitq(struct lv_folio *folio)
 }
 
 /*
- * Waiting for a fill. A waiter announces itself with PG_waiters before it re-checks
- * PG_locked; the filler clears PG_locked and reads PG_waiters in one atomic operation on the
- * same word, so either the waiter sees the fill done or the filler sees the waiter and wakes
- * it under the queue's mutex (which the waiter holds until it sleeps). Fills nobody waits for
- * touch no mutex at all.
+ * fill_done_soon - wait for @folio's fill without sleeping, for as long as a fill normally
+ * takes: spin FILL_SPIN_NS (a 64-page hole is zeroed in about 10-20 µs), then yield up to
+ * FILL_YIELD_NS (the filler was preempted: our CPU goes to it or to another thread, and we
+ * stay on the run queue). A sleep would cost more than its futex calls: with more threads
+ * than CPUs, the wakeup may land the waiter on the busier CPU, where it gets a third of a
+ * CPU for tens of milliseconds while its partner runs alone — enough for the second reader
+ * of a readtwice container to fall a quarter of the memory behind and start to refault
+ * (design.md 30). Return: true if the fill ended (PG_locked clear, read with acquire).
+ */
+static bool fill_done_soon(struct lv_folio *folio)
+{
+	uint64_t start = now_ns(), waited = 0;
+
+	while (folio_test(folio, PG_locked)) {
+		if (waited >= FILL_SPIN_NS + FILL_YIELD_NS)
+			return false;
+		if (waited < FILL_SPIN_NS) {
+			for (int i = 0; i < 32; i++)
+				cpu_relax();
+		} else {
+			sched_yield();
+		}
+		waited = now_ns() - start;
+	}
+	return true;
+}
+
+/*
+ * Waiting for a fill. After fill_done_soon(), a waiter announces itself with PG_waiters
+ * before it re-checks PG_locked; the filler clears PG_locked and reads PG_waiters in one
+ * atomic operation on the same word, so either the waiter sees the fill done or the filler
+ * sees the waiter and wakes it under the queue's mutex (which the waiter holds until it
+ * sleeps). Fills nobody sleeps on touch no mutex at all.
  */
 static void folio_wait_fill(struct lv_folio *folio)
 {
 	struct fill_waitq *q = fill_waitq(folio);
 
+	if (fill_done_soon(folio))
+		return;
 	pthread_mutex_lock(&q->lock);
 	folio_set(folio, PG_waiters);
 	while (folio_test(folio, PG_locked))

@@ -132,7 +132,7 @@ static void lock_wait(struct lv_lock *l)
 				sched_yield();
 				spins = 0;
 			} else {
-				__builtin_ia32_pause();
+				cpu_relax();
 			}
 		}
 	default:

@@ -70,6 +70,18 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* cpu_relax - tell the CPU we are spinning (and let an SMT sibling run). */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls);
 void lv_lock_destroy(struct lv_lock *l);
 void lv_lock_acquire(struct lv_lock *l);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The page cache: lv_file_open/read/truncate/close errors, holes of sparse files, the exact
- * bytes of a real file, concurrent readers of one page, failing fills, truncation and close,
- * charging and activation of cached pages, and memory bounded by direct reclaim when a file
- * is much larger than the machine. */
+ * bytes of a real file, concurrent readers of one page (with fills quick enough to be waited
+ * for awake, and slow enough that the waiters must sleep), failing fills, truncation and
+ * close, charging and activation of cached pages, and memory bounded by direct reclaim when a
+ * file is much larger than the machine. */
 #include "lvtest.h"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE	 LV_PAGE_SIZE
@@ -24,6 +26,28 @@ static bool all_bytes(const unsigned char *buf, size_t n, unsigned char v)
 static long rd(struct lv_file *f, struct lv_memcg *memcg, void *buf, size_t len, uint64_t off)
 {
 	return lv_file_read(f, memcg, buf, len, off);
+}
+
+/*
+ * The library's pread(2) is wrapped (-Wl,--wrap=pread, see the Makefile) so that a fill can
+ * be made slower than the time a waiter spends awake (fill_done_soon() in filemap.c, about a
+ * millisecond): its waiters then sleep on the fill queue and must be woken.
+ */
+static int fill_delay_us; /* set while no reader runs */
+
+ssize_t __real_pread(int fd, void *buf, size_t count, off_t offset);
+ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
+
+ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset)
+{
+	int us = __atomic_load_n(&fill_delay_us, __ATOMIC_RELAXED);
+
+	if (us) {
+		struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return __real_pread(fd, buf, count, offset);
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -316,6 +340,40 @@ static void test_concurrent_readers(void)
 	finish(m, "concurrent readers");
 }
 
+/* Fills of 20 ms: every other reader of the page outlasts its awake wait and sleeps. */
+static void test_slow_fills(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = lv_memcg_create(m, NULL, "a");
+	const uint64_t real = ROUNDS * PAGE;
+	int fd = temp_file(real, 0), dir = open("/", O_RDONLY | O_DIRECTORY);
+	struct lv_file *f = lv_file_open(m, fd, real), *d = lv_file_open(m, dir, real);
+	size_t bad;
+
+	if (!f || !d || !a || dir < 0)
+		BAIL_OUT("slow fills: setup failed");
+	fill_delay_us = 20000;
+	is(run_readers(f, a, real, PAGE, &bad), READERS * ROUNDS,
+	   "slow fills: %d readers x %d pages, each filled in 20 ms: every read returns the page",
+	   READERS, ROUNDS);
+	is(bad, 0, "slow fills: every reader got the right bytes");
+	is(lv_file_cached_pages(f), ROUNDS, "slow fills: exactly one folio per page");
+	is(run_readers(d, a, 0, -EIO, &bad), READERS * ROUNDS,
+	   "slow fills: when the slow fill fails, every sleeping reader gets -EIO");
+	is(lv_file_cached_pages(d), 0, "slow fills: nothing of the failing file cached");
+	fill_delay_us = 0;
+	check_ok(m, "slow fills");
+	lv_file_close(f);
+	lv_file_close(d);
+	close(fd);
+	close(dir);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(a), 0, "slow fills: memcg usage 0 after close");
+	is(lv_memcg_remove(a), 0, "slow fills: memcg removed");
+	finish(m, "slow fills");
+}
+
 /* ---- failing fills --------------------------------------------------------------------- */
 
 static void test_fill_errors(void)
@@ -571,6 +629,7 @@ int main(void)
 	test_holes();
 	test_real_file();
 	test_concurrent_readers();
+	test_slow_fills();
 	test_fill_errors();
 	test_truncate();
 	test_charge_activate();
