@@ -2,15 +2,17 @@
 /*
  * Nodes, the memmap, the buddy allocator and per-CPU page lists.
  *
- * Each node owns an arena of real frames (mmap.d and populated up front, so that a benchmark
- * nothing) and a memmap of one 64-byte descriptor per frame. Free frames live in a buddy
- * allocator of orders 0..LV_MAX_ORDER under the zone lock; order-0 frames are cached in
- * per-(CPU slot, node) lists under their own lock, refilled and trimmed a batch at a time, as
- * the kernel's pcp lists are. The allocator is never entered with an LRU lock held
- * (lockdep-lite checks it): frees happen after the lruvec lock is dropped.
+ * Each node owns an arena of real frames (mmap()ed and faulted in up front, so that no
+ * benchmark pays for first touches) and a memmap of one 64-byte descriptor per frame. Free
+ * frames live in a buddy allocator of orders 0..LV_MAX_ORDER under the zone lock; order-0
+ * frames are cached in per-(CPU slot, node) lists under their own lock, refilled and trimmed
+ * a batch at a time, as the kernel's pcp lists are. A batch of frees keeps one of these locks
+ * across consecutive frames that need it (struct free_locks). The allocator is never entered
+ * with an LRU lock held (lockdep-lite checks it): frees happen after the lruvec lock is
+ * dropped.
  *
  * Watermarks min/low/high are computed like the kernel's min_free_kbytes; kswapd and direct
- * reclaim (later issue) consume them.
+ * reclaim (vmscan.c) consume them.
  */
 #include "internal.h"
 
@@ -198,11 +200,30 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 }
 
 /*
- * free_frames - give frames back: order 0 to this slot's list for the frame's node, larger
- * blocks to the buddy allocator. *@held is the page list whose lock the caller keeps across
- * a batch of frees (NULL: none); it is switched when the node changes.
+ * The locks free_folios() keeps across a batch, at most one at a time: the page list of this
+ * slot for one node, or one node's zone lock. A reclaim batch of large folios then takes the
+ * zone lock once instead of once per folio (the kernel's free_pcppages_bulk() holds it across
+ * a batch too).
  */
-static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_pages **held)
+struct free_locks {
+	struct per_cpu_pages *pcp;
+	struct zone *zone;
+};
+
+static void free_locks_release(struct free_locks *held)
+{
+	if (held->pcp)
+		lv_lock_release(&held->pcp->lock);
+	if (held->zone)
+		lv_lock_release(&held->zone->lock);
+	*held = (struct free_locks){ 0 };
+}
+
+/*
+ * free_frames - give frames back: order 0 to this slot's list for the frame's node, larger
+ * blocks to the buddy allocator, keeping in *@held the lock the next frame will likely need.
+ */
+static void free_frames(struct lv_folio *f, unsigned int order, struct free_locks *held)
 {
 	struct pglist_data *pgdat = f->pgdat;
 
@@ -210,10 +231,9 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 	if (order == 0) {
 		struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
 
-		if (*held != pcp) {
-			if (*held)
-				lv_lock_release(&(*held)->lock);
-			*held = NULL;
+		if (held->pcp != pcp) {
+			/* The zone lock ranks below the page lists: never wait for one under it. */
+			free_locks_release(held);
 			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator.
 			 */
 			if (!lv_lock_trylock(&pcp->lock)) {
@@ -223,7 +243,7 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 				lv_lock_release(&pgdat->zone.lock);
 				return;
 			}
-			*held = pcp;
+			held->pcp = pcp;
 		}
 		set_order(f, 0, 1ul << PG_pcp);
 		list_add(&f->lru, &pcp->list);
@@ -232,15 +252,13 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct per_cpu_p
 			free_pcp_pages(pgdat, pcp, PCP_BATCH);
 		return;
 	}
-	if (*held) {
-		lv_lock_release(
-			&(*held)->lock); /* the zone lock ranks below it, but keep holds short */
-		*held = NULL;
+	if (held->zone != &pgdat->zone) {
+		free_locks_release(held);
+		lv_lock_acquire(&pgdat->zone.lock);
+		held->zone = &pgdat->zone;
 	}
-	lv_lock_acquire(&pgdat->zone.lock);
 	set_order(f, 0, 0);
 	__free_one_block(pgdat, folio_pfn(f), order);
-	lv_lock_release(&pgdat->zone.lock);
 }
 
 unsigned long node_free_pages(struct pglist_data *pgdat)
@@ -408,7 +426,7 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
  */
 void free_folios(struct lv_folio **folios, unsigned int nr)
 {
-	struct per_cpu_pages *held = NULL; /* one page-list lock hold for a batch */
+	struct free_locks held = { 0 }; /* one page-list or zone lock hold for a batch */
 	struct lv_memcg *memcg = NULL;
 	long nr_pages = 0;
 
@@ -432,8 +450,7 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 		f->mapping = NULL;
 		free_frames(f, order, &held);
 	}
-	if (held)
-		lv_lock_release(&held->lock);
+	free_locks_release(&held);
 	if (memcg)
 		mem_cgroup_uncharge(memcg, nr_pages);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Folio allocation and references: lv_folio_alloc on every node and order, real and zeroed
  * data, every EINVAL, exhaustion (ENOMEM) without losing pages, get/try_get/put, accessors,
- * node statistics and watermarks. */
+ * node statistics and watermarks, and one zone lock hold for a batch of large frees. */
 #include "lvtest.h"
 
 #include <pthread.h>
@@ -364,6 +364,51 @@ static void test_node_stats(void)
 	finish(m, "node stats machine");
 }
 
+static uint64_t zone_acquired(struct lv_machine *m)
+{
+	struct lv_lock_stat s;
+
+	lv_lock_stats(m, LV_LOCK_CLASS_ZONE, &s);
+	return s.acquired;
+}
+
+/*
+ * A batch of frees keeps the zone lock across consecutive large blocks of one node (as the
+ * kernel's bulk free does), and gives it up for an order-0 frame (which goes to a page list,
+ * whose lock ranks above it) or another node's zone.
+ */
+static void test_batched_free(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_folio *f[8];
+	struct lv_machine *m;
+	uint64_t free0;
+
+	cfg.nr_nodes = NODES;
+	m = new_machine(&cfg);
+	free0 = lv_node_stat(m, 0, LV_NR_FREE);
+	for (int i = 0; i < 8; i++)
+		f[i] = alloc_or_bail(m, 0, 3, NULL, 0);
+	lv_lock_stats_reset(m);
+	lv_folios_put(f, 8);
+	is(zone_acquired(m), 1, "batched free: 8 order-3 folios, one zone lock acquisition");
+	is(lv_node_stat(m, 0, LV_NR_FREE), free0, "batched free: all pages back");
+
+	f[0] = alloc_or_bail(m, 0, 3, NULL, 0);
+	f[1] = alloc_or_bail(m, 0, 2, NULL, 0);
+	f[2] = alloc_or_bail(m, 0, 0, NULL, 0);
+	f[3] = alloc_or_bail(m, 0, 3, NULL, 0);
+	f[4] = alloc_or_bail(m, 1, 3, NULL, 0);
+	f[5] = alloc_or_bail(m, 1, 1, NULL, 0);
+	lv_lock_stats_reset(m);
+	lv_folios_put(f, 6);
+	is(zone_acquired(m), 3,
+	   "batched free: large, large, order 0, large, other node's large, large: 3 holds");
+	is(lv_node_stat(m, 0, LV_NR_FREE), free0, "batched free: node 0 pages back");
+	is(lv_node_stat(m, 1, LV_NR_FREE), free0, "batched free: node 1 pages back");
+	finish(m, "batched free");
+}
+
 int main(void)
 {
 	test_orders_and_nodes();
@@ -372,5 +417,6 @@ int main(void)
 	test_exhaust_across_cpus();
 	test_refcounts();
 	test_node_stats();
+	test_batched_free();
 	return done_testing();
 }
