@@ -414,7 +414,8 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * newly cached pages to @memcg (NULL: the root). Each page read is marked accessed: the second
  * access to a cached page activates it. A page being filled by another reader is waited for
  * (awake for up to about a millisecond, then asleep). Pages evicted earlier leave shadow
- * entries; a refault within the workingset size is activated at once.
+ * entries; a refault within the workingset size is activated at once (and that read does not
+ * also mark it accessed).
  * Return: bytes read (0 at or beyond the end), or -EIO (reading @fd failed: every reader
  * waiting for that page gets -EIO and the page is dropped), -ENOMEM (the charge or the
  * allocation failed after reclaim), -EINVAL.

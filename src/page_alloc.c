@@ -202,8 +202,9 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 /*
  * The locks free_folios() keeps across a batch, at most one at a time: the page list of this
  * slot for one node, or one node's zone lock. A reclaim batch of large folios then takes the
- * zone lock once instead of once per folio (the kernel's free_pcppages_bulk() holds it across
- * a batch too).
+ * zone lock once instead of once per folio. The kernel takes it per folio for orders its page
+ * lists do not hold, but its holders cannot be preempted; here every acquisition is a chance
+ * to queue behind a preempted holder (design.md 31).
  */
 struct free_locks {
 	struct per_cpu_pages *pcp;

@@ -54,8 +54,9 @@ struct scan_control {
 	unsigned long nr_to_reclaim;
 	unsigned long nr_reclaimed;
 	int priority;
-	bool may_skip; /* pass over lruvecs whose lock is held (see reclaim_lock()) */
-	bool skipped;  /* the lruvec being visited was passed over */
+	bool may_skip;	  /* pass over lruvecs whose lock is held (see reclaim_lock()) */
+	bool skipped;	  /* the lruvec being visited was passed over */
+	unsigned long id; /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
 };
 
 struct kswapd {
@@ -409,7 +410,7 @@ static uint64_t lruvec_refaults(struct lruvec *lruvec)
 /*
  * refaulting - were refaults activated in @lruvec since reclaim last finished with it? Then a
  * new workingset is being established, and the active list is aged whatever the ratio, so that
- * its stale folios make room for it quickly (the kernel's DEACTIVATE_FILE decision, 5.9+).
+ * its stale folios make room for it quickly (the kernel since 4.12; DEACTIVATE_FILE from 5.5).
  * The count is read racily and the snapshot is a plain store, as the kernel's: concurrent
  * reclaimers may age a little more or less than one of them alone would.
  */
@@ -418,10 +419,20 @@ static bool refaulting(struct lruvec *lruvec)
 	return lruvec_refaults(lruvec) != __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED);
 }
 
-/* snapshot_refaults - a reclaim pass over @lruvec finished: refaults from now on are news. */
-static void snapshot_refaults(struct lruvec *lruvec)
+/*
+ * snapshot_refaults - the reclaim call @sc finished: in @lruvec, if that call aged its active
+ * list on news of refaults, refaults from now on are news. An lruvec that reclaim stopped
+ * before, passed over because its lock was held, or visited at a priority too high to scan
+ * any of its active list keeps its news for the next call (the kernel's snapshot, taken for
+ * every memcg under the reclaim root, can drop news that nothing acted on).
+ */
+static void snapshot_refaults(struct lruvec *lruvec, const struct scan_control *sc)
 {
-	__atomic_store_n(&lruvec->refaults, lruvec_refaults(lruvec), __ATOMIC_RELAXED);
+	uint64_t refaults = lruvec_refaults(lruvec);
+
+	if (__atomic_load_n(&lruvec->reclaim_id, __ATOMIC_RELAXED) == sc->id &&
+	    __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED) != refaults)
+		__atomic_store_n(&lruvec->refaults, refaults, __ATOMIC_RELAXED);
 }
 
 static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
@@ -437,8 +448,13 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 		if (nr_active) {
 			n = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
 			nr_active -= n;
-			if (deactivate || inactive_is_low(lruvec))
+			if (deactivate || inactive_is_low(lruvec)) {
 				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n, sc);
+				/* Aged: the news of refaults can be taken (snapshot_refaults()). */
+				if (deactivate && !sc->skipped)
+					__atomic_store_n(&lruvec->reclaim_id, sc->id,
+							 __ATOMIC_RELAXED);
+			}
 			if (sc->skipped)
 				break;
 		}
@@ -478,6 +494,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	 * position makes them, instead of queueing on the same lruvec locks one after another.
 	 */
 	start = __atomic_fetch_add(&m->reclaim_rotor, 1, __ATOMIC_RELAXED);
+	sc.id = start + 1; /* unique among concurrent calls; 0 marks no lruvec */
 	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
 		/* Global reclaim waits for no lock it can do without, while pressure is low. */
 		sc.may_skip = !target && sc.priority > DEF_PRIORITY - SKIP_BUSY_PRIORITIES;
@@ -496,13 +513,16 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 		if (sc.nr_reclaimed >= sc.nr_to_reclaim)
 			break;
 	}
-	/* The kernel snapshots the reclaim root's refaults; each lruvec ages on its own here. */
+	/*
+	 * Each lruvec keeps its own snapshot, as the kernel did from 4.12 to 5.4 (5.5 moved the
+	 * decision to the reclaim root).
+	 */
 	for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
 		if (nid >= 0 && (unsigned int)nid != n)
 			continue;
 		for (size_t k = 0; k < nr_memcgs; k++)
-			snapshot_refaults(
-				mem_cgroup_lruvec(memcgs ? memcgs[k] : NULL, m->nodes[n]));
+			snapshot_refaults(mem_cgroup_lruvec(memcgs ? memcgs[k] : NULL, m->nodes[n]),
+					  &sc);
 	}
 	if (memcgs)
 		mem_cgroup_snapshot_put(memcgs, nr_memcgs);

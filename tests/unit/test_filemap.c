@@ -4,6 +4,8 @@
  * for awake, and slow enough that the waiters must sleep), failing fills, truncation and
  * close, charging and activation of cached pages, and memory bounded by direct reclaim when a
  * file is much larger than the machine. */
+#include "internal.h" /* PG_waiters, filemap_get_folios: did the slow fills' waiters sleep? */
+
 #include "lvtest.h"
 
 #include <fcntl.h>
@@ -34,6 +36,7 @@ static long rd(struct lv_file *f, struct lv_memcg *memcg, void *buf, size_t len,
  * millisecond): its waiters then sleep on the fill queue and must be woken.
  */
 static int fill_delay_us; /* set while no reader runs */
+static int slowed_preads; /* calls that fill_delay_us slowed down */
 
 ssize_t __real_pread(int fd, void *buf, size_t count, off_t offset);
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
@@ -45,6 +48,7 @@ ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset)
 	if (us) {
 		struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
 
+		__atomic_fetch_add(&slowed_preads, 1, __ATOMIC_RELAXED);
 		nanosleep(&ts, NULL);
 	}
 	return __real_pread(fd, buf, count, offset);
@@ -353,16 +357,30 @@ static void test_slow_fills(void)
 
 	if (!f || !d || !a || dir < 0)
 		BAIL_OUT("slow fills: setup failed");
+	alarm(120); /* a lost wakeup hangs: make it a failure */
 	fill_delay_us = 20000;
 	is(run_readers(f, a, real, PAGE, &bad), READERS * ROUNDS,
 	   "slow fills: %d readers x %d pages, each filled in 20 ms: every read returns the page",
 	   READERS, ROUNDS);
 	is(bad, 0, "slow fills: every reader got the right bytes");
 	is(lv_file_cached_pages(f), ROUNDS, "slow fills: exactly one folio per page");
+	is(slowed_preads, ROUNDS, "slow fills: every fill went through the slowed pread");
+	{
+		struct lv_folio *batch[ROUNDS];
+		unsigned long start = 0;
+		unsigned int nr = filemap_get_folios(f, &start, batch, ROUNDS), slept = 0;
+
+		for (unsigned int i = 0; i < nr; i++) {
+			slept += folio_test(batch[i], PG_waiters);
+			lv_folio_put(batch[i]);
+		}
+		is(slept, ROUNDS, "slow fills: on every page, some reader slept (PG_waiters)");
+	}
 	is(run_readers(d, a, 0, -EIO, &bad), READERS * ROUNDS,
 	   "slow fills: when the slow fill fails, every sleeping reader gets -EIO");
 	is(lv_file_cached_pages(d), 0, "slow fills: nothing of the failing file cached");
 	fill_delay_us = 0;
+	alarm(0);
 	check_ok(m, "slow fills");
 	lv_file_close(f);
 	lv_file_close(d);

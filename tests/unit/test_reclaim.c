@@ -795,6 +795,64 @@ static void test_deactivate_counts(void)
 	}
 }
 
+/*
+ * News of refaults is taken only by a reclaim call that aged the active list on it: a global
+ * reclaim that got what it needed from another tenant, at priorities too high to scan any of
+ * b's small active list, leaves b's news for b's next reclaim.
+ */
+static void test_refault_news(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = new_memcg(m, NULL, "a"), *b = new_memcg(m, NULL, "b");
+	struct lv_file *hb = new_file(m, 64), *sb = new_file(m, 384), *fa = new_file(m, 2560);
+	uint64_t act, deact, refill;
+	struct lv_memcg **memcgs;
+	size_t nr = 0;
+
+	/* b: 64 active pages, 384 inactive, one of which refaults and is activated. */
+	is(read_pages(hb, b, 0, 64) + read_pages(hb, b, 0, 64) + read_pages(sb, b, 0, 384), 0,
+	   "refault news: b reads 64 pages twice and 384 once");
+	lv_lru_add_drain_all(m);
+	ok(lv_memcg_reclaim(b, 1) > 0 && lv_file_cached_pages(sb) < 384,
+	   "refault news: b's oldest pages evicted");
+	act = lv_memcg_stat(b, LV_WORKINGSET_ACTIVATE);
+	is(read_pages(sb, b, 0, 1), 0, "refault news: b reads its first evicted page again");
+	is(lv_memcg_stat(b, LV_WORKINGSET_ACTIVATE) - act, 1, "refault news: activated");
+	/* a: plenty of inactive pages. */
+	is(read_pages(fa, a, 0, 2560), 0, "refault news: a reads 2560 pages once");
+	lv_lru_add_drain_all(m);
+
+	/* Global reclaim of 32 pages, starting its memcg walk at a. */
+	memcgs = mem_cgroup_snapshot(m->root, &nr);
+	if (!memcgs)
+		BAIL_OUT("refault news: no memcg snapshot");
+	for (size_t i = 0; i < nr; i++)
+		if (memcgs[i] == a)
+			m->reclaim_rotor = i;
+	mem_cgroup_snapshot_put(memcgs, nr);
+	deact = lv_memcg_stat(b, LV_PGDEACTIVATE);
+	refill = lv_memcg_stat(b, LV_PGREFILL);
+	ok(lv_reclaim_node(m, 0, 32) >= 32, "refault news: global reclaim of 32 pages");
+	is(lv_memcg_stat(b, LV_PGREFILL) - refill, 0,
+	   "refault news: ... which never reached b's active list");
+	is(lv_memcg_stat(b, LV_PGDEACTIVATE) - deact, 0, "refault news: b was not aged");
+	ok(lv_memcg_stat(b, LV_NR_INACTIVE_FILE) > lv_memcg_stat(b, LV_NR_ACTIVE_FILE),
+	   "refault news: b's inactive list is not low");
+	ok(lv_memcg_reclaim(b, 32) > 0, "refault news: reclaim b");
+	ok(lv_memcg_stat(b, LV_NR_INACTIVE_FILE) > lv_memcg_stat(b, LV_NR_ACTIVE_FILE),
+	   "refault news: b's inactive list is still not low");
+	ok(lv_memcg_stat(b, LV_PGDEACTIVATE) > deact,
+	   "refault news: b's active list is aged: the news was still there");
+	check_ok(m, "refault news");
+	lv_file_close(hb);
+	lv_file_close(sb);
+	lv_file_close(fa);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a) + lv_memcg_remove(b), 0, "refault news: a and b removed");
+	finish(m, "refault news");
+}
+
 /* ---- shadow nodes ---------------------------------------------------------------------- */
 
 static void test_shadow_nodes(void)
@@ -959,6 +1017,7 @@ int main(void)
 	test_skip_busy();
 	test_deactivate_counts();
 	test_refault();
+	test_refault_news();
 	test_shadow_nodes();
 	test_remove_during_reclaim();
 	test_limit_under_load();
