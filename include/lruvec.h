@@ -349,7 +349,13 @@ int lv_folio_putback_lru(struct lv_folio *folio);
  */
 int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to);
 
-/** lv_lru_add_drain - drain the calling CPU slot's batches. Context: takes its slot lock. */
+/**
+ * lv_lru_add_drain - drain the calling CPU slot's batches. Best effort: a request queued while
+ * this slot's lock was held (by a thread preempted on this CPU, most likely) went to another
+ * slot, and so did the requests of a thread the scheduler has since moved; only
+ * lv_lru_add_drain_all() covers those.
+ * Context: takes its slot lock.
+ */
 void lv_lru_add_drain(struct lv_machine *m);
 
 /**

@@ -587,7 +587,11 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
 		return -EINVAL;
 	end = start + pages_up(len);
-	/* Folios still in this CPU's lru_add batch could be neither deactivated nor freed. */
+	/*
+	 * Folios still in this CPU's lru_add batch could be neither deactivated nor freed. As
+	 * the kernel's lru_add_drain(), this is local: folios queued on another slot (the add
+	 * found this slot busy, or ran on another CPU) stay as they are.
+	 */
 	if (advice != LV_MADV_DONTNEED)
 		lv_lru_add_drain(mm->machine);
 	lv_lock_acquire(&mm->page_table_lock);

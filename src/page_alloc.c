@@ -360,7 +360,8 @@ struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int orde
 
 /*
  * folio_alloc - lv_folio_alloc() for callers inside the library, which may also pass
- * FOLIO_ALLOC_NORETRY: give up at once rather than reclaim for a block of this order.
+ * FOLIO_ALLOC_NORETRY: one reclaim pass at most, for the charge and for the block, then give
+ * up (the kernel's __GFP_NORETRY: the caller can do with a smaller folio).
  */
 struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 			     struct lv_memcg *memcg, unsigned int flags)
