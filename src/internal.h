@@ -273,8 +273,9 @@ struct lruvec {
 	 */
 	long nr_isolated ____cacheline_aligned; /* atomic: lv_folio_isolate_lru() pages */
 	unsigned long nonresident_age;		/* atomic: workingset clock */
-	uint64_t refaults; /* atomic: activating refaults when reclaim last finished here */
-	unsigned long reclaim_id; /* atomic: the last reclaim call that aged it on refaults */
+	/* atomic: EV_WORKINGSET_ACTIVATE when a reclaim call that aged us on news of it ended */
+	uint64_t refaults;
+	unsigned long reclaim_id; /* atomic: the last reclaim call that aged us on that news */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
 } ____cacheline_aligned;

@@ -401,12 +401,6 @@ static bool inactive_is_low(struct lruvec *lruvec)
 	return inactive * ratio < active;
 }
 
-static uint64_t lruvec_refaults(struct lruvec *lruvec)
-{
-	return __atomic_load_n(&lruvec->events_atomic[EV_WORKINGSET_ACTIVATE - EV_PGSTEAL],
-			       __ATOMIC_RELAXED);
-}
-
 /*
  * refaulting - were refaults activated in @lruvec since reclaim last finished with it? Then a
  * new workingset is being established, and the active list is aged whatever the ratio, so that
@@ -416,7 +410,8 @@ static uint64_t lruvec_refaults(struct lruvec *lruvec)
  */
 static bool refaulting(struct lruvec *lruvec)
 {
-	return lruvec_refaults(lruvec) != __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED);
+	return lruvec_event(lruvec, EV_WORKINGSET_ACTIVATE) !=
+	       __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED);
 }
 
 /*
@@ -428,7 +423,7 @@ static bool refaulting(struct lruvec *lruvec)
  */
 static void snapshot_refaults(struct lruvec *lruvec, const struct scan_control *sc)
 {
-	uint64_t refaults = lruvec_refaults(lruvec);
+	uint64_t refaults = lruvec_event(lruvec, EV_WORKINGSET_ACTIVATE);
 
 	if (__atomic_load_n(&lruvec->reclaim_id, __ATOMIC_RELAXED) == sc->id &&
 	    __atomic_load_n(&lruvec->refaults, __ATOMIC_RELAXED) != refaults)
