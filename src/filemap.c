@@ -19,7 +19,8 @@
  * charged to the reader's memcg, inserts it locked (PG_locked) under the mapping lock, adds
  * it to the LRU and fills it from the file with pread(); concurrent readers of that index
  * find the locked folio and wait. A failed fill marks PG_error, wakes the waiters (they
- * return -EIO) and removes the folio again.
+ * return -EIO) and removes the folio again. A large folio over a hole of a sparse file is
+ * published at once and zeroed a page at a time by its readers (folio_zero_pages()).
  *
  * Eviction (remove_mapping(), called by reclaim on an isolated folio) freezes the reference
  * count from exactly 2 (the tree's and the isolation's) to 0 under the mapping lock, so a
@@ -46,6 +47,10 @@
 #define XA_CHUNK_SIZE  (1u << XA_CHUNK_SHIFT)
 #define XA_CHUNK_MASK  (XA_CHUNK_SIZE - 1)
 #define MAX_FILE_BYTES (1ull << 52)
+#define BITS_PER_LONG  (8 * (int)sizeof(long))
+
+_Static_assert((1 << LV_MAX_FILE_FOLIO_ORDER) <= BITS_PER_LONG,
+	       "a hole folio keeps one bit per page in a word");
 
 struct xa_node {
 	struct xa_node *parent;	       /* mapping lock */
@@ -274,7 +279,7 @@ static struct fill_waitq *fill_waitq(struct lv_folio *folio)
 
 /*
  * fill_done_soon - wait for @folio's fill without sleeping, for as long as a fill normally
- * takes: spin FILL_SPIN_NS (a 64-page hole is zeroed in about 10-20 µs), then yield up to
+ * takes: spin FILL_SPIN_NS (a 64-page folio is copied in about 10-20 µs), then yield up to
  * FILL_YIELD_NS (the filler was preempted: our CPU goes to it or to another thread, and we
  * stay on the run queue). A sleep would cost more than its futex calls: with more threads
  * than CPUs, the wakeup may land the waiter on the busier CPU, where it gets a third of a
@@ -351,6 +356,13 @@ static int folio_fill(struct lv_file *file, struct lv_folio *folio)
 
 	if (!data)
 		return 0; /* metadata only: nothing to fill */
+	if (file->fd < 0 && folio_order(folio) > 0) {
+		/* A hole: each page is zeroed when it is first read (folio_zero_pages()). */
+		folio[1].hole.zeroed = 0;
+		folio[1].hole.zeroing = 0;
+		folio_set(folio, PG_hole);
+		return 0;
+	}
 	while (file->fd >= 0 && done < len) {
 		ssize_t n = pread(file->fd, data + done, len - done, pos + (off_t)done);
 
@@ -364,6 +376,52 @@ static int folio_fill(struct lv_file *file, struct lv_folio *folio)
 	}
 	memset(data + done, 0, len - done);
 	return 0;
+}
+
+/*
+ * Zeroing holes lazily. A hole folio (PG_hole) is published uptodate with its frames still
+ * holding whatever their last user left, and each page is zeroed by the first reader that
+ * needs it, just before it copies the page out: the zeroes are then still in that CPU's
+ * cache, where zeroing all 2^order pages at fill time would have pushed the first of them
+ * out before they were read (design.md 32). A reader claims page i by setting bit i of
+ * hole.zeroing; the claimant zeroes the page and publishes bit i of hole.zeroed with
+ * release; everyone else reads hole.zeroed with acquire before touching the page, waiting
+ * for a claimant without sleeping (it is zeroing 4 KiB).
+ */
+
+/* folio_zero_pages - make pages @first..@last of hole folio @folio read as zeros. */
+static void folio_zero_pages(struct lv_folio *folio, unsigned int first, unsigned int last)
+{
+	unsigned long want = (~0ul >> (BITS_PER_LONG - 1 - last)) & (~0ul << first);
+	unsigned long *zeroed = &folio[1].hole.zeroed;
+	char *data = lv_folio_data(folio);
+
+	if ((__atomic_load_n(zeroed, __ATOMIC_ACQUIRE) & want) == want)
+		return;
+	for (unsigned int i = first; i <= last; i++) {
+		unsigned long bit = 1ul << i;
+
+		if (__atomic_load_n(zeroed, __ATOMIC_ACQUIRE) & bit)
+			continue;
+		if (!(__atomic_fetch_or(&folio[1].hole.zeroing, bit, __ATOMIC_ACQUIRE) & bit)) {
+			memset(data + (size_t)i * LV_PAGE_SIZE, 0, LV_PAGE_SIZE);
+			__atomic_fetch_or(zeroed, bit, __ATOMIC_RELEASE);
+			continue;
+		}
+		for (int spins = 0; !(__atomic_load_n(zeroed, __ATOMIC_ACQUIRE) & bit); spins++) {
+			if (spins < 64)
+				cpu_relax();
+			else
+				sched_yield(); /* the claimant was preempted */
+		}
+	}
+}
+
+/* folio_zero_holes - zero every page of @folio not yet zeroed, if it is a hole folio. */
+static void folio_zero_holes(struct lv_folio *folio)
+{
+	if (folio_test(folio, PG_hole))
+		folio_zero_pages(folio, 0, (unsigned int)folio_nr_pages(folio) - 1);
 }
 
 /* page_cache_delete - drop @folio from @file if it is still there. Return: true if it was. */
@@ -593,6 +651,9 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		if (n > len - done)
 			n = len - done;
 		data = lv_folio_data(folio);
+		if (folio_test(folio, PG_hole))
+			folio_zero_pages(folio, (unsigned int)(in_folio / LV_PAGE_SIZE),
+					 (unsigned int)((in_folio + n - 1) / LV_PAGE_SIZE));
 		if (data)
 			memcpy((char *)buf + done, (char *)data + in_folio, n);
 		else
@@ -840,6 +901,7 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	/* Uptodate data never changes: copy it before freezing (see folio_copy_data()). */
 	if (!folio_test(old, PG_uptodate) || folio_test(old, PG_locked))
 		return -EBUSY;
+	folio_zero_holes(old); /* the copy is a plain folio: its data must all be valid */
 	folio_copy_data(new, old);
 	rcu_read_lock();
 	file = folio_file_mapping(old);

@@ -53,6 +53,7 @@ enum pageflags {
 	PG_uptodate,	     /* page cache: data valid */
 	PG_error,	     /* page cache: the fill failed; waiters return -EIO */
 	PG_waiters,	     /* page cache: someone sleeps until PG_locked clears */
+	PG_hole,	     /* page cache: a hole, each page zeroed on first read (filemap.c) */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
@@ -69,7 +70,17 @@ struct lv_folio {
 	 * On an LRU list: the lruvec lock (and only while PG_lru is set, or by the pin owner).
 	 * Free: the zone lock (buddy) or the slot's pcp lock. Isolated: the isolating owner.
 	 */
-	struct list_head lru;
+	union {
+		struct list_head lru;
+		/*
+		 * In the second frame of a folio whose head has PG_hole: pages zeroed, pages
+		 * claimed by a zeroing reader (bit i: page i). Atomic; set before the fill ends.
+		 */
+		struct {
+			unsigned long zeroed;
+			unsigned long zeroing;
+		} hole;
+	};
 	/*
 	 * Binding to the charged memcg (NULL with memcg disabled). Written only by the owner of
 	 * the PG_lru pin while it holds the lock of the folio's current lruvec (memcontrol.c),
