@@ -469,6 +469,24 @@ static struct lv_folio *page_cache_alloc(struct lv_file *file, struct lv_memcg *
 }
 
 /*
+ * block_has_folio - whether a folio already caches a page of the aligned 2^@order block
+ * around @index in the leaf whose slots are @slots: a large folio would not fit there.
+ * Context: RCU read-side critical section (a racy peek: the insert re-checks under the lock).
+ */
+static bool block_has_folio(void **slots, unsigned long index, unsigned int order)
+{
+	unsigned long start = index & XA_CHUNK_MASK & ~((1ul << order) - 1);
+
+	for (unsigned long i = start; i < start + (1ul << order); i++) {
+		void *entry = rcu_dereference_lv(slots[i]);
+
+		if (entry && !xa_is_value(entry))
+			return true;
+	}
+	return false;
+}
+
+/*
  * filemap_get_folio - the uptodate folio holding page @index, with a reference, creating and
  * filling a folio of up to 2^@order pages on a miss (*@activated: it refaulted and was
  * activated). Return: the folio, or NULL with *@err set (0 beyond the end of the file).
@@ -489,6 +507,10 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		rcu_read_lock();
 		folio = xa_load_slot(file, index, &slot);
 		if (!folio || xa_is_value(folio)) {
+			/* Charging a large folio we could not insert might reclaim for nothing. */
+			if (order && slot &&
+			    block_has_folio(slot - (index & XA_CHUNK_MASK), index, order))
+				order = 0;
 			rcu_read_unlock();
 			break;
 		}

@@ -182,12 +182,19 @@ static void test_fallback_and_mixed(void)
 	int fd = temp_file(size, 0);
 	struct lv_file *f = lv_file_open(m, fd, size);
 	unsigned char buf[PAGE];
+	uint64_t stalls;
 	size_t bad = 0;
 
 	lv_memcg_set_max(cg, NR / 2);
 	is(lv_file_read(f, cg, buf, PAGE, 2 * PAGE), (long)PAGE, "a read under a tiny limit works");
 	is(lv_file_cached_pages(f), 1, "it cached a single page");
 	is(bad_bytes(buf, PAGE, 2 * PAGE, size, 0), 0, "with the right bytes");
+	/* Room for one more page: a neighbour in the block is read as a page, without reclaim. */
+	lv_memcg_set_max(cg, 2);
+	stalls = lv_memcg_stat(cg, LV_ALLOCSTALL);
+	is(lv_file_read(f, cg, buf, PAGE, 3 * PAGE), (long)PAGE, "a neighbour in the block reads");
+	is(lv_memcg_stat(cg, LV_ALLOCSTALL), stalls, "... without reclaim (no large folio tried)");
+	is(lv_file_cached_pages(f), 2, "... and both pages stay cached");
 	lv_memcg_set_max(cg, SIZE_MAX);
 	for (uint64_t p = 0; p < NR; p++) {
 		lv_file_read(f, cg, buf, PAGE, p * PAGE);
@@ -346,7 +353,9 @@ static void test_concurrent(bool sparse)
 	f = lv_file_open(m, fd, size);
 	for (int i = 0; i < 4; i++) {
 		/* Hole readers go in pairs over the same offsets: they collide on claims. */
-		r[i] = (struct reader){ .file = f, .size = size, .real = sparse ? 0 : size,
+		r[i] = (struct reader){ .file = f,
+					.size = size,
+					.real = sparse ? 0 : size,
 					.seed = sparse ? (uint64_t)i / 2 + 1 : (uint64_t)i + 1 };
 		pthread_create(&t[i], NULL, reader, &r[i]);
 	}
