@@ -279,7 +279,7 @@ static struct fill_waitq *fill_waitq(struct lv_folio *folio)
 
 /*
  * fill_done_soon - wait for @folio's fill without sleeping, for as long as a fill normally
- * takes: spin FILL_SPIN_NS (a 64-page folio is copied in about 10-20 µs), then yield up to
+ * takes: spin FILL_SPIN_NS (zeroing a 64-page folio took 10-20 µs), then yield up to
  * FILL_YIELD_NS (the filler was preempted: our CPU goes to it or to another thread, and we
  * stay on the run queue). A sleep would cost more than its futex calls: with more threads
  * than CPUs, the wakeup may land the waiter on the busier CPU, where it gets a third of a
@@ -920,10 +920,13 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	struct xa_node *leaf;
 	int err = -EBUSY;
 
-	/* Uptodate data never changes: copy it before freezing (see folio_copy_data()). */
+	/*
+	 * Uptodate data never changes once a hole folio is zeroed whole: copy it before freezing
+	 * (see folio_copy_data()). The copy is an ordinary folio, not a hole.
+	 */
 	if (!folio_test(old, PG_uptodate) || folio_test(old, PG_locked))
 		return -EBUSY;
-	folio_zero_holes(old); /* the copy is a plain folio: its data must all be valid */
+	folio_zero_holes(old);
 	folio_copy_data(new, old);
 	rcu_read_lock();
 	file = folio_file_mapping(old);

@@ -74,7 +74,8 @@ struct lv_folio {
 		struct list_head lru;
 		/*
 		 * In the second frame of a folio whose head has PG_hole: pages zeroed, pages
-		 * claimed by a zeroing reader (bit i: page i). Atomic; set before the fill ends.
+		 * claimed by a zeroing reader (bit i: page i). Cleared by the filler before the
+		 * fill ends; then only atomic ORs, by readers holding a folio reference.
 		 */
 		struct {
 			unsigned long zeroed;

@@ -38,7 +38,10 @@
 
 #define MIGRATE_RETRIES 3
 
-/* The flags that describe the data and its LRU history; the rest belong to the frame. */
+/*
+ * The flags that describe the data and its LRU history; the rest belong to the frame. PG_hole
+ * is not among them: a hole folio is zeroed whole before it is copied.
+ */
 #define MIGRATE_FLAGS                                                                              \
 	((1ul << PG_active) | (1ul << PG_referenced) | (1ul << PG_workingset) |                    \
 	 (1ul << PG_swapbacked) | (1ul << PG_dirty) | (1ul << PG_mapped) | (1ul << PG_mlocked) |   \
@@ -47,8 +50,9 @@
 /**
  * folio_copy_data - copy @old's data into @new. For anon folios it runs with the count frozen
  * under the page_table_lock (users write under that lock); page cache data never changes once
- * uptodate, so filemap_folio_replace() copies before it freezes, keeping the frozen window
- * (readers retry their lookup meanwhile) short.
+ * uptodate (and, for a hole folio, zeroed whole: folio_zero_holes()), so
+ * filemap_folio_replace() copies before it freezes, keeping the frozen window (readers retry
+ * their lookup meanwhile) short.
  */
 void folio_copy_data(struct lv_folio *new, struct lv_folio *old)
 {

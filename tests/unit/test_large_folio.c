@@ -3,6 +3,8 @@
  * pages, reads anywhere in it see the file's bytes, counters count pages, truncation in the
  * middle of a folio, eviction and refault, the fallback to single pages (and the mixed blocks
  * it leaves), access marking once per pass, migration, and concurrent readers. */
+#include "internal.h" /* struct lv_folio: stale hole words in the second frame */
+
 #include "lvtest.h"
 
 #include <limits.h>
@@ -241,17 +243,19 @@ static void test_migrate(void)
 
 /*
  * dirty_frames - fill and free most of every node's frames with a non-zero byte, so that the
- * folios of a later hole read hold stale bytes until the page cache zeroes them.
+ * folios of a later hole read hold stale bytes until the page cache zeroes them, and leave
+ * every second frame claiming all its pages zeroed, as a hole folio freed before may have.
  */
-static void dirty_frames(struct lv_machine *m, int nodes)
+static void dirty_frames(struct lv_machine *m, int nodes, unsigned int order)
 {
-	unsigned int nr = (unsigned int)(SMALL_PAGES / NR) * 3 / 4;
+	unsigned int nr = (unsigned int)(SMALL_PAGES >> order) * 3 / 4;
 	struct lv_folio **folios = malloc(nr * sizeof(*folios));
 
 	for (int nid = 0; nid < nodes; nid++) {
 		for (unsigned int i = 0; i < nr; i++) {
-			folios[i] = alloc_or_bail(m, nid, ORDER, NULL, 0);
-			memset(lv_folio_data(folios[i]), 0xa5, NR * PAGE);
+			folios[i] = alloc_or_bail(m, nid, order, NULL, 0);
+			memset(lv_folio_data(folios[i]), 0xa5, PAGE << order);
+			folios[i][1].hole.zeroed = folios[i][1].hole.zeroing = ~0ul;
 		}
 		lv_folios_put(folios, nr);
 	}
@@ -273,13 +277,14 @@ static void test_holes(void)
 	size_t bad = 0;
 	long n;
 
-	dirty_frames(m, 2);
+	dirty_frames(m, 2, ORDER);
 	f = lv_file_open(m, -1, size);
 	memset(buf, 0x5a, size);
 	is(lv_file_read(f, NULL, buf, PAGE, 3 * PAGE), (long)PAGE, "one page of a hole folio");
 	is(bad_bytes(buf, PAGE, 3 * PAGE, 0, 0), 0, "... reads as zeros on a stale frame");
 	is(lv_file_cached_pages(f), NR, "... and cached the whole folio");
 	is(lv_file_migrate_pages(f, 1, 1), 0, "the partly read hole folio migrates to node 1");
+	is(lv_node_stat(m, 1, LV_NR_FILE_PAGES), NR, "... all %u pages of it", NR);
 	memset(buf, 0x5a, size);
 	is(lv_file_read(f, NULL, buf, NR * PAGE, 0), (long)(NR * PAGE), "read it all back");
 	is(bad_bytes(buf, NR * PAGE, 0, 0, 0), 0, "pages nobody read before the copy are zeros");
@@ -301,6 +306,27 @@ static void test_holes(void)
 	lv_file_close(f);
 	free(buf);
 	finish(m, "holes");
+
+	/* The largest order: a folio's pages fill the whole word of bits. */
+	cfg.file_folio_order = LV_MAX_FILE_FOLIO_ORDER;
+	cfg.nr_nodes = 1;
+	m = new_machine(&cfg);
+	dirty_frames(m, 1, LV_MAX_FILE_FOLIO_ORDER);
+	f = lv_file_open(m, -1, size);
+	buf = malloc(PAGE << LV_MAX_FILE_FOLIO_ORDER);
+	n = (long)(PAGE << LV_MAX_FILE_FOLIO_ORDER);
+	memset(buf, 0x5a, (size_t)n);
+	is(lv_file_read(f, NULL, buf, PAGE, (uint64_t)n - PAGE), (long)PAGE,
+	   "order %d: the last page of a hole folio", LV_MAX_FILE_FOLIO_ORDER);
+	is(bad_bytes(buf, PAGE, (uint64_t)n - PAGE, 0, 0), 0, "... reads as zeros");
+	is(lv_file_read(f, NULL, buf, (size_t)n, 0), n, "order %d: the whole folio",
+	   LV_MAX_FILE_FOLIO_ORDER);
+	is(bad_bytes(buf, (size_t)n, 0, 0, 0), 0, "... reads as zeros");
+	is(lv_file_cached_pages(f), 1ul << LV_MAX_FILE_FOLIO_ORDER, "... cached as one folio");
+	check_ok(m, "holes, largest order");
+	lv_file_close(f);
+	free(buf);
+	finish(m, "holes, largest order");
 }
 
 struct reader {
@@ -349,7 +375,7 @@ static void test_concurrent(bool sparse)
 	long errors = 0;
 
 	if (sparse)
-		dirty_frames(m, 1);
+		dirty_frames(m, 1, ORDER);
 	f = lv_file_open(m, fd, size);
 	for (int i = 0; i < 4; i++) {
 		/* Hole readers go in pairs over the same offsets: they collide on claims. */
