@@ -619,7 +619,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_DRAIN,  /* lru_add_drain_all mutex */
 	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
-	LV_LOCK_CLASS_SHADOW,  /* list of page cache nodes holding only shadow entries */
+	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
 	LV_NR_LOCK_CLASSES
 };
@@ -681,6 +681,7 @@ enum lv_stat_item {
 	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
 	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
+	LV_WORKINGSET_NODES,   /* page cache nodes holding only shadows, on the lruvecs' lists */
 	LV_NR_STAT_ITEMS
 };
 

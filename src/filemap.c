@@ -27,9 +27,14 @@
  * reader that holds a reference makes it fail, and replaces the folio with a shadow entry.
  *
  * Shadow entries keep tree nodes alive after their folios are gone. A node holding only
- * shadows is put on the machine's shadow_nodes list; when the list grows beyond an eighth of
- * the machine's pages (the kernel's limit), the oldest are freed with their shadows, so the
- * page cache's own memory stays bounded however much of a huge sparse file is read.
+ * shadows is put on the shadow list of the lruvec its last folio left (the kernel's
+ * memcg-aware shadow_nodes list_lru: one list per memcg and node), so that one tenant's
+ * evictions never wait on another tenant's lock. When reclaim of an lruvec finds its list
+ * longer than an eighth of its pages (the kernel's limit), the oldest are freed with their
+ * shadows, so the page cache's own memory stays bounded however much of a huge sparse file is
+ * read. A removed memcg's lists move to its parent's (memcontrol.c), as the kernel reparents
+ * its list_lru; a node's binding (shadow_lruvec) is therefore read under RCU and re-checked
+ * under the list's lock, like a folio's lruvec.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -49,6 +54,8 @@
 #define MAX_FILE_BYTES (1ull << 52)
 #define BITS_PER_LONG  (8 * (int)sizeof(long))
 
+#define SHADOW_NODES_MIN 64 /* an lruvec's shadow list is not shrunk below this */
+
 _Static_assert((1 << LV_MAX_FILE_FOLIO_ORDER) <= BITS_PER_LONG,
 	       "a hole folio keeps one bit per page in a word");
 
@@ -58,10 +65,15 @@ struct xa_node {
 	unsigned char offset;	       /* constant: slot in the parent */
 	unsigned char count;	       /* mapping lock: used slots */
 	unsigned char nr_values;       /* mapping lock: slots holding shadow entries */
-	bool shadow_wanted;	       /* mapping lock: we asked for it to be on shadow_nodes */
-	bool on_shadow_list;	       /* machine->shadow_lock */
+	bool shadow_wanted;	       /* mapping lock: we asked for it to be on a shadow list */
+	bool on_shadow_list;	       /* shadow_lruvec->shadow_lock */
 	struct lv_file *mapping;       /* constant */
-	struct list_head private_list; /* machine->shadow_lock */
+	struct list_head private_list; /* shadow_lruvec->shadow_lock */
+	/*
+	 * The lruvec whose shadow list holds us (or last held us): set under the mapping lock and
+	 * that lruvec's shadow lock; changed by reparenting under the shadow locks only.
+	 */
+	struct lruvec *shadow_lruvec;
 	struct rcu_head rcu;
 	void *slots[XA_CHUNK_SIZE]; /* written under the mapping lock, read under RCU */
 };
@@ -137,32 +149,79 @@ static void xa_node_rcu_free(struct rcu_head *head)
 	rcu_free_end();
 }
 
-/* shadow_list_set - put @node on the shadow list, or take it off. */
-static void shadow_list_set(struct xa_node *node, bool want)
+/*
+ * shadow_lock_node - lock the shadow list @node is bound to, following a concurrent
+ * reparenting (lock, re-check, as folio_lruvec_lock()). Return: that lruvec, locked.
+ * Context: RCU read side (a reparented-from memcg is freed after a grace period).
+ */
+static struct lruvec *shadow_lock_node(struct xa_node *node)
 {
-	struct lv_machine *m = node->mapping->machine;
+	for (;;) {
+		struct lruvec *lruvec = READ_ONCE(node->shadow_lruvec);
+
+		lv_lock_acquire(&lruvec->shadow_lock);
+		if (READ_ONCE(node->shadow_lruvec) == lruvec)
+			return lruvec;
+		lv_lock_release(&lruvec->shadow_lock);
+	}
+}
+
+/*
+ * shadow_lock_live - lock the shadow list of @lruvec, or of its closest ancestor whose memcg
+ * is not being removed: a list that reparenting has already emptied must not take new nodes.
+ * The remover sets ->dying before it locks the list to move it, so one seen clear under the
+ * lock is moved later. Return: the lruvec locked.
+ * Context: RCU read side (a memcg pins its parent).
+ */
+static struct lruvec *shadow_lock_live(struct lruvec *lruvec)
+{
+	for (;;) {
+		struct lv_memcg *memcg = lruvec->memcg;
+
+		lv_lock_acquire(&lruvec->shadow_lock);
+		if (!memcg || !memcg->parent || !__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
+			return lruvec;
+		lv_lock_release(&lruvec->shadow_lock);
+		lruvec = mem_cgroup_lruvec(memcg->parent, lruvec->pgdat);
+	}
+}
+
+/*
+ * shadow_list_set - put @node on the shadow list of @owner (the lruvec of the folio whose
+ * removal left only shadows), or take it off its list.
+ */
+static void shadow_list_set(struct xa_node *node, bool want, struct lruvec *owner)
+{
+	struct lruvec *lruvec;
 
 	lockdep_assert_held(&node->mapping->lock);
 	if (want == node->shadow_wanted)
-		return; /* only transitions take the shared lock: about once per 64 changes */
+		return; /* only transitions take a list's lock: about once per 64 changes */
+	VM_BUG_ON_M(node->mapping->machine, want && !owner);
 	node->shadow_wanted = want;
-	lv_lock_acquire(&m->shadow_lock);
+	rcu_read_lock();
 	if (want && !node->on_shadow_list) {
-		list_add_tail(&node->private_list, &m->shadow_nodes);
+		lruvec = shadow_lock_live(owner);
+		WRITE_ONCE(node->shadow_lruvec, lruvec);
+		list_add_tail(&node->private_list, &lruvec->shadow_nodes);
 		node->on_shadow_list = true;
-		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes + 1);
-	} else if (!want && node->on_shadow_list) {
-		list_del(&node->private_list);
-		node->on_shadow_list = false;
-		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes - 1);
+		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes + 1);
+	} else {
+		lruvec = shadow_lock_node(node);
+		if (!want && node->on_shadow_list) {
+			list_del(&node->private_list);
+			node->on_shadow_list = false;
+			WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
+		}
 	}
-	lv_lock_release(&m->shadow_lock);
+	lv_lock_release(&lruvec->shadow_lock);
+	rcu_read_unlock();
 }
 
-/* shadow_track - keep @node on the shadow list exactly while it holds only shadows. */
-static void shadow_track(struct xa_node *node)
+/* shadow_track - keep @node on a shadow list exactly while it holds only shadows. */
+static void shadow_track(struct xa_node *node, struct lruvec *owner)
 {
-	shadow_list_set(node, node->count && node->count == node->nr_values);
+	shadow_list_set(node, node->count && node->count == node->nr_values, owner);
 }
 
 /* xa_delete_node - unlink an empty node, and every ancestor it leaves empty. */
@@ -172,7 +231,7 @@ static void xa_delete_node(struct lv_file *file, struct xa_node *node)
 	while (node && !node->count) {
 		struct xa_node *parent = node->parent;
 
-		shadow_list_set(node, false);
+		shadow_list_set(node, false, NULL);
 		if (parent) {
 			rcu_assign_pointer_lv(parent->slots[node->offset], NULL);
 			parent->count--;
@@ -186,10 +245,12 @@ static void xa_delete_node(struct lv_file *file, struct xa_node *node)
 
 /*
  * xa_store_range - set the @nr slots of @leaf from @index on (one folio's, all in this leaf)
- * to @entry and keep the counts, the shadow list and the tree's shape right.
+ * to @entry and keep the counts, the shadow list and the tree's shape right. @owner: the
+ * lruvec of the folio these slots held, whose shadow list takes the leaf if only shadows
+ * remain (NULL when no folio leaves).
  */
 static void xa_store_range(struct lv_file *file, struct xa_node *leaf, unsigned long index,
-			   unsigned long nr, void *entry)
+			   unsigned long nr, void *entry, struct lruvec *owner)
 {
 	int count = leaf->count, values = leaf->nr_values;
 
@@ -207,13 +268,7 @@ static void xa_store_range(struct lv_file *file, struct xa_node *leaf, unsigned 
 	if (!leaf->count)
 		xa_delete_node(file, leaf);
 	else
-		shadow_track(leaf);
-}
-
-static void xa_store_leaf(struct lv_file *file, struct xa_node *leaf, unsigned long index,
-			  void *entry)
-{
-	xa_store_range(file, leaf, index, 1, entry);
+		shadow_track(leaf, owner);
 }
 
 /* xa_find_leaf - the leaf for @index, created (with its ancestors) if @create. */
@@ -436,8 +491,14 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
 	leaf = xa_find_leaf(file, folio->index, false);
 	if (!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio)
 		return false;
-	/* A large folio fills nr aligned slots of one leaf; each keeps the shadow. */
-	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow);
+	/*
+	 * A large folio fills nr aligned slots of one leaf; each keeps the shadow. The folio is
+	 * still charged, so its memcg is alive; RCU covers a concurrent charge move.
+	 */
+	rcu_read_lock();
+	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow,
+		       mem_cgroup_lruvec(READ_ONCE(folio->memcg), folio->pgdat));
+	rcu_read_unlock();
 	WRITE_ONCE(file->nrpages, file->nrpages - (unsigned long)nr);
 	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, (unsigned long)nr, __ATOMIC_RELAXED);
 	WRITE_ONCE(folio->mapping, NULL);
@@ -586,7 +647,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 					 activated);
 	}
 	folio_get(folio); /* the page cache's reference */
-	xa_store_range(file, leaf, start, nr, folio);
+	xa_store_range(file, leaf, start, nr, folio, NULL);
 	WRITE_ONCE(file->nrpages, file->nrpages + nr);
 	__atomic_fetch_add(&folio->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 	lv_lock_release(&file->lock);
@@ -730,7 +791,7 @@ static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, u
 				batch[(*nr)++] = e;
 				page_cache_delete(file, e, NULL);
 			} else {
-				xa_store_leaf(file, node, base + (i - off), NULL);
+				xa_store_range(file, node, base + (i - off), 1, NULL, NULL);
 			}
 		}
 		/* The leaf may be gone now; continue after it. */
@@ -987,42 +1048,53 @@ out:
 }
 
 /*
- * shadow_nodes_shrink - free the oldest shadow-only nodes while there are more than the
- * machine may keep (an eighth of its pages, as the kernel's shadow shrinker allows).
+ * shadow_nodes_shrink - free the oldest shadow-only nodes on @lruvec's list while it holds more
+ * than an eighth of the pages on @lruvec's lists (the kernel's count_shadow_nodes() limit for a
+ * memcg; a node's own lruvec, with memcg disabled, may keep an eighth of the node), and more
+ * than SHADOW_NODES_MIN: the kernel's shrinker scans an excess shifted right by the reclaim
+ * priority, so it leaves a short list alone, and a tenant whose pages were all just evicted
+ * keeps the shadows that tell its refaults apart.
  * Context: no lock held. Mapping locks are only tried: we hold the shadow lock, which ranks
  * below them.
  */
-void shadow_nodes_shrink(struct lv_machine *m)
+void shadow_nodes_shrink(struct lruvec *lruvec)
 {
 	unsigned long limit = 0;
 
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
-		limit += m->nodes[nid]->nr_pages / 8;
-	for (int budget = 256; budget > 0 && READ_ONCE(m->nr_shadow_nodes) > limit; budget--) {
+	if (lruvec->memcg) {
+		for (int l = 0; l < NR_LRU_LISTS; l++)
+			limit += READ_ONCE(lruvec->lru_size[l]);
+	} else {
+		limit = lruvec->pgdat->nr_pages;
+	}
+	limit /= 8;
+	if (limit < SHADOW_NODES_MIN)
+		limit = SHADOW_NODES_MIN;
+	for (int budget = 256; budget > 0 && READ_ONCE(lruvec->nr_shadow_nodes) > limit; budget--) {
 		struct xa_node *node;
 		struct lv_file *file;
 
-		lv_lock_acquire(&m->shadow_lock);
-		if (list_empty(&m->shadow_nodes)) {
-			lv_lock_release(&m->shadow_lock);
+		lv_lock_acquire(&lruvec->shadow_lock);
+		if (list_empty(&lruvec->shadow_nodes)) {
+			lv_lock_release(&lruvec->shadow_lock);
 			return;
 		}
-		node = list_first_entry(&m->shadow_nodes, struct xa_node, private_list);
+		node = list_first_entry(&lruvec->shadow_nodes, struct xa_node, private_list);
 		file = node->mapping;
 		if (!lv_lock_trylock_inverted(&file->lock)) {
 			/* Busy: look at it again later. */
 			list_del(&node->private_list);
-			list_add_tail(&node->private_list, &m->shadow_nodes);
-			lv_lock_release(&m->shadow_lock);
+			list_add_tail(&node->private_list, &lruvec->shadow_nodes);
+			lv_lock_release(&lruvec->shadow_lock);
 			continue;
 		}
 		list_del(&node->private_list);
 		node->on_shadow_list = false;
-		WRITE_ONCE(m->nr_shadow_nodes, m->nr_shadow_nodes - 1);
-		lv_lock_release(&m->shadow_lock);
+		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
+		lv_lock_release(&lruvec->shadow_lock);
 
 		/* Under the mapping lock the node can only still hold shadows. */
-		VM_BUG_ON_M(m, node->count != node->nr_values);
+		VM_BUG_ON_M(file->machine, node->count != node->nr_values);
 		for (unsigned int i = 0; i < XA_CHUNK_SIZE; i++)
 			rcu_assign_pointer_lv(node->slots[i], NULL);
 		node->count = 0;
@@ -1030,6 +1102,27 @@ void shadow_nodes_shrink(struct lv_machine *m)
 		node->shadow_wanted = false;
 		xa_delete_node(file, node);
 		lv_lock_release(&file->lock);
-		__atomic_fetch_add(&m->shadow_nodes_reclaimed, 1, __ATOMIC_RELAXED);
+		lruvec_count_event_atomic(lruvec, EV_WORKINGSET_NODERECLAIM, 1);
 	}
+}
+
+/*
+ * shadow_nodes_reparent - move every node on @from's shadow list to @to's (the kernel's
+ * memcg_reparent_list_lrus()): @from's memcg is being removed, and no node may stay bound to
+ * an lruvec that will be freed. Nodes keep their age order behind @to's own.
+ * Context: memcg_mutex held; @from's memcg is marked dying (no node is added to it any more).
+ */
+void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to)
+{
+	struct list_head *pos;
+
+	lv_lock_acquire(&from->shadow_lock);
+	lv_lock_acquire_nested(&to->shadow_lock);
+	list_for_each (pos, &from->shadow_nodes)
+		WRITE_ONCE(list_entry(pos, struct xa_node, private_list)->shadow_lruvec, to);
+	list_splice_tail_init(&from->shadow_nodes, &to->shadow_nodes);
+	WRITE_ONCE(to->nr_shadow_nodes, to->nr_shadow_nodes + from->nr_shadow_nodes);
+	WRITE_ONCE(from->nr_shadow_nodes, 0);
+	lv_lock_release(&to->shadow_lock);
+	lv_lock_release(&from->shadow_lock);
 }

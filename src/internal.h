@@ -258,6 +258,7 @@ enum lru_event {
 	EV_PGSTEAL,
 	EV_WORKINGSET_REFAULT,
 	EV_WORKINGSET_ACTIVATE,
+	EV_WORKINGSET_NODERECLAIM,
 	EV_ALLOCSTALL,
 	EV_PGMIGRATE_SUCCESS,
 	EV_PGMIGRATE_FAIL,
@@ -290,6 +291,14 @@ struct lruvec {
 	unsigned long reclaim_id; /* atomic: the last reclaim call that aged us on that news */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
+	/*
+	 * Page cache tree nodes left holding only the shadows of folios evicted from here (the
+	 * kernel's memcg-aware shadow_nodes list_lru): one tenant's evictions and shrinking
+	 * never take another tenant's lock (filemap.c).
+	 */
+	struct lv_lock shadow_lock ____cacheline_aligned;
+	struct list_head shadow_nodes; /* shadow_lock: oldest first */
+	unsigned long nr_shadow_nodes; /* shadow_lock; read racily */
 } ____cacheline_aligned;
 
 /* ---- Nodes and the page allocator ---------------------------------------------------------- */
@@ -392,12 +401,6 @@ struct lv_machine {
 	struct lv_memcg **memcg_ids;
 	unsigned int next_memcg_id; /* memcg_mutex */
 	long memcgs_freeing;	    /* atomic: memcg frees queued with call_rcu and not run yet */
-
-	/* Page cache nodes holding only shadow entries (workingset.c). */
-	struct lv_lock shadow_lock ____cacheline_aligned;
-	struct list_head shadow_nodes;	 /* shadow_lock */
-	unsigned long nr_shadow_nodes;	 /* shadow_lock; read racily */
-	uint64_t shadow_nodes_reclaimed; /* atomic */
 
 	/* Page-fill waiters, hashed by folio (the kernel's folio_waitqueue). */
 	struct fill_waitq {
@@ -537,7 +540,8 @@ struct lv_machine *file_machine(const struct lv_file *file);
 bool remove_mapping(struct lv_folio *folio);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void close_all_files(struct lv_machine *m);
-void shadow_nodes_shrink(struct lv_machine *m);
+void shadow_nodes_shrink(struct lruvec *lruvec);
+void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to);
 
 /* memory.c */
 bool try_to_unmap_lazyfree(struct lv_folio *folio);

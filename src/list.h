@@ -47,6 +47,18 @@ static inline void list_add_tail(struct list_head *n, struct list_head *head)
 	list_insert(n, head->prev, head);
 }
 
+/* list_splice_tail_init - move every entry of @list to the end of @head; @list ends empty. */
+static inline void list_splice_tail_init(struct list_head *list, struct list_head *head)
+{
+	if (list->next == list)
+		return;
+	list->next->prev = head->prev;
+	head->prev->next = list->next;
+	list->prev->next = head;
+	head->prev = list->prev;
+	INIT_LIST_HEAD(list);
+}
+
 /* Poison the links so that a use after unlinking faults instead of corrupting a list. */
 #define LIST_POISON1 ((struct list_head *)0x100)
 #define LIST_POISON2 ((struct list_head *)0x122)

@@ -73,12 +73,17 @@ static __attribute__((noreturn)) void lockdep_bug(const char *what, int cls)
 	abort();
 }
 
-static void lockdep_acquire(const struct lv_lock *l)
+/* lockdep_acquire - check the order for @l, with @nested locks of its class allowed held. */
+static void lockdep_acquire(const struct lv_lock *l, unsigned int nested)
 {
 	int cls = l->cls;
 
+	if (lv_held[cls] != nested && (nested || lv_held[cls]))
+		lockdep_bug(nested ? "nested acquisition without its outer lock"
+				   : "lock order violation",
+			    cls);
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)
-		if (lv_held[c] && lock_rank[c] >= lock_rank[cls])
+		if (c != cls && lv_held[c] && lock_rank[c] >= lock_rank[cls])
 			lockdep_bug("lock order violation", cls);
 	/* The page allocator is never entered under an LRU lock: a free there could recurse. */
 	if ((cls == LV_LOCK_CLASS_PCP || cls == LV_LOCK_CLASS_ZONE) &&
@@ -147,10 +152,12 @@ static void lock_wait(struct lv_lock *l)
 	}
 }
 
-void lv_lock_acquire(struct lv_lock *l)
+static void lock_acquire(struct lv_lock *l, unsigned int nested)
 {
 #ifdef LV_DEBUG
-	lockdep_acquire(l);
+	lockdep_acquire(l, nested);
+#else
+	(void)nested;
 #endif
 	if (likely(lock_try(l))) {
 		WRITE_ONCE(l->acquired, l->acquired + 1);
@@ -171,6 +178,16 @@ void lv_lock_acquire(struct lv_lock *l)
 	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
+}
+
+void lv_lock_acquire(struct lv_lock *l)
+{
+	lock_acquire(l, 0);
+}
+
+void lv_lock_acquire_nested(struct lv_lock *l)
+{
+	lock_acquire(l, 1);
 }
 
 /*
@@ -195,7 +212,7 @@ bool lv_lock_trylock_inverted(struct lv_lock *l)
 bool lv_lock_trylock(struct lv_lock *l)
 {
 #ifdef LV_DEBUG
-	lockdep_acquire(l);
+	lockdep_acquire(l, 0);
 #endif
 	return lv_lock_trylock_inverted(l);
 }

@@ -86,6 +86,11 @@ void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_
 void lv_lock_destroy(struct lv_lock *l);
 void lv_lock_acquire(struct lv_lock *l);
 void lv_lock_release(struct lv_lock *l);
+/*
+ * lv_lock_acquire_nested - take @l while holding exactly one other lock of its class, the one
+ * that orders them (spin_lock_nested): a child's shadow list, then its parent's.
+ */
+void lv_lock_acquire_nested(struct lv_lock *l);
 /* lv_lock_trylock - take @l if it is free; the caller keeps the lock order (checked). */
 bool lv_lock_trylock(struct lv_lock *l);
 /* lv_lock_trylock_inverted - the same against the lock order: never waits, so never deadlocks. */

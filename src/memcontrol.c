@@ -66,8 +66,10 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 
 static void memcg_free(struct lv_memcg *memcg)
 {
-	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++) {
 		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
+		lv_lock_destroy(&memcg->nodeinfo[nid].shadow_lock);
+	}
 	free(memcg);
 }
 
@@ -312,6 +314,8 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 			pgdat->retired_events[ev] += lruvec_event(lruvec, ev);
 		lv_lock_release(lruvec->lru_lock);
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
+				 &lruvec->shadow_lock);
 	}
 }
 
@@ -351,6 +355,8 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	}
 	list_del_rcu(&memcg->sibling);
 	rcu_assign_pointer_lv(m->memcg_ids[memcg->id], NULL);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		shadow_nodes_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
 	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */

@@ -44,7 +44,6 @@ static void machine_free(struct lv_machine *m)
 	cpu_slots_exit(m);
 	lv_lock_destroy(&m->memcg_mutex);
 	lv_lock_destroy(&m->drain_mutex);
-	lv_lock_destroy(&m->shadow_lock);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_destroy(&m->fill_wait[i].lock);
 		pthread_cond_destroy(&m->fill_wait[i].cond);
@@ -77,8 +76,6 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	m->cfg.nr_cpu_slots = m->nr_slots;
 	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
 	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
-	lv_lock_init(&m->shadow_lock, cfg->lock_backend, LV_LOCK_CLASS_SHADOW);
-	INIT_LIST_HEAD(&m->shadow_nodes);
 	INIT_LIST_HEAD(&m->files);
 	INIT_LIST_HEAD(&m->mms);
 	for (int i = 0; i < 64; i++) {

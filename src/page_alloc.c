@@ -478,6 +478,8 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 	lruvec->pgdat = pgdat;
 	lruvec->memcg = memcg;
 	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC);
+	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW);
+	INIT_LIST_HEAD(&lruvec->shadow_nodes);
 	/*
 	 * The baseline design shares the node's lock; the code paths are otherwise identical, so
 	 * the comparison measures the lock split and nothing else.
@@ -555,6 +557,7 @@ void node_exit(struct lv_machine *m, int nid)
 	lv_lock_destroy(&pgdat->zone.lock);
 	lv_lock_destroy(&pgdat->lru_lock);
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
+	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
 	free(pgdat->memmap);
 	free(pgdat);
 	m->nodes[nid] = NULL;

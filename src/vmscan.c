@@ -347,7 +347,7 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 	 * With no swap only the file lists are scanned, so rotation cost would balance nothing:
 	 * skip the walk to the root that takes every ancestor's lock (Roman Gushchin, 2025).
 	 */
-	shadow_nodes_shrink(m);
+	shadow_nodes_shrink(lruvec);
 	return nr_reclaimed;
 }
 

@@ -48,6 +48,7 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_PGMIGRATE_SUCCESS] = "pgmigrate_success",
 	[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
 	[LV_RECLAIM_SKIP_BUSY] = "reclaim_skip_busy",
+	[LV_WORKINGSET_NODES] = "workingset_nodes",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -73,8 +74,10 @@ static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 {
 	struct lock_walk *w = arg;
 
-	if (lruvec->memcg)
+	if (lruvec->memcg && (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC))
 		w->fn(&lruvec->own_lock, w->arg);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_SHADOW)
+		w->fn(&lruvec->shadow_lock, w->arg);
 }
 
 static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lock *, void *),
@@ -82,7 +85,7 @@ static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lo
 {
 	struct lock_walk w = { cls, fn, arg };
 
-	if (cls < 0 || cls == LV_LOCK_CLASS_LRUVEC)
+	if (cls < 0 || cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW)
 		for_each_lruvec(m, walk_lruvec_lock, &w);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 		if (cls < 0 || cls == LV_LOCK_CLASS_NODE)
@@ -101,8 +104,6 @@ static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lo
 		fn(&m->drain_mutex, arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MEMCG)
 		fn(&m->memcg_mutex, arg);
-	if (cls < 0 || cls == LV_LOCK_CLASS_SHADOW)
-		fn(&m->shadow_lock, arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, fn, arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MM)
@@ -172,6 +173,7 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_PGREFILL] = EV_PGREFILL,
 	[LV_WORKINGSET_REFAULT] = EV_WORKINGSET_REFAULT,
 	[LV_WORKINGSET_ACTIVATE] = EV_WORKINGSET_ACTIVATE,
+	[LV_WORKINGSET_NODERECLAIM] = EV_WORKINGSET_NODERECLAIM,
 	[LV_ALLOCSTALL] = EV_ALLOCSTALL,
 	[LV_PGMIGRATE_SUCCESS] = EV_PGMIGRATE_SUCCESS,
 	[LV_PGMIGRATE_FAIL] = EV_PGMIGRATE_FAIL,
@@ -180,10 +182,8 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 
 static bool item_is_event(enum lv_stat_item item)
 {
-	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL &&
-		item != LV_WORKINGSET_NODERECLAIM) ||
-	       item == LV_PGMIGRATE_SUCCESS || item == LV_PGMIGRATE_FAIL ||
-	       item == LV_RECLAIM_SKIP_BUSY;
+	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL) || item == LV_PGMIGRATE_SUCCESS ||
+	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY;
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
@@ -193,6 +193,8 @@ static uint64_t lruvec_stat(struct lruvec *lruvec, enum lv_stat_item item)
 		return READ_ONCE(lruvec->lru_size[item - LV_NR_INACTIVE_ANON]);
 	if (item == LV_NR_ISOLATED)
 		return (uint64_t)__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED);
+	if (item == LV_WORKINGSET_NODES)
+		return READ_ONCE(lruvec->nr_shadow_nodes);
 	if (item_is_event(item))
 		return lruvec_event(lruvec, item_event[item]);
 	return 0;
@@ -231,9 +233,6 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 		return pgdat->zone.watermark[item - LV_WMARK_MIN];
 	case LV_NR_FILE_PAGES:
 		return __atomic_load_n(&pgdat->nr_file_pages, __ATOMIC_RELAXED);
-	case LV_WORKINGSET_NODERECLAIM:
-		/* Shadow nodes belong to files, not nodes: the machine's count, on node 0. */
-		return nid ? 0 : __atomic_load_n(&m->shadow_nodes_reclaimed, __ATOMIC_RELAXED);
 	default:
 		break;
 	}

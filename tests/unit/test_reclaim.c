@@ -895,6 +895,127 @@ static void test_shadow_nodes(void)
 	finish(m, "shadow");
 }
 
+/*
+ * Shadow nodes are listed per lruvec: each tenant's reclaim shrinks its own list only, to an
+ * eighth of its pages, and a removed tenant's list moves to its parent.
+ */
+static void test_shadow_nodes_per_memcg(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *root = lv_memcg_root(m);
+	struct lv_memcg *a = lv_memcg_create(m, NULL, "a"), *b = lv_memcg_create(m, NULL, "b");
+	const uint64_t pages = 64 * SMALL_PAGES; /* 64 x the machine: many shadow-only leaves */
+	struct lv_file *fa = lv_file_open(m, -1, pages * PAGE);
+	struct lv_file *fb = lv_file_open(m, -1, pages * PAGE);
+	uint64_t a_nodes, b_nodes, b_freed, a_freed, root_nodes, total, ref, lru;
+
+	if (!a || !b || !fa || !fb)
+		BAIL_OUT("shadow lists: setup failed");
+	lv_memcg_set_max(a, SMALL_PAGES / 4);
+	lv_memcg_set_max(b, SMALL_PAGES / 4);
+	is(read_pages(fb, b, 0, 16 * SMALL_PAGES), 0, "shadow lists: b streams 16x the machine");
+	b_nodes = lv_memcg_stat(b, LV_WORKINGSET_NODES);
+	b_freed = lv_memcg_stat(b, LV_WORKINGSET_NODERECLAIM);
+	lru = lv_memcg_stat(b, LV_NR_INACTIVE_FILE) + lv_memcg_stat(b, LV_NR_ACTIVE_FILE);
+	ok(b_nodes > 0 && b_freed > 0, "shadow lists: b keeps %llu shadow nodes, freed %llu",
+	   (unsigned long long)b_nodes, (unsigned long long)b_freed);
+	ok(b_nodes <= (lru / 8 > 64 ? lru / 8 : 64),
+	   "shadow lists: b's list is at most an eighth of b's %llu pages (or 64)",
+	   (unsigned long long)lru);
+	is(lv_memcg_stat(a, LV_WORKINGSET_NODES), 0, "shadow lists: a has none yet");
+
+	is(read_pages(fa, a, 0, 32 * SMALL_PAGES), 0, "shadow lists: a streams 32x the machine");
+	a_nodes = lv_memcg_stat(a, LV_WORKINGSET_NODES);
+	a_freed = lv_memcg_stat(a, LV_WORKINGSET_NODERECLAIM);
+	ok(a_nodes > 0 && a_freed > 0, "shadow lists: a keeps %llu, freed %llu",
+	   (unsigned long long)a_nodes, (unsigned long long)a_freed);
+	is(lv_memcg_stat(b, LV_WORKINGSET_NODES), b_nodes,
+	   "shadow lists: a's reclaim left b's list alone");
+	is(lv_memcg_stat(b, LV_WORKINGSET_NODERECLAIM), b_freed,
+	   "shadow lists: ... and freed none of b's nodes");
+	total = lv_node_stat(m, 0, LV_WORKINGSET_NODES);
+	ok(total >= a_nodes + b_nodes, "shadow lists: the node counts every list (%llu)",
+	   (unsigned long long)total);
+
+	/* b's pages all go; b is removed; its shadow nodes stay in fb, listed at the root. */
+	for (int i = 0; i < 10 && lv_memcg_usage(b); i++)
+		lv_memcg_reclaim(b, SMALL_PAGES);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(b), 0, "shadow lists: b's pages all evicted");
+	b_nodes = lv_memcg_stat(b, LV_WORKINGSET_NODES);
+	root_nodes = lv_memcg_stat(root, LV_WORKINGSET_NODES);
+	ok(b_nodes > 0, "shadow lists: b has %llu shadow nodes", (unsigned long long)b_nodes);
+	is(lv_memcg_remove(b), 0, "shadow lists: b removed");
+	is(lv_memcg_stat(root, LV_WORKINGSET_NODES), root_nodes + b_nodes,
+	   "shadow lists: b's nodes moved to the root's list");
+	ref = lv_memcg_stat(root, LV_WORKINGSET_REFAULT);
+	is(read_pages(fb, NULL, 16 * SMALL_PAGES - 64, 8), 0,
+	   "shadow lists: the root reads some of b's last pages again");
+	is(lv_memcg_stat(root, LV_WORKINGSET_REFAULT) - ref, 8,
+	   "shadow lists: their shadows were kept: refaults");
+	check_ok(m, "shadow lists");
+	lv_file_close(fb);
+	is(lv_memcg_stat(root, LV_WORKINGSET_NODES), root_nodes,
+	   "shadow lists: closing fb took its nodes off the root's list");
+	lv_file_close(fa);
+	is(lv_node_stat(m, 0, LV_WORKINGSET_NODES), 0, "shadow lists: none left");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "shadow lists: a removed");
+	finish(m, "shadow lists");
+}
+
+/* Truncation takes shadow nodes off their list while their memcg's list moves to the root. */
+struct truncator {
+	struct lv_file *file;
+	pthread_barrier_t *go;
+};
+
+static void *truncator_thread(void *arg)
+{
+	struct truncator *t = arg;
+
+	pthread_barrier_wait(t->go);
+	lv_file_truncate(t->file, 0);
+	return NULL;
+}
+
+static void test_shadow_reparent_race(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	unsigned long iterations = 0, failures = 0, leftover = 0, moved = 0;
+	pthread_barrier_t go;
+
+	pthread_barrier_init(&go, NULL, 2);
+	for (double end = now() + 0.5; now() < end || iterations < 8; iterations++) {
+		struct lv_memcg *x = new_memcg(m, NULL, "x");
+		struct lv_file *g = new_file(m, 2048); /* 32 leaves */
+		struct truncator t = { g, &go };
+		pthread_t th;
+
+		failures += read_pages(g, x, 0, 2048);
+		for (int i = 0; i < 10 && lv_memcg_usage(x); i++)
+			lv_memcg_reclaim(x, SMALL_PAGES);
+		lv_lru_add_drain_all(m);
+		moved += lv_memcg_stat(x, LV_WORKINGSET_NODES);
+		if (pthread_create(&th, NULL, truncator_thread, &t))
+			BAIL_OUT("pthread_create failed");
+		pthread_barrier_wait(&go);
+		failures += lv_memcg_remove(x) != 0;
+		pthread_join(th, NULL);
+		leftover += lv_node_stat(m, 0, LV_WORKINGSET_NODES);
+		lv_file_close(g);
+	}
+	pthread_barrier_destroy(&go);
+	diag("shadow reparent race: %lu rounds, %lu shadow nodes listed at removal", iterations,
+	     moved);
+	is(failures, 0, "shadow reparent race: every read and removal succeeded");
+	ok(moved >= iterations * 16, "shadow reparent race: the memcgs had shadow nodes to move");
+	is(leftover, 0, "shadow reparent race: truncation emptied every list, counts agree");
+	finish(m, "shadow reparent race");
+}
+
 /* ---- memcg removal while reclaim runs -------------------------------------------------- */
 
 struct reclaimer {
@@ -1019,6 +1140,8 @@ int main(void)
 	test_refault();
 	test_refault_news();
 	test_shadow_nodes();
+	test_shadow_nodes_per_memcg();
+	test_shadow_reparent_race();
 	test_remove_during_reclaim();
 	test_limit_under_load();
 	test_kswapd();

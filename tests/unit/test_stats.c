@@ -45,6 +45,7 @@ static void test_names(void)
 		[LV_NR_FILE_PAGES] = "nr_file_pages",
 		[LV_PGMIGRATE_SUCCESS] = "pgmigrate_success",
 		[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
+		[LV_WORKINGSET_NODES] = "workingset_nodes",
 	};
 
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)
