@@ -681,7 +681,7 @@ enum lv_stat_item {
 	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
 	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
-	LV_WORKINGSET_NODES,   /* page cache nodes holding only shadows, on the lruvecs' lists */
+	LV_WORKINGSET_NODES,   /* a count, not an event: shadow-only page cache nodes listed */
 	LV_NR_STAT_ITEMS
 };
 

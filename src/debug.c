@@ -8,7 +8,8 @@
  * frame by frame. The two walks cross-check each other: a folio is linked iff it is PG_lru and
  * evictable, on the list its flags select, of the lruvec its node and memcg select; the
  * unevictable, isolated and charged counts rebuilt from the memmap equal the counters; and
- * free frames plus allocated frames are exactly the node's frames.
+ * free frames plus allocated frames are exactly the node's frames. Each lruvec's list of
+ * shadow-only page cache nodes is as long as its count and holds only nodes bound to it.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -279,6 +280,7 @@ int lv_check(struct lv_machine *m, FILE *report)
 	for (size_t i = 0; i < c.nr; i++) {
 		struct lruvec *lruvec = c.lruvecs[i];
 
+		check_shadow_list(lruvec, check_mm_fail, &c);
 		if (lruvec->lru_size[LRU_UNEVICTABLE] != c.unevictable[i])
 			check_fail(&c, "node %d memcg '%s': unevictable size %lu, folios %lu",
 				   lruvec->pgdat->node_id,

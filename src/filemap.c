@@ -29,12 +29,13 @@
  * Shadow entries keep tree nodes alive after their folios are gone. A node holding only
  * shadows is put on the shadow list of the lruvec its last folio left (the kernel's
  * memcg-aware shadow_nodes list_lru: one list per memcg and node), so that one tenant's
- * evictions never wait on another tenant's lock. When reclaim of an lruvec finds its list
- * longer than an eighth of its pages (the kernel's limit), the oldest are freed with their
- * shadows, so the page cache's own memory stays bounded however much of a huge sparse file is
- * read. A removed memcg's lists move to its parent's (memcontrol.c), as the kernel reparents
- * its list_lru; a node's binding (shadow_lruvec) is therefore read under RCU and re-checked
- * under the list's lock, like a folio's lruvec.
+ * evictions never wait on another tenant's lock. When a reclaim pass over an lruvec finds
+ * its list longer than an eighth of its pages (the kernel's limit; at least 64 nodes), the
+ * oldest are freed with their shadows, so the page cache's own memory stays bounded however
+ * much of a huge sparse file is read. A removed memcg's lists move to its parent's, which
+ * are then shrunk (memcontrol.c), as the kernel reparents its list_lru; a node's binding
+ * (shadow_lruvec) is therefore read under RCU and re-checked under the list's lock, like a
+ * folio's lruvec.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -1054,12 +1055,13 @@ out:
  * than SHADOW_NODES_MIN: the kernel's shrinker scans an excess shifted right by the reclaim
  * priority, so it leaves a short list alone, and a tenant whose pages were all just evicted
  * keeps the shadows that tell its refaults apart.
+ * At most @budget nodes are freed. Return: how many were.
  * Context: no lock held. Mapping locks are only tried: we hold the shadow lock, which ranks
  * below them.
  */
-void shadow_nodes_shrink(struct lruvec *lruvec)
+unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget)
 {
-	unsigned long limit = 0;
+	unsigned long limit = 0, freed = 0;
 
 	if (lruvec->memcg) {
 		for (int l = 0; l < NR_LRU_LISTS; l++)
@@ -1070,14 +1072,14 @@ void shadow_nodes_shrink(struct lruvec *lruvec)
 	limit /= 8;
 	if (limit < SHADOW_NODES_MIN)
 		limit = SHADOW_NODES_MIN;
-	for (int budget = 256; budget > 0 && READ_ONCE(lruvec->nr_shadow_nodes) > limit; budget--) {
+	for (; budget > 0 && READ_ONCE(lruvec->nr_shadow_nodes) > limit; budget--) {
 		struct xa_node *node;
 		struct lv_file *file;
 
 		lv_lock_acquire(&lruvec->shadow_lock);
 		if (list_empty(&lruvec->shadow_nodes)) {
 			lv_lock_release(&lruvec->shadow_lock);
-			return;
+			break;
 		}
 		node = list_first_entry(&lruvec->shadow_nodes, struct xa_node, private_list);
 		file = node->mapping;
@@ -1091,6 +1093,8 @@ void shadow_nodes_shrink(struct lruvec *lruvec)
 		list_del(&node->private_list);
 		node->on_shadow_list = false;
 		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
+		/* Counted under the lock that a removal's move takes before it retires events. */
+		lruvec_count_event_atomic(lruvec, EV_WORKINGSET_NODERECLAIM, 1);
 		lv_lock_release(&lruvec->shadow_lock);
 
 		/* Under the mapping lock the node can only still hold shadows. */
@@ -1102,8 +1106,39 @@ void shadow_nodes_shrink(struct lruvec *lruvec)
 		node->shadow_wanted = false;
 		xa_delete_node(file, node);
 		lv_lock_release(&file->lock);
-		lruvec_count_event_atomic(lruvec, EV_WORKINGSET_NODERECLAIM, 1);
+		freed++;
 	}
+	return freed;
+}
+
+/*
+ * check_shadow_list - lv_check()'s look at @lruvec's shadow list: as long as its count, every
+ * node bound to it, on it, wanted there and holding only shadows, and no list kept for a memcg
+ * being removed. Context: quiescent (no other thread uses the machine).
+ */
+void check_shadow_list(struct lruvec *lruvec, void (*fail)(void *, const char *, const void *),
+		       void *arg)
+{
+	unsigned long nr = 0;
+	struct list_head *pos;
+
+	lv_lock_acquire(&lruvec->shadow_lock);
+	list_for_each (pos, &lruvec->shadow_nodes) {
+		struct xa_node *node = list_entry(pos, struct xa_node, private_list);
+
+		if (++nr > lruvec->nr_shadow_nodes)
+			break; /* a cycle, or a count too low: reported below */
+		if (node->shadow_lruvec != lruvec || !node->on_shadow_list || !node->shadow_wanted)
+			fail(arg, "shadow node listed on the wrong lruvec or not marked listed",
+			     node);
+		if (!node->count || node->count != node->nr_values)
+			fail(arg, "shadow node listed while it holds folios or nothing", node);
+	}
+	if (nr != lruvec->nr_shadow_nodes)
+		fail(arg, "shadow list length differs from its count", lruvec);
+	if (nr && lruvec->memcg && __atomic_load_n(&lruvec->memcg->dying, __ATOMIC_RELAXED))
+		fail(arg, "shadow nodes listed for a memcg being removed", lruvec);
+	lv_lock_release(&lruvec->shadow_lock);
 }
 
 /*
@@ -1116,6 +1151,8 @@ void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to)
 {
 	struct list_head *pos;
 
+	VM_BUG_ON_M(from->pgdat->machine,
+		    from->pgdat != to->pgdat || to->memcg != from->memcg->parent);
 	lv_lock_acquire(&from->shadow_lock);
 	lv_lock_acquire_nested(&to->shadow_lock);
 	list_for_each (pos, &from->shadow_nodes)

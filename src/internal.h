@@ -540,8 +540,11 @@ struct lv_machine *file_machine(const struct lv_file *file);
 bool remove_mapping(struct lv_folio *folio);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void close_all_files(struct lv_machine *m);
-void shadow_nodes_shrink(struct lruvec *lruvec);
+#define SHADOW_SHRINK_BATCH 256 /* shadow nodes one reclaim pass may free per lruvec */
+unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget);
 void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to);
+void check_shadow_list(struct lruvec *lruvec, void (*fail)(void *, const char *, const void *),
+		       void *arg);
 
 /* memory.c */
 bool try_to_unmap_lazyfree(struct lv_folio *folio);

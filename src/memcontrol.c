@@ -34,7 +34,9 @@
  * Removal. A memcg with children, charged pages or linked folios cannot be removed (-EBUSY;
  * reparenting comes later). Removal and charging race through a Dekker pair: the remover sets
  * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
- * at least one of them sees the other and backs out. The memory is freed by call_rcu().
+ * at least one of them sees the other and backs out. The lists of shadow-only page cache
+ * nodes move to the parent's lruvecs (filemap.c), which are then shrunk to their limit. The
+ * memory is freed by call_rcu().
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -359,6 +361,10 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		shadow_nodes_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
+	/* The parent's lists may now be over their limit while its own LRU stays empty. */
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		while (shadow_nodes_shrink(&memcg->parent->nodeinfo[nid], SHADOW_SHRINK_BATCH))
+			;
 	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
 	/*
 	 * Drop the tree's reference only after a grace period: a charge or a move that was

@@ -347,7 +347,6 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 	 * With no swap only the file lists are scanned, so rotation cost would balance nothing:
 	 * skip the walk to the root that takes every ancestor's lock (Roman Gushchin, 2025).
 	 */
-	shadow_nodes_shrink(lruvec);
 	return nr_reclaimed;
 }
 
@@ -462,6 +461,12 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 	/* Keep the active list aged even when this pass did not scan it. */
 	if (!sc->skipped && inactive_is_low(lruvec))
 		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX, sc);
+	/*
+	 * The shadow shrinker of this lruvec, as shrink_node_memcgs() follows shrink_lruvec()
+	 * with shrink_slab() for the memcg, whatever its lists held: a parent's list fills up
+	 * with a removed child's nodes while its own lists stay empty.
+	 */
+	shadow_nodes_shrink(lruvec, SHADOW_SHRINK_BATCH);
 }
 
 /**

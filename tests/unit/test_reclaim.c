@@ -955,13 +955,28 @@ static void test_shadow_nodes_per_memcg(void)
 	is(lv_memcg_stat(root, LV_WORKINGSET_REFAULT) - ref, 8,
 	   "shadow lists: their shadows were kept: refaults");
 	check_ok(m, "shadow lists");
-	lv_file_close(fb);
-	is(lv_memcg_stat(root, LV_WORKINGSET_NODES), root_nodes,
-	   "shadow lists: closing fb took its nodes off the root's list");
-	lv_file_close(fa);
-	is(lv_node_stat(m, 0, LV_WORKINGSET_NODES), 0, "shadow lists: none left");
+
+	/* a goes the same way: the root's list, over its limit now, is shrunk at once. */
+	for (int i = 0; i < 10 && lv_memcg_usage(a); i++)
+		lv_memcg_reclaim(a, SMALL_PAGES);
 	lv_lru_add_drain_all(m);
+	a_nodes = lv_memcg_stat(a, LV_WORKINGSET_NODES);
+	root_nodes = lv_memcg_stat(root, LV_WORKINGSET_NODES);
+	a_freed = lv_memcg_stat(root, LV_WORKINGSET_NODERECLAIM);
+	lru = lv_memcg_stat(root, LV_NR_INACTIVE_FILE) + lv_memcg_stat(root, LV_NR_ACTIVE_FILE);
+	ok(a_nodes + root_nodes > 64 && lru < 8 * 64,
+	   "shadow lists: a's %llu and the root's %llu nodes: more than the root's %llu pages keep",
+	   (unsigned long long)a_nodes, (unsigned long long)root_nodes, (unsigned long long)lru);
 	is(lv_memcg_remove(a), 0, "shadow lists: a removed");
+	is(lv_memcg_stat(root, LV_WORKINGSET_NODES), 64,
+	   "shadow lists: the root's list was shrunk to its limit right away");
+	is(lv_memcg_stat(root, LV_WORKINGSET_NODERECLAIM) - a_freed, a_nodes + root_nodes - 64,
+	   "shadow lists: ... counted as the root's node reclaims");
+	check_ok(m, "shadow lists, both removed");
+	lv_file_close(fb);
+	lv_file_close(fa);
+	is(lv_node_stat(m, 0, LV_WORKINGSET_NODES), 0,
+	   "shadow lists: closing the files emptied them");
 	finish(m, "shadow lists");
 }
 
@@ -977,6 +992,22 @@ static void *truncator_thread(void *arg)
 
 	pthread_barrier_wait(t->go);
 	lv_file_truncate(t->file, 0);
+	return NULL;
+}
+
+/* Evicting a memcg's folios while its removal keeps failing (and marking it dying briefly). */
+struct evictor {
+	struct lv_memcg *memcg;
+	pthread_barrier_t *go;
+};
+
+static void *evictor_thread(void *arg)
+{
+	struct evictor *e = arg;
+
+	pthread_barrier_wait(e->go);
+	for (int i = 0; i < 100 && lv_memcg_usage(e->memcg); i++)
+		lv_memcg_reclaim(e->memcg, 64);
 	return NULL;
 }
 
@@ -1007,12 +1038,42 @@ static void test_shadow_reparent_race(void)
 		leftover += lv_node_stat(m, 0, LV_WORKINGSET_NODES);
 		lv_file_close(g);
 	}
-	pthread_barrier_destroy(&go);
 	diag("shadow reparent race: %lu rounds, %lu shadow nodes listed at removal", iterations,
 	     moved);
 	is(failures, 0, "shadow reparent race: every read and removal succeeded");
 	ok(moved >= iterations * 16, "shadow reparent race: the memcgs had shadow nodes to move");
 	is(leftover, 0, "shadow reparent race: truncation emptied every list, counts agree");
+	check_ok(m, "shadow reparent race");
+
+	/*
+	 * Evictions leave shadow-only leaves while removal attempts fail with -EBUSY: each marks
+	 * the memcg dying for a moment, and a leaf seen then goes on the root's list instead.
+	 */
+	iterations = leftover = 0;
+	for (double end = now() + 0.5; now() < end || iterations < 8; iterations++) {
+		struct lv_memcg *x = new_memcg(m, NULL, "x");
+		struct lv_file *g = new_file(m, 2048);
+		struct evictor e = { x, &go };
+		unsigned long attempts = 0;
+		pthread_t th;
+		int err;
+
+		failures += read_pages(g, x, 0, 2048);
+		lv_lru_add_drain_all(m);
+		if (pthread_create(&th, NULL, evictor_thread, &e))
+			BAIL_OUT("pthread_create failed");
+		pthread_barrier_wait(&go);
+		while ((err = lv_memcg_remove(x)) == -EBUSY && ++attempts < 10000000)
+			lv_lru_add_drain_all(m);
+		pthread_join(th, NULL);
+		failures += err != 0;
+		lv_file_close(g);
+		leftover += lv_node_stat(m, 0, LV_WORKINGSET_NODES);
+	}
+	pthread_barrier_destroy(&go);
+	diag("shadow dying race: %lu rounds", iterations);
+	is(failures, 0, "shadow dying race: every read and removal succeeded");
+	is(leftover, 0, "shadow dying race: closing each file emptied every list, counts agree");
 	finish(m, "shadow reparent race");
 }
 

@@ -294,7 +294,7 @@ void lvb_worker_error(struct lvb_worker *w, const char *what, int err)
 /* Events only: the difference of a gauge such as nr_file_pages over a run means nothing. */
 static bool is_event(int item)
 {
-	return item >= LV_PGACTIVATE && item != LV_NR_FILE_PAGES;
+	return item >= LV_PGACTIVATE && item != LV_NR_FILE_PAGES && item != LV_WORKINGSET_NODES;
 }
 
 static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uint64_t *sweeps)
