@@ -135,16 +135,49 @@ static void vma_insert(struct lv_mm *mm, struct vm_area *vma)
 
 /* ---- release --------------------------------------------------------------------------------- */
 
-/* struct mmu_gather - folios unmapped and waiting for the release path. */
+/*
+ * struct mmu_gather - folios unmapped and waiting for the release path. Its buffer is sized
+ * before page_table_lock is taken (tlb_gather_mmu()), for as many pages as the range or the mm
+ * can hold, so that the release runs after the unlock, as the kernel's tlb_finish_mmu() runs
+ * after the PTE lock is dropped: a fault in the same mm does not wait for frees. If there is
+ * no such buffer (the allocation failed, or faults outgrew it meanwhile), full batches are
+ * released under the lock, which the lock order allows.
+ */
 struct mmu_gather {
-	unsigned int nr;
-	struct lv_folio *folios[RELEASE_BATCH];
+	unsigned long nr, max;
+	struct lv_folio **folios; /* ->local, or a buffer of ->max entries */
+	struct lv_folio *local[RELEASE_BATCH];
 };
+
+/* tlb_gather_mmu - ready @tlb for unmapping up to @pages pages of @mm. Context: no lock held. */
+static void tlb_gather_mmu(struct mmu_gather *tlb, struct lv_mm *mm, uint64_t pages)
+{
+	uint64_t want = (uint64_t)READ_ONCE(mm->rss) + RELEASE_BATCH;
+	struct lv_folio **buf;
+
+	tlb->nr = 0;
+	tlb->folios = tlb->local;
+	tlb->max = RELEASE_BATCH;
+	if (pages < want)
+		want = pages;
+	if (want > RELEASE_BATCH && (buf = malloc(want * sizeof(*buf)))) {
+		tlb->folios = buf;
+		tlb->max = want;
+	}
+}
 
 static void tlb_flush(struct mmu_gather *tlb)
 {
-	folios_put_refs(tlb->folios, tlb->nr);
+	lv_folios_put(tlb->folios, tlb->nr);
 	tlb->nr = 0;
+}
+
+/* tlb_finish_mmu - release what was gathered. Context: page_table_lock dropped. */
+static void tlb_finish_mmu(struct mmu_gather *tlb)
+{
+	tlb_flush(tlb);
+	if (tlb->folios != tlb->local)
+		free(tlb->folios);
 }
 
 /* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map and rss. */
@@ -161,12 +194,13 @@ static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 
 /*
  * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
- * A full batch is released at once; lruvec, pcp and zone locks all rank below ours.
+ * A full gather is released at once (lruvec, pcp and zone locks all rank below ours); one
+ * sized by tlb_gather_mmu() fills only if faults outgrew it.
  */
 static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
 {
 	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
-	if (tlb->nr == RELEASE_BATCH)
+	if (tlb->nr == tlb->max)
 		tlb_flush(tlb);
 }
 
@@ -240,13 +274,14 @@ static void mm_rcu_free(struct rcu_head *head)
 void lv_mm_destroy(struct lv_mm *mm)
 {
 	struct lv_machine *m;
-	struct mmu_gather tlb = { 0 };
+	struct mmu_gather tlb;
 	struct list_head *pos, *n;
 	struct vm_area *vma;
 
 	if (!mm)
 		return;
 	m = mm->machine;
+	tlb_gather_mmu(&tlb, mm, UINT64_MAX);
 	lv_lock_acquire(&mm->page_table_lock);
 	list_for_each_safe (pos, n, &mm->vmas) {
 		vma = list_entry(pos, struct vm_area, list);
@@ -256,7 +291,7 @@ void lv_mm_destroy(struct lv_mm *mm)
 	}
 	mm->cache = NULL;
 	lv_lock_release(&mm->page_table_lock);
-	tlb_flush(&tlb);
+	tlb_finish_mmu(&tlb);
 
 	lv_lock_acquire(&m->memcg_mutex);
 	list_del(&mm->mms);
@@ -343,10 +378,11 @@ static uint64_t pages_up(uint64_t bytes)
 int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 {
 	struct vm_area *heap = mm->heap;
-	struct mmu_gather tlb = { 0 };
+	struct mmu_gather tlb;
 	uint64_t pages = pages_up(delta < 0 ? -(uint64_t)delta : (uint64_t)delta);
 	int err = 0;
 
+	tlb_gather_mmu(&tlb, mm, delta < 0 ? pages : 0);
 	lv_lock_acquire(&mm->page_table_lock);
 	if (old_brk)
 		*old_brk = heap->end << PAGE_SHIFT;
@@ -362,7 +398,7 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 		heap->end -= pages;
 	}
 	lv_lock_release(&mm->page_table_lock);
-	tlb_flush(&tlb);
+	tlb_finish_mmu(&tlb);
 	return err;
 }
 
@@ -404,7 +440,7 @@ static int vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at)
 int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 {
 	uint64_t start = addr >> PAGE_SHIFT, end;
-	struct mmu_gather tlb = { 0 };
+	struct mmu_gather tlb;
 	struct list_head *pos, *n;
 	struct vm_area *vma;
 	int err = 0;
@@ -412,6 +448,7 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 	if ((addr & (LV_PAGE_SIZE - 1)) || !len || pages_up(len) > UINT64_MAX - start)
 		return -EINVAL;
 	end = start + pages_up(len);
+	tlb_gather_mmu(&tlb, mm, end - start);
 	lv_lock_acquire(&mm->page_table_lock);
 	if (start < mm->heap->end && end > mm->heap->start) {
 		err = -EINVAL; /* the heap shrinks only through lv_mm_brk() */
@@ -445,7 +482,7 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 	}
 out:
 	lv_lock_release(&mm->page_table_lock);
-	tlb_flush(&tlb);
+	tlb_finish_mmu(&tlb);
 	return err;
 }
 
@@ -579,7 +616,7 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len)
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 {
 	uint64_t start = addr >> PAGE_SHIFT, end, covered = 0;
-	struct mmu_gather tlb = { 0 };
+	struct mmu_gather tlb;
 	struct list_head *pos;
 	struct vm_area *vma;
 
@@ -594,6 +631,7 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 	 */
 	if (advice != LV_MADV_DONTNEED)
 		lv_lru_add_drain(mm->machine);
+	tlb_gather_mmu(&tlb, mm, advice == LV_MADV_DONTNEED ? end - start : 0);
 	lv_lock_acquire(&mm->page_table_lock);
 	list_for_each (pos, &mm->vmas) {
 		uint64_t s, e;
@@ -624,7 +662,7 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 		}
 	}
 	lv_lock_release(&mm->page_table_lock);
-	tlb_flush(&tlb);
+	tlb_finish_mmu(&tlb);
 	return covered == end - start ? 0 : -ENOMEM;
 }
 
