@@ -62,6 +62,7 @@ static struct lv_folio *_Atomic table[TABLE_SIZE];
 static atomic_bool stop;
 static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc_fail;
 static atomic_ulong memcgs_removed;
+static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
@@ -1265,6 +1266,24 @@ static void *memcg_churner(void *arg)
 				abort();
 			lv_mm_destroy(mm);
 		}
+		{
+			/*
+			 * Page cache charged to it, evicted before the removal: the shadow-only
+			 * tree nodes it leaves move to the parent's lists while readers and
+			 * truncation work on the same files.
+			 */
+			struct lv_file *f = rnd(&s) & 1 ? sparse_file : trunc_file;
+			uint64_t size = f == sparse_file ? SPARSE_BYTES : 4 << 20;
+			uint64_t off = rnd(&s) % (size / (256 * 4096)) * 256 * 4096;
+			unsigned char buf[4096];
+
+			for (int k = 0; k < 256; k++)
+				if (lv_file_read(f, tmp, buf, sizeof(buf),
+						 off + (uint64_t)k * 4096) < 0)
+					break;
+			lv_lru_add_drain(machine);
+			lv_memcg_reclaim(tmp, 512);
+		}
 		lv_lru_add_drain(machine);
 		/* Move our folios out while others may be touching them, then share them. */
 		for (int k = 0; k < n; k++) {
@@ -1276,8 +1295,11 @@ static void *memcg_churner(void *arg)
 							    mine[k]))
 				lv_folio_put(mine[k]);
 		}
-		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
+		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
+		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop)) {
+			lv_memcg_reclaim(tmp, 512); /* page cache others read kept it charged */
 			usleep(100);
+		}
 		if (err == -EBUSY) {
 			leftover = tmp; /* still charged: removed after the final release */
 			break;
@@ -1523,7 +1545,8 @@ int main(int argc, char **argv)
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
-	   "%lu isolations, %lu failed allocations, %lu memcgs removed, %lu MiB read, "
+	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu shadow nodes "
+	   "moved to parents), %lu MiB read, "
 	   "%lu pages reclaimed (%lu busy lruvecs passed over); anon: %lu faults, %lu writes "
 	   "(%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
@@ -1532,8 +1555,8 @@ int main(int argc, char **argv)
 	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left)",
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
-	   atomic_load(&memcgs_removed), atomic_load(&bytes_read) >> 20,
-	   (unsigned long)node_stat_sum(LV_PGSTEAL),
+	   atomic_load(&memcgs_removed), atomic_load(&shadow_nodes_moved),
+	   atomic_load(&bytes_read) >> 20, (unsigned long)node_stat_sum(LV_PGSTEAL),
 	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY), atomic_load(&anon_faults),
 	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
 	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),
