@@ -24,6 +24,7 @@ CFLAGS_asan    := -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=address,undefined -fno-
 LDLIBS   := $(URCU_LIBS) -lm -pthread
 # test_filemap slows the library's fills down by wrapping pread(2)
 LDFLAGS_test_filemap := -Wl,--wrap=pread
+LDFLAGS_test_memory := -Wl,--wrap=free_folios
 
 LIB_SRCS   := $(wildcard src/*.c)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)

@@ -194,14 +194,14 @@ static struct lv_folio *pte_clear_folio(struct lv_mm *mm, struct lv_folio **pte)
 
 /*
  * zap_pte - clear one present entry: the folio leaves the mm, and its reference goes to @tlb.
- * A full gather is released at once (lruvec, pcp and zone locks all rank below ours); one
- * sized by tlb_gather_mmu() fills only if faults outgrew it.
+ * A full gather is released first (lruvec, pcp and zone locks all rank below ours); one
+ * sized by tlb_gather_mmu() is full only if faults outgrew it.
  */
 static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
 {
-	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
 	if (tlb->nr == tlb->max)
 		tlb_flush(tlb);
+	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
 }
 
 /* zap_range - unmap the present pages of @vma in [start, end). */

@@ -5,7 +5,10 @@
  * pages making room), lazyfree semantics (MADV_FREE, reclaim, a write cancelling it),
  * MADV_COLD and MADV_DONTNEED, the preferred node of faults on a two-node machine, memcg
  * removal refused while an address space lives, threads sharing one address space, and a
- * metadata-only machine. Public API only. */
+ * metadata-only machine, and unmapping that frees its folios after dropping the page table
+ * lock. Public API, plus a wrapped free_folios() that looks at the locks held. */
+#include "internal.h" /* lv_held, free_folios: are unmapped folios freed under the mm lock? */
+
 #include "lvtest.h"
 
 #include <pthread.h>
@@ -13,6 +16,23 @@
 #include <time.h>
 
 #define PAGE LV_PAGE_SIZE
+
+/*
+ * The library's free_folios() is wrapped (-Wl,--wrap=free_folios, see the Makefile): count the
+ * folios freed, and those freed while this thread holds an mm's page_table_lock.
+ */
+static unsigned long freed, freed_under_mm;
+
+void __real_free_folios(struct lv_folio **folios, unsigned int nr);
+void __wrap_free_folios(struct lv_folio **folios, unsigned int nr);
+
+void __wrap_free_folios(struct lv_folio **folios, unsigned int nr)
+{
+	__atomic_fetch_add(&freed, nr, __ATOMIC_RELAXED);
+	if (lv_held[LV_LOCK_CLASS_MM])
+		__atomic_fetch_add(&freed_under_mm, nr, __ATOMIC_RELAXED);
+	__real_free_folios(folios, nr);
+}
 
 static long nonzero(struct lv_mm *mm, uint64_t addr, size_t len)
 {
@@ -1101,6 +1121,40 @@ static void test_shapes(void)
 	is_str(lv_lock_class_name(LV_LOCK_CLASS_MM), "mm", "lock class name: mm");
 }
 
+/* munmap, brk, MADV_DONTNEED and destroying an mm release their folios after the unlock. */
+static void test_release_unlocked(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_mm *mm = new_mm(m, NULL, 0);
+	const size_t n = 1000;
+	uint64_t addr, brk0;
+	unsigned long before;
+
+	if (lv_mmap(mm, 3 * n * PAGE, &addr) || lv_mm_memset(mm, addr, 1, 3 * n * PAGE) ||
+	    lv_mm_brk(mm, (int64_t)(n * PAGE), &brk0) || lv_mm_memset(mm, brk0, 2, n * PAGE))
+		BAIL_OUT("release: setup failed");
+	lv_lru_add_drain_all(m); /* no batch holds a reference: the unmaps drop the last ones */
+	__atomic_store_n(&freed_under_mm, 0, __ATOMIC_RELAXED);
+	before = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+	is(lv_munmap(mm, addr, n * PAGE), 0, "release: munmap %zu pages", n);
+	is(__atomic_load_n(&freed, __ATOMIC_RELAXED) - before, n, "release: ... all freed");
+	before = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+	is(lv_madvise(mm, addr + n * PAGE, n * PAGE, LV_MADV_DONTNEED), 0,
+	   "release: MADV_DONTNEED %zu pages", n);
+	is(__atomic_load_n(&freed, __ATOMIC_RELAXED) - before, n, "release: ... all freed");
+	before = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+	is(lv_mm_brk(mm, -(int64_t)(n * PAGE), NULL), 0, "release: brk shrinks %zu pages", n);
+	is(__atomic_load_n(&freed, __ATOMIC_RELAXED) - before, n, "release: ... all freed");
+	before = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+	lv_mm_destroy(mm);
+	is(__atomic_load_n(&freed, __ATOMIC_RELAXED) - before, n,
+	   "release: destroying the mm freed the last %zu", n);
+	is(__atomic_load_n(&freed_under_mm, __ATOMIC_RELAXED), 0,
+	   "release: no folio was freed under page_table_lock");
+	finish(m, "release");
+}
+
 int main(void)
 {
 	test_errors();
@@ -1112,5 +1166,6 @@ int main(void)
 	test_nodes();
 	test_threads();
 	test_shapes();
+	test_release_unlocked();
 	return done_testing();
 }
