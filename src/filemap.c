@@ -1006,8 +1006,7 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 
 		folio_migrate_copy(new, old);
 		folio_get(new); /* the page cache's */
-		for (unsigned long i = 0; i < nr; i++)
-			rcu_assign_pointer_lv(leaf->slots[(new->index + i) & XA_CHUNK_MASK], new);
+		xa_store_range(file, leaf, new->index, nr, new, NULL); /* counts stay as they are */
 		__atomic_fetch_sub(&old->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&new->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 		err = 0;
