@@ -61,13 +61,13 @@ _Static_assert((1 << LV_MAX_FILE_FOLIO_ORDER) <= BITS_PER_LONG,
 	       "a hole folio keeps one bit per page in a word");
 
 struct xa_node {
-	struct xa_node *parent;	       /* mapping lock */
-	unsigned char shift;	       /* constant: index bits below this node */
-	unsigned char offset;	       /* constant: slot in the parent */
-	unsigned char count;	       /* mapping lock: used slots */
-	unsigned char nr_values;       /* mapping lock: slots holding shadow entries */
-	bool shadow_wanted;	       /* mapping lock: we asked for it to be on a shadow list */
-	bool on_shadow_list;	       /* shadow_lruvec->shadow_lock */
+	struct xa_node *parent;	 /* mapping lock */
+	unsigned char shift;	 /* constant: index bits below this node */
+	unsigned char offset;	 /* constant: slot in the parent */
+	unsigned char count;	 /* mapping lock: used slots */
+	unsigned char nr_values; /* mapping lock: slots holding shadow entries */
+	/* Written under the mapping lock and shadow_lruvec->shadow_lock; read under either. */
+	bool on_shadow_list;
 	struct lv_file *mapping;       /* constant */
 	struct list_head private_list; /* shadow_lruvec->shadow_lock */
 	/*
@@ -180,7 +180,8 @@ static struct lruvec *shadow_lock_live(struct lruvec *lruvec)
 		struct lv_memcg *memcg = lruvec->memcg;
 
 		lv_lock_acquire(&lruvec->shadow_lock);
-		if (!memcg || !memcg->parent || !__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
+		/* The root is never removed, so a dying memcg has a parent. */
+		if (!memcg || !__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
 			return lruvec;
 		lv_lock_release(&lruvec->shadow_lock);
 		lruvec = mem_cgroup_lruvec(memcg->parent, lruvec->pgdat);
@@ -188,41 +189,39 @@ static struct lruvec *shadow_lock_live(struct lruvec *lruvec)
 }
 
 /*
- * shadow_list_set - put @node on the shadow list of @owner (the lruvec of the folio whose
- * removal left only shadows), or take it off its list.
+ * shadow_list_set - put @node on the shadow list of the lruvec @leaving is charged to (the
+ * folio whose removal left only shadows), or take it off its list.
  */
-static void shadow_list_set(struct xa_node *node, bool want, struct lruvec *owner)
+static void shadow_list_set(struct xa_node *node, bool want, struct lv_folio *leaving)
 {
 	struct lruvec *lruvec;
 
 	lockdep_assert_held(&node->mapping->lock);
-	if (want == node->shadow_wanted)
+	if (want == node->on_shadow_list)
 		return; /* only transitions take a list's lock: about once per 64 changes */
-	VM_BUG_ON_M(node->mapping->machine, want && !owner);
-	node->shadow_wanted = want;
+	VM_BUG_ON_M(node->mapping->machine, want && !leaving);
+	/* RCU: @leaving is still charged, but its charge may be moving to another memcg. */
 	rcu_read_lock();
-	if (want && !node->on_shadow_list) {
-		lruvec = shadow_lock_live(owner);
+	if (want) {
+		lruvec = shadow_lock_live(
+			mem_cgroup_lruvec(READ_ONCE(leaving->memcg), leaving->pgdat));
 		WRITE_ONCE(node->shadow_lruvec, lruvec);
 		list_add_tail(&node->private_list, &lruvec->shadow_nodes);
-		node->on_shadow_list = true;
 		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes + 1);
 	} else {
 		lruvec = shadow_lock_node(node);
-		if (!want && node->on_shadow_list) {
-			list_del(&node->private_list);
-			node->on_shadow_list = false;
-			WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
-		}
+		list_del(&node->private_list);
+		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
 	}
+	node->on_shadow_list = want;
 	lv_lock_release(&lruvec->shadow_lock);
 	rcu_read_unlock();
 }
 
 /* shadow_track - keep @node on a shadow list exactly while it holds only shadows. */
-static void shadow_track(struct xa_node *node, struct lruvec *owner)
+static void shadow_track(struct xa_node *node, struct lv_folio *leaving)
 {
-	shadow_list_set(node, node->count && node->count == node->nr_values, owner);
+	shadow_list_set(node, node->count && node->count == node->nr_values, leaving);
 }
 
 /* xa_delete_node - unlink an empty node, and every ancestor it leaves empty. */
@@ -246,12 +245,12 @@ static void xa_delete_node(struct lv_file *file, struct xa_node *node)
 
 /*
  * xa_store_range - set the @nr slots of @leaf from @index on (one folio's, all in this leaf)
- * to @entry and keep the counts, the shadow list and the tree's shape right. @owner: the
- * lruvec of the folio these slots held, whose shadow list takes the leaf if only shadows
- * remain (NULL when no folio leaves).
+ * to @entry and keep the counts, the shadow list and the tree's shape right. @leaving: the
+ * folio these slots held, whose lruvec's shadow list takes the leaf if only shadows remain
+ * (NULL when no folio leaves).
  */
 static void xa_store_range(struct lv_file *file, struct xa_node *leaf, unsigned long index,
-			   unsigned long nr, void *entry, struct lruvec *owner)
+			   unsigned long nr, void *entry, struct lv_folio *leaving)
 {
 	int count = leaf->count, values = leaf->nr_values;
 
@@ -269,7 +268,7 @@ static void xa_store_range(struct lv_file *file, struct xa_node *leaf, unsigned 
 	if (!leaf->count)
 		xa_delete_node(file, leaf);
 	else
-		shadow_track(leaf, owner);
+		shadow_track(leaf, leaving);
 }
 
 /* xa_find_leaf - the leaf for @index, created (with its ancestors) if @create. */
@@ -492,14 +491,8 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
 	leaf = xa_find_leaf(file, folio->index, false);
 	if (!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio)
 		return false;
-	/*
-	 * A large folio fills nr aligned slots of one leaf; each keeps the shadow. The folio is
-	 * still charged, so its memcg is alive; RCU covers a concurrent charge move.
-	 */
-	rcu_read_lock();
-	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow,
-		       mem_cgroup_lruvec(READ_ONCE(folio->memcg), folio->pgdat));
-	rcu_read_unlock();
+	/* A large folio fills nr aligned slots of one leaf; each keeps the shadow. */
+	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow, folio);
 	WRITE_ONCE(file->nrpages, file->nrpages - (unsigned long)nr);
 	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, (unsigned long)nr, __ATOMIC_RELAXED);
 	WRITE_ONCE(folio->mapping, NULL);
@@ -1006,7 +999,8 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 
 		folio_migrate_copy(new, old);
 		folio_get(new); /* the page cache's */
-		xa_store_range(file, leaf, new->index, nr, new, NULL); /* counts stay as they are */
+		/* Folio for folio: the counts and the shadow list stay as they are. */
+		xa_store_range(file, leaf, new->index, nr, new, NULL);
 		__atomic_fetch_sub(&old->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&new->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
 		err = 0;
@@ -1090,7 +1084,7 @@ unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget)
 			continue;
 		}
 		list_del(&node->private_list);
-		node->on_shadow_list = false;
+		node->on_shadow_list = false; /* we hold its mapping lock too */
 		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes - 1);
 		/* Counted under the lock that a removal's move takes before it retires events. */
 		lruvec_count_event_atomic(lruvec, EV_WORKINGSET_NODERECLAIM, 1);
@@ -1102,7 +1096,6 @@ unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget)
 			rcu_assign_pointer_lv(node->slots[i], NULL);
 		node->count = 0;
 		node->nr_values = 0;
-		node->shadow_wanted = false;
 		xa_delete_node(file, node);
 		lv_lock_release(&file->lock);
 		freed++;
@@ -1112,8 +1105,8 @@ unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget)
 
 /*
  * check_shadow_list - lv_check()'s look at @lruvec's shadow list: as long as its count, every
- * node bound to it, on it, wanted there and holding only shadows, and no list kept for a memcg
- * being removed. Context: quiescent (no other thread uses the machine).
+ * node bound to it, marked listed and holding only shadows, and no list kept for a memcg being
+ * removed. Context: quiescent (no other thread uses the machine).
  */
 void check_shadow_list(struct lruvec *lruvec, void (*fail)(void *, const char *, const void *),
 		       void *arg)
@@ -1127,7 +1120,7 @@ void check_shadow_list(struct lruvec *lruvec, void (*fail)(void *, const char *,
 
 		if (++nr > lruvec->nr_shadow_nodes)
 			break; /* a cycle, or a count too low: reported below */
-		if (node->shadow_lruvec != lruvec || !node->on_shadow_list || !node->shadow_wanted)
+		if (node->shadow_lruvec != lruvec || !node->on_shadow_list)
 			fail(arg, "shadow node listed on the wrong lruvec or not marked listed",
 			     node);
 		if (!node->count || node->count != node->nr_values)

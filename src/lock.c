@@ -78,7 +78,7 @@ static void lockdep_acquire(const struct lv_lock *l, unsigned int nested)
 {
 	int cls = l->cls;
 
-	if (lv_held[cls] != nested && (nested || lv_held[cls]))
+	if (lv_held[cls] != nested)
 		lockdep_bug(nested ? "nested acquisition without its outer lock"
 				   : "lock order violation",
 			    cls);

@@ -141,7 +141,7 @@ static void vma_insert(struct lv_mm *mm, struct vm_area *vma)
  * can hold, so that the release runs after the unlock, as the kernel's tlb_finish_mmu() runs
  * after the PTE lock is dropped: a fault in the same mm does not wait for frees. If there is
  * no such buffer (the allocation failed, or faults outgrew it meanwhile), full batches are
- * released under the lock, which the lock order allows.
+ * released under the lock, which the lock order allows. It lives on one caller's stack.
  */
 struct mmu_gather {
 	unsigned long nr, max;

@@ -62,6 +62,7 @@ static struct lv_folio *_Atomic table[TABLE_SIZE];
 static atomic_bool stop;
 static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc_fail;
 static atomic_ulong memcgs_removed;
+static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
 static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
@@ -256,6 +257,16 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
 	size_t len = 1 + rnd(s) % sizeof(buf);
 	long n;
 
+	if (which == 0) {
+		/*
+		 * Readers of the sparse file often follow another's last read closely, as
+		 * readtwice's pairs do: they meet on folios being zeroed page by page.
+		 */
+		if (rnd(s) & 1)
+			off = (atomic_load(&sparse_last) + rnd(s) % (8 * 4096)) % SPARSE_BYTES;
+		else
+			atomic_store(&sparse_last, off);
+	}
 	if (rnd(s) & 1)
 		off &= ~4095ul; /* mostly page-aligned, like dd bs=4k */
 	n = lv_file_read(files[which], memcg, buf, len, off);

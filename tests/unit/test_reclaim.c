@@ -980,34 +980,26 @@ static void test_shadow_nodes_per_memcg(void)
 	finish(m, "shadow lists");
 }
 
-/* Truncation takes shadow nodes off their list while their memcg's list moves to the root. */
-struct truncator {
+/*
+ * The other side of a shadow-list race, after the barrier: truncate @file (its shadow nodes
+ * leave their list while their memcg's list moves to the root), or evict @memcg's folios
+ * (while its removal keeps failing, marking it dying for a moment).
+ */
+struct racer {
 	struct lv_file *file;
-	pthread_barrier_t *go;
-};
-
-static void *truncator_thread(void *arg)
-{
-	struct truncator *t = arg;
-
-	pthread_barrier_wait(t->go);
-	lv_file_truncate(t->file, 0);
-	return NULL;
-}
-
-/* Evicting a memcg's folios while its removal keeps failing (and marking it dying briefly). */
-struct evictor {
 	struct lv_memcg *memcg;
 	pthread_barrier_t *go;
 };
 
-static void *evictor_thread(void *arg)
+static void *racer_thread(void *arg)
 {
-	struct evictor *e = arg;
+	struct racer *r = arg;
 
-	pthread_barrier_wait(e->go);
-	for (int i = 0; i < 100 && lv_memcg_usage(e->memcg); i++)
-		lv_memcg_reclaim(e->memcg, 64);
+	pthread_barrier_wait(r->go);
+	if (r->file)
+		lv_file_truncate(r->file, 0);
+	for (int i = 0; r->memcg && i < 100 && lv_memcg_usage(r->memcg); i++)
+		lv_memcg_reclaim(r->memcg, 64);
 	return NULL;
 }
 
@@ -1022,7 +1014,7 @@ static void test_shadow_reparent_race(void)
 	for (double end = now() + 0.5; now() < end || iterations < 8; iterations++) {
 		struct lv_memcg *x = new_memcg(m, NULL, "x");
 		struct lv_file *g = new_file(m, 2048); /* 32 leaves */
-		struct truncator t = { g, &go };
+		struct racer t = { .file = g, .go = &go };
 		pthread_t th;
 
 		failures += read_pages(g, x, 0, 2048);
@@ -1030,7 +1022,7 @@ static void test_shadow_reparent_race(void)
 			lv_memcg_reclaim(x, SMALL_PAGES);
 		lv_lru_add_drain_all(m);
 		moved += lv_memcg_stat(x, LV_WORKINGSET_NODES);
-		if (pthread_create(&th, NULL, truncator_thread, &t))
+		if (pthread_create(&th, NULL, racer_thread, &t))
 			BAIL_OUT("pthread_create failed");
 		pthread_barrier_wait(&go);
 		failures += lv_memcg_remove(x) != 0;
@@ -1053,14 +1045,14 @@ static void test_shadow_reparent_race(void)
 	for (double end = now() + 0.5; now() < end || iterations < 8; iterations++) {
 		struct lv_memcg *x = new_memcg(m, NULL, "x");
 		struct lv_file *g = new_file(m, 2048);
-		struct evictor e = { x, &go };
+		struct racer e = { .memcg = x, .go = &go };
 		unsigned long attempts = 0;
 		pthread_t th;
 		int err;
 
 		failures += read_pages(g, x, 0, 2048);
 		lv_lru_add_drain_all(m);
-		if (pthread_create(&th, NULL, evictor_thread, &e))
+		if (pthread_create(&th, NULL, racer_thread, &e))
 			BAIL_OUT("pthread_create failed");
 		pthread_barrier_wait(&go);
 		while ((err = lv_memcg_remove(x)) == -EBUSY && ++attempts < 10000000)
