@@ -158,13 +158,23 @@ struct lv_memcg *lv_memcg_root(struct lv_machine *m);
 struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name);
 
 /**
- * lv_memcg_remove - remove an empty memcg. Its memory is freed after an RCU grace period, so
- * threads still looking it up under RCU are safe; its lock statistics and event counters are
- * folded into the machine's totals first.
- * Return: 0; -EBUSY if it still has children, address spaces (like tasks in a cgroup),
- * charged pages or LRU folios (reparenting is not implemented yet); -EINVAL for the root or a
- * memcg already being removed.
- * Context: may block; takes the memcg tree mutex and briefly each of its lruvec locks.
+ * lv_memcg_remove - remove a memcg without children or address spaces, like rmdir(2) of a
+ * cgroup. Its folios move to its parent (the kernel's LRU reparenting): every folio on its
+ * LRU lists, after every CPU's batches are drained, goes to the tail of the same list of the
+ * parent, in its order (so the parent's reclaim takes a removed tenant's page cache first),
+ * and is charged to the parent from then on; the parent's usage does not change, since it
+ * already counted them, and no limit is checked. Its page cache stays cached. Folios in
+ * transit (isolated by reclaim or a migration, being charged or filled) are waited for, up to
+ * about 100 ms. Reads and charges that name the memcg fail with -ENOENT from the moment the
+ * removal starts. Its memory is freed after an RCU grace period, so threads still looking it
+ * up under RCU are safe; its lock statistics and event counters are folded into the
+ * machine's totals first (reparented pages count as LV_PGMOVED).
+ * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), or a folio
+ * charged to it stays off the LRU (isolated with lv_folio_isolate_lru(), or allocated and not
+ * added, by the caller; unevictable folios): the memcg is then usable again, and the folios
+ * already moved stay with the parent; -EINVAL for the root or a memcg already being removed.
+ * Context: may block (drains every CPU, sleeps while waiting); takes the memcg tree mutex,
+ * its lruvec locks and then its parent's.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 
@@ -422,9 +432,10 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * (awake for up to about a millisecond, then asleep). Pages evicted earlier leave shadow
  * entries; a refault within the workingset size is activated at once (and that read does not
  * also mark it accessed).
- * Return: bytes read (0 at or beyond the end), or -EIO (reading @fd failed: every reader
- * waiting for that page gets -EIO and the page is dropped), -ENOMEM (the charge or the
- * allocation failed after reclaim), -EINVAL.
+ * Return: bytes read (0 at or beyond the end; fewer than @len if an error stopped the read
+ * after some bytes), or -EIO (reading @fd failed: every reader waiting for that page gets
+ * -EIO and the page is dropped), -ENOMEM (the charge or the allocation failed after
+ * reclaim), -ENOENT (@memcg is being removed and a page had to be charged), -EINVAL.
  * Context: may block (fill, reclaim); takes the mapping lock, slot and lruvec locks.
  */
 long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,

@@ -31,8 +31,15 @@
  * not counted (like the kernel, so that tenants do not all bounce one cache line). A charge
  * adds along the path to the root and backs out if any level goes over its limit.
  *
- * Removal. A memcg with children, charged pages or linked folios cannot be removed (-EBUSY;
- * reparenting comes later). Removal and charging race through a Dekker pair: the remover sets
+ * Removal. A memcg with children or address spaces cannot be removed (-EBUSY), like a
+ * cgroup with children or tasks. Its folios can: removal marks it dying, so that no new charge
+ * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each is pinned and
+ * rebound to the parent under both lruvec locks and moved to the tail of the parent's list, and
+ * the charge goes with it, which is only the child's level of the page counters (the parent's
+ * already counts it). Folios in per-CPU batches are drained onto the lists first, and folios
+ * in transit (isolated by reclaim or a migration, or charged and not yet added) are waited for,
+ * briefly: a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what
+ * was moved stays moved. Removal and charging race through a Dekker pair: the remover sets
  * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
  * at least one of them sees the other and backs out. The lists of shadow-only page cache
  * nodes move to the parent's lruvecs (filemap.c), which are then shrunk to their limit. The
@@ -43,6 +50,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the tree ----------------------------------------------------------------------------- */
 
@@ -321,6 +329,99 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 	}
 }
 
+static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop, long nr);
+
+/* ---- reparenting ----------------------------------------------------------------------------- */
+
+#define REPARENT_BATCH 64  /* folios moved per hold of the two lruvec locks */
+#define REPARENT_TRIES 100 /* passes, a millisecond apart, waiting for folios in transit */
+
+/*
+ * lruvec_reparent_batch - move up to REPARENT_BATCH folios from @child's lists to the tails
+ * of @parent's, rebinding each: a removed tenant's folios are the oldest of the parent's, so
+ * its reclaim takes them first, and their order among themselves is kept (newest moved first,
+ * each behind the last). Each is pinned while it moves, so that a pin owner always sees a
+ * stable binding (memcontrol.c's theory, mechanism 1); folios pinned by someone else or being
+ * freed stay for a later pass. Unevictable folios are not linked and are not moved.
+ * Return: pages moved; their charge is now counted from the parent up.
+ * Context: @child's memcg is dying; no LRU lock held; takes @child's lock, then @parent's.
+ */
+static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
+{
+	struct lv_folio *held[REPARENT_BATCH];
+	unsigned int nr_held = 0;
+	long moved = 0;
+
+	lv_lock_acquire(child->lru_lock);
+	if (parent->lru_lock != child->lru_lock) /* the node design: one lock for both */
+		lv_lock_acquire_nested(parent->lru_lock);
+	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE && nr_held < REPARENT_BATCH; lru++) {
+		struct list_head *pos, *next;
+
+		list_for_each_safe (pos, next, &child->lists[lru]) {
+			struct lv_folio *folio = list_entry(pos, struct lv_folio, lru);
+
+			if (nr_held == REPARENT_BATCH)
+				break;
+			if (!folio_try_get(folio))
+				continue; /* its freer waits for our lock to unlink it */
+			if (!folio_test_clear_lru(folio)) {
+				/* The pin owner holds a reference too: ours cannot be the last. */
+				bool last = folio_put_testzero(folio);
+
+				VM_BUG_ON_FOLIO(last, folio);
+				continue;
+			}
+			lruvec_del_folio(child, folio);
+			/* Rebound under the old lruvec's lock, as every binding change is. */
+			__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
+			lruvec_add_folio_tail(parent, folio);
+			folio_set_lru(folio);
+			moved += folio_nr_pages(folio);
+			held[nr_held++] = folio;
+		}
+	}
+	if (moved)
+		lruvec_count_event(child, EV_PGMOVED, moved);
+	if (parent->lru_lock != child->lru_lock)
+		lv_lock_release(parent->lru_lock);
+	lv_lock_release(child->lru_lock);
+	/* A last reference dropped meanwhile makes ours the final put: never under the locks. */
+	lv_folios_put(held, nr_held);
+	return moved;
+}
+
+/*
+ * memcg_reparent_folios - move every LRU folio charged to @memcg, and its charge, to the
+ * parent. The first pass that leaves charges behind drains the per-CPU batches (folios queued
+ * for the LRU, or pinned there by an activation); later passes wait out folios in transit.
+ * Return: 0 when nothing is charged to @memcg any more; -EBUSY if something still is after
+ * REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated by the caller).
+ * Context: @memcg is dying (nothing new is charged to it); no library lock held; may block.
+ */
+static int memcg_reparent_folios(struct lv_memcg *memcg)
+{
+	struct lv_machine *m = memcg->machine;
+
+	for (int pass = 0;; pass++) {
+		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+			long moved;
+
+			while ((moved = lruvec_reparent_batch(&memcg->nodeinfo[nid],
+							      &memcg->parent->nodeinfo[nid])))
+				page_counter_uncharge(memcg, memcg->parent, moved);
+		}
+		if (!__atomic_load_n(&memcg->usage, __ATOMIC_SEQ_CST))
+			return 0;
+		if (pass == REPARENT_TRIES)
+			return -EBUSY;
+		if (pass == 0)
+			lv_lru_add_drain_all(m);
+		else
+			usleep(1000);
+	}
+}
+
 static bool memcg_has_folios(struct lv_memcg *memcg)
 {
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
@@ -339,19 +440,25 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		return -EINVAL;
 	m = memcg->machine;
 	lv_lock_acquire(&m->memcg_mutex);
-	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
+	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
 		err = -EINVAL;
-	} else if (!list_empty(&memcg->children) || memcg->nr_mms) {
+	else if (!list_empty(&memcg->children) || memcg->nr_mms)
 		err = -EBUSY;
-	} else {
+	else
 		__atomic_store_n(&memcg->dying, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&memcg->usage, __ATOMIC_SEQ_CST) != 0 ||
-		    memcg_has_folios(memcg)) {
-			__atomic_store_n(&memcg->dying, 0, __ATOMIC_SEQ_CST);
-			err = -EBUSY;
-		}
-	}
+	lv_lock_release(&m->memcg_mutex);
+	if (err)
+		return err;
+	/*
+	 * Dying refuses new children and address spaces too, so the checks above still hold
+	 * when we take the mutex again; a second remover gets -EINVAL meanwhile.
+	 */
+	err = memcg_reparent_folios(memcg);
+	lv_lock_acquire(&m->memcg_mutex);
+	if (!err && memcg_has_folios(memcg))
+		err = -EBUSY; /* unevictable folios, which are not linked (nor moved) */
 	if (err) {
+		__atomic_store_n(&memcg->dying, 0, __ATOMIC_SEQ_CST);
 		lv_lock_release(&m->memcg_mutex);
 		return err;
 	}

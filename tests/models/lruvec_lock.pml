@@ -62,6 +62,15 @@
  *               on the child, rebind it, unlock.  No pin is involved, so the
  *               re-check is what keeps folio_lruvec_lock correct: REPARENT
  *               verifies, REPARENT + NO_RECHECK must FAIL.
+ *   REPARENT_PIN  reparenting as built (memcontrol.c, lruvec_reparent_batch):
+ *               under the child's then the parent's lock, a folio linked on
+ *               the child is taken with folio_try_get + the pin, unlinked,
+ *               rebound, linked on the parent, unpinned; the reference is
+ *               dropped after both unlocks.  Folios it cannot pin stay.  A
+ *               charge mover runs too, but only out of the child (a move into
+ *               a dying memcg fails with -ENOENT).  VERIFIES; with
+ *               NO_TRYGET (the reparenter pins without a reference, NMOVE=0)
+ *               it must FAIL: the final put frees a linked folio.
  *
  * MAPPING TO C
  *   spin_lock/lruvec_unlock  the lruvec's lru_lock (owner[] records which
@@ -80,7 +89,7 @@
 #endif
 #ifndef NMOVE
 #ifdef REPARENT
-#define NMOVE 0         /* charge moving and reparenting never coexisted */
+#define NMOVE 0         /* charge moving and the kernel's reparenting never coexisted */
 #else
 #define NMOVE 1
 #endif
@@ -261,7 +270,11 @@ proctype charge_mover()
 	old = memcg;                 /* stable: we hold the pin */
 	spin_lock(old);
 	assert(memcg == old);
+#ifdef REPARENT_PIN
+	memcg = 1;                   /* into the dying child 0: -ENOENT, stays put */
+#else
 	memcg = 1 - old;
+#endif
 	lruvec_unlock(old);
 
 	/* putback onto the new lruvec */
@@ -301,6 +314,52 @@ proctype reparenter()
 }
 #endif
 
+#ifdef REPARENT_PIN
+/*
+ * lruvec_reparent_batch() for one folio: child memcg 0, parent memcg 1.  The
+ * pin is taken as every other mover takes it (reference first), so pin
+ * owners keep a stable binding; the reference is dropped after unlocking.
+ */
+proctype reparenter()
+{
+	byte lv;
+	bit ok, won, last;
+
+	spin_lock(0);
+	spin_lock(1);
+	ok = 0;
+	if
+	:: inlist == 0 ->
+#ifndef NO_TRYGET
+		folio_try_get(ok);
+		if
+		:: !ok -> goto unlock        /* being freed: its freer unlinks it */
+		:: else -> skip
+		fi;
+#endif
+		folio_test_clear_lru(won);
+		if
+		:: !won -> goto unlock       /* pinned: a later pass takes it */
+		:: else -> skip
+		fi;
+		list_del(0);
+		memcg = 1;                   /* under the old lruvec's lock */
+		list_add(1);
+		folio_set_lru()
+	:: else -> skip
+	fi;
+unlock:
+	lruvec_unlock(1);
+	lruvec_unlock(0);
+#ifndef NO_TRYGET
+	if
+	:: ok -> folio_put(lv, last)
+	:: else -> skip
+	fi
+#endif
+}
+#endif
+
 /* The owner drops its reference (or keeps it: then the folio survives). */
 proctype releaser()
 {
@@ -325,7 +384,7 @@ init {
 		do :: i < NMOVE -> run charge_mover(); i++
 		   :: else -> break
 		od;
-#ifdef REPARENT
+#if defined(REPARENT) || defined(REPARENT_PIN)
 		run reparenter();
 #endif
 		run releaser()

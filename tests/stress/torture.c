@@ -64,6 +64,7 @@ static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc
 static atomic_ulong memcgs_removed;
 static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
 static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
+static atomic_ulong charged_at_removal; /* pages the removals had to reparent */
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
@@ -1236,9 +1237,11 @@ static void *worker(void *arg)
 }
 
 /*
- * A memcg that lives briefly: folios are charged to it and put in the shared table, other
- * threads move them out, and it is removed once empty. Lookups that read the stale binding
- * race with the removal and are saved by RCU and the re-check.
+ * A memcg that lives briefly: folios and page cache are charged to it, its folios are put in
+ * the shared table, and it is removed. Every other time it is emptied first (folios moved
+ * out, page cache evicted); otherwise the removal reparents whatever is still charged to it
+ * while other threads isolate, activate, move and free those folios. Lookups that read the
+ * stale binding race with the removal and are saved by RCU and the re-check.
  */
 static void *memcg_churner(void *arg)
 {
@@ -1248,6 +1251,7 @@ static void *memcg_churner(void *arg)
 		struct lv_memcg *parent = pick_memcg(&s);
 		struct lv_memcg *tmp = lv_memcg_create(machine, parent, "tmp");
 		struct lv_folio *mine[8];
+		bool empty_first = rnd(&s) & 1;
 		int n = 0, err;
 
 		if (!tmp)
@@ -1279,9 +1283,9 @@ static void *memcg_churner(void *arg)
 		}
 		{
 			/*
-			 * Page cache charged to it, evicted before the removal: the shadow-only
-			 * tree nodes it leaves move to the parent's lists while readers and
-			 * truncation work on the same files.
+			 * Page cache charged to it: reparented by the removal, or evicted before
+			 * it, when the shadow-only tree nodes it leaves move to the parent's
+			 * lists; readers and truncation work on the same files meanwhile.
 			 */
 			struct lv_file *f = rnd(&s) & 1 ? sparse_file : trunc_file;
 			uint64_t size = f == sparse_file ? SPARSE_BYTES : 4 << 20;
@@ -1292,25 +1296,28 @@ static void *memcg_churner(void *arg)
 				if (lv_file_read(f, tmp, buf, sizeof(buf),
 						 off + (uint64_t)k * 4096) < 0)
 					break;
-			lv_lru_add_drain(machine);
-			lv_memcg_reclaim(tmp, 512);
+			if (empty_first) {
+				lv_lru_add_drain(machine);
+				lv_memcg_reclaim(tmp, 512);
+			}
 		}
 		lv_lru_add_drain(machine);
-		/* Move our folios out while others may be touching them, then share them. */
+		/* Move our folios out while others may be touching them (or not), share them. */
 		for (int k = 0; k < n; k++) {
 			struct lv_folio *expected = NULL;
 
-			while (lv_folio_move_memcg(mine[k], pick_memcg(&s)) && !atomic_load(&stop))
+			while (empty_first && lv_folio_move_memcg(mine[k], pick_memcg(&s)) &&
+			       !atomic_load(&stop))
 				lv_lru_add_drain(machine);
 			if (!atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE], &expected,
 							    mine[k]))
 				lv_folio_put(mine[k]);
 		}
 		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
-		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop)) {
-			lv_memcg_reclaim(tmp, 512); /* page cache others read kept it charged */
+		atomic_fetch_add(&charged_at_removal, lv_memcg_usage(tmp));
+		/* -EBUSY: a folio held off the LRU (isolated by another thread) for too long. */
+		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
 			usleep(100);
-		}
 		if (err == -EBUSY) {
 			leftover = tmp; /* still charged: removed after the final release */
 			break;
@@ -1556,8 +1563,8 @@ int main(int argc, char **argv)
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
-	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu shadow nodes "
-	   "moved to parents), %lu MiB read, "
+	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu pages and %lu "
+	   "shadow nodes moved to parents), %lu MiB read, "
 	   "%lu pages reclaimed (%lu busy lruvecs passed over); anon: %lu faults, %lu writes "
 	   "(%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
@@ -1566,8 +1573,9 @@ int main(int argc, char **argv)
 	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left)",
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
-	   atomic_load(&memcgs_removed), atomic_load(&shadow_nodes_moved),
-	   atomic_load(&bytes_read) >> 20, (unsigned long)node_stat_sum(LV_PGSTEAL),
+	   atomic_load(&memcgs_removed), atomic_load(&charged_at_removal),
+	   atomic_load(&shadow_nodes_moved), atomic_load(&bytes_read) >> 20,
+	   (unsigned long)node_stat_sum(LV_PGSTEAL),
 	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY), atomic_load(&anon_faults),
 	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
 	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),

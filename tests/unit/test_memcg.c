@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Memory cgroups: root, create/tree/name, limits and hierarchical charging, usage, removal
- * and its errors, per-memcg statistics, memcg disabled. */
+ * and its errors, reparenting, per-memcg statistics, memcg disabled. Where reparenting puts
+ * folios on the parent's list needs the internal headers: no public call shows list order. */
+#include "internal.h"
+
 #include "lvtest.h"
 
 static void test_root(void)
@@ -247,33 +250,110 @@ static void test_remove(void)
 	ok(k != NULL, "p still accepts children after the refused removal");
 	is(lv_memcg_remove(k), 0, "remove k");
 
+	/* A charged folio the caller holds off the LRU cannot be moved: the removal fails. */
 	f = alloc_or_bail(m, 0, 0, c, 0);
 	is(lv_memcg_remove(c), -EBUSY, "remove with a charged folio (not on the LRU) -> -EBUSY");
 	g = lv_folio_alloc(m, 0, 0, c, 0);
 	ok(g != NULL, "after a refused removal the memcg still charges");
 	is(lv_memcg_usage(c), 2, "usage 2");
 	lv_folio_put(g);
-
-	is(lv_folio_add_lru(f), 0, "add the folio to the LRU");
-	is(lv_memcg_remove(c), -EBUSY, "remove with a queued folio -> -EBUSY");
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 1, "folio on c's list");
-	is(lv_memcg_remove(c), -EBUSY, "remove with an LRU folio -> -EBUSY");
 	is(lv_memcg_remove(p), -EBUSY, "remove the parent (child and usage) -> -EBUSY");
-	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 1, "the refused removals changed nothing");
-	check_ok(m, "after refused removals");
+	ok(lv_folio_memcg(f) == c, "the refused removals left the folio where it was");
 
-	/* Released while still queued: only the drain frees it; then removal works. */
-	g = alloc_or_bail(m, 0, 1, c, LV_FOLIO_ANON);
+	/*
+	 * Folios on the LRU move to the parent: f still queued in the lru_add batch, g on c's
+	 * active list with a deactivation queued; the removal drains both batches first.
+	 */
+	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
 	lv_folio_add_lru(g);
+	lv_lru_add_drain_all(m);
+	lv_folio_activate(g);
+	lv_lru_add_drain_all(m);
+	lv_folio_deactivate(g);
+	is(lv_folio_add_lru(f), 0, "add the folio to the LRU (queued)");
+	is(lv_memcg_stat(c, LV_NR_ACTIVE_ANON), 1,
+	   "g on c's active anon list, deactivation queued");
+	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 0, "f not on a list yet");
+	is(lv_memcg_usage(p), 2, "p counts c's 2 pages");
+	is(lv_memcg_remove(c), 0, "remove with LRU folios -> 0 (reparented)");
+	ok(lv_folio_memcg(f) == p && lv_folio_memcg(g) == p, "both folios now belong to p");
+	is(lv_memcg_usage(p), 2, "p's usage is unchanged: the charge moved with the folios");
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 1, "f on p's inactive file list");
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_ANON), 1, "g on p's inactive anon list (deactivated)");
+	is(nstat(m, LV_PGMOVED), 2, "pgmoved counts the 2 reparented pages");
+	check_ok(m, "after reparenting");
 	lv_folio_put(g);
 	lv_folio_put(f);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(c), 0, "c empty after the drain released the queued folio");
-	is(lv_memcg_remove(c), 0, "remove c -> 0");
+	is(lv_memcg_usage(p), 0, "the last puts uncharged p");
 	is(lv_memcg_remove(p), 0, "remove p now that it is empty -> 0");
 	is(lv_memcg_usage(lv_memcg_root(m)), 0, "nothing charged");
 	finish(m, "remove machine");
+}
+
+/*
+ * Reparenting keeps the folios' order and puts them behind the parent's own: the removed
+ * tenant's are reclaimed first. Isolated folios stay with the child and fail the removal;
+ * what was moved stays moved. A parent at its limit takes the folios without reclaim.
+ */
+static void test_reparent(enum lv_lock_design design)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_memcg *p, *c;
+	struct lv_folio *own[4], *moved[8];
+	const char *d = design == LV_LOCK_NODE ? "node" : "lruvec";
+	int in_order = 0;
+
+	cfg.lock_design = design;
+	m = new_machine(&cfg);
+	p = new_memcg(m, NULL, "p");
+	c = new_memcg(m, p, "c");
+	for (int i = 0; i < 4; i++) {
+		own[i] = alloc_or_bail(m, 0, 0, p, 0);
+		lv_folio_add_lru(own[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		moved[i] = alloc_or_bail(m, 0, i & 1, c, 0);
+		lv_folio_add_lru(moved[i]);
+	}
+	lv_lru_add_drain_all(m);
+	is(lv_folio_isolate_lru(moved[3]), 0, "%s: the caller isolates one of c's folios", d);
+	is(lv_memcg_remove(c), -EBUSY, "%s: remove with an isolated folio -> -EBUSY", d);
+	ok(lv_folio_memcg(moved[3]) == c, "%s: the isolated folio stays c's", d);
+	is(lv_memcg_usage(c), 2, "%s: c is charged only the isolated folio's 2 pages", d);
+	ok(lv_folio_memcg(moved[0]) == p && lv_folio_memcg(moved[7]) == p,
+	   "%s: the others moved to p and stay there", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 4 + 10, "%s: p's list holds 4 + 10 pages", d);
+	check_ok(m, "reparent: after the refused removal");
+
+	is(lv_folio_putback_lru(moved[3]), 0, "%s: put back", d);
+	lv_memcg_set_max(p, lv_memcg_usage(p));
+	is(lv_memcg_remove(c), 0, "%s: remove -> 0 with p at its limit", d);
+	is(lv_memcg_usage(p), 4 + 12, "%s: p's usage is its own 4 + c's 12 pages", d);
+	is(nstat(m, LV_ALLOCSTALL), 0, "%s: reparenting reclaimed nothing", d);
+	check_ok(m, "reparent: removed");
+
+	/* From p's tail: c's folios oldest first (the one put back last), then p's own. */
+	{
+		struct lv_folio *want[12] = { moved[3], moved[0], moved[1], moved[2],
+					      moved[4], moved[5], moved[6], moved[7],
+					      own[0],	own[1],	  own[2],   own[3] };
+		struct list_head *head = &p->nodeinfo[0].lists[LRU_INACTIVE_FILE];
+		struct list_head *pos = head->prev;
+
+		for (int i = 0; i < 12 && pos != head; i++, pos = pos->prev)
+			in_order += list_entry(pos, struct lv_folio, lru) == want[i];
+		is(in_order, 12, "%s: p's list from the tail: c's folios in their order, then p's",
+		   d);
+	}
+	for (int i = 0; i < 8; i++)
+		lv_folio_put(moved[i]);
+	for (int i = 0; i < 4; i++)
+		lv_folio_put(own[i]);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(p), 0, "%s: all uncharged from p", d);
+	is(lv_memcg_remove(p), 0, "%s: p removed", d);
+	finish(m, "reparent");
 }
 
 static void test_memcg_stats(void)
@@ -378,6 +458,8 @@ int main(void)
 	test_limits();
 	test_hierarchy();
 	test_remove();
+	test_reparent(LV_LOCK_LRUVEC);
+	test_reparent(LV_LOCK_NODE);
 	test_memcg_stats();
 	test_foreign();
 	return done_testing();

@@ -1185,6 +1185,159 @@ static void test_remove_during_reclaim(void)
 	finish(m, "remove during reclaim");
 }
 
+/* ---- removing a memcg that has page cache ---------------------------------------------------- */
+
+/*
+ * The removed tenant's page cache stays cached, charged to the parent, behind the parent's
+ * own folios: the parent's reclaim evicts it first, and other tenants keep hitting it.
+ */
+static void test_reparent_page_cache(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = new_memcg(m, p, "c");
+	struct lv_memcg *b = new_memcg(m, NULL, "b");
+	struct lv_file *own = new_file(m, 64), *f = new_file(m, 256);
+	unsigned long left;
+
+	is(read_pages(own, p, 0, 64), 0, "reparent cache: p reads 64 pages of its own");
+	is(read_pages(f, c, 0, 256), 0, "reparent cache: c reads 256 pages");
+	is(lv_memcg_usage(p), 320, "reparent cache: p counts both");
+	is(lv_memcg_remove(c), 0, "reparent cache: c removed with its page cache");
+	is(lv_file_cached_pages(f), 256, "reparent cache: nothing was evicted");
+	is(lv_memcg_usage(p), 320, "reparent cache: p is charged c's pages now");
+	is(nstat(m, LV_PGSCAN), 0, "reparent cache: without reclaim");
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 320, "reparent cache: all on p's inactive list");
+	check_ok(m, "reparent cache: removed");
+
+	ok(lv_memcg_reclaim(p, 128) >= 128, "reparent cache: p reclaims 128 pages");
+	left = lv_file_cached_pages(f);
+	is(lv_file_cached_pages(own), 64, "reparent cache: ... none of its own");
+	ok(left <= 128, "reparent cache: ... all of c's (%lu left)", left);
+	is(read_pages(f, b, 128, 128), 0, "reparent cache: b reads c's last 128 pages");
+	/* Had c's newest gone first, b would have to read most of them back (about 128). */
+	ok(lv_memcg_usage(b) < 32,
+	   "reparent cache: b refilled few (%zu pages): c's oldest went first", lv_memcg_usage(b));
+	is(read_pages(f, b, 0, 128), 0, "reparent cache: b reads the evicted 128 pages");
+	lv_file_close(own);
+	lv_file_close(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(p), 0, "reparent cache: closing uncharged p");
+	is(lv_memcg_remove(p), 0, "reparent cache: p removed");
+	is(lv_memcg_remove(b), 0, "reparent cache: b removed");
+	finish(m, "reparent cache");
+}
+
+struct tenant_reader {
+	struct lv_file *file;
+	struct lv_memcg *memcg;
+	int *stop;
+	pthread_barrier_t *leave;
+	struct lv_memcg *parent;
+	unsigned long reads, gone, short_reads, failures, nonzero;
+	long first_error;
+};
+
+/*
+ * Reads until told to stop or, for a removed tenant, until its reads fail with -ENOENT (a read
+ * that the removal cut short returns the bytes read before it, as read(2) would).
+ */
+static void *tenant_reader_thread(void *p)
+{
+	struct tenant_reader *r = p;
+	unsigned char buf[4 * PAGE];
+
+	for (uint64_t i = 0; !__atomic_load_n(r->stop, __ATOMIC_ACQUIRE); i += 4) {
+		long n = lv_file_read(r->file, r->memcg, buf, sizeof(buf), i % 512 * PAGE);
+
+		r->reads++;
+		if (n == -ENOENT) {
+			r->gone++;
+			break;
+		}
+		if (n > 0 && n < (long)sizeof(buf) && r->memcg != r->parent) {
+			r->short_reads++; /* the pages before the removal; -ENOENT comes next */
+			continue;
+		}
+		if (n != (long)sizeof(buf)) {
+			if (!r->failures++)
+				r->first_error = n;
+		} else if (!all_zero(buf, sizeof(buf))) {
+			r->nonzero++;
+		}
+	}
+	pthread_barrier_wait(r->leave);
+	return NULL;
+}
+
+/*
+ * Removal racing readers of the removed tenant, readers of its parent over the same pages
+ * and the parent's limit reclaim: every folio of the tenant ends up the parent's, the
+ * tenant's readers get -ENOENT once a read needs a new page, and nothing else fails.
+ */
+static void test_reparent_under_load(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = new_memcg(m, NULL, "p");
+	struct lv_file *f = new_file(m, 512);
+	unsigned long rounds = 0, removed = 0, gone = 0, failures = 0, nonzero = 0, moved;
+	unsigned long mismatch = 0;
+
+	lv_memcg_set_max(p, 384); /* the parent reclaims while the tenant's folios arrive */
+	for (double end = now() + 0.6; now() < end || rounds < 4; rounds++) {
+		struct lv_memcg *c = new_memcg(m, p, "c");
+		struct tenant_reader rd[3];
+		pthread_barrier_t leave;
+		pthread_t th[3];
+		int stop = 0, err = -EBUSY;
+
+		pthread_barrier_init(&leave, NULL, 3);
+		for (int i = 0; i < 3; i++) {
+			rd[i] = (struct tenant_reader){
+				.file = f, .memcg = i ? c : p, .stop = &stop, .leave = &leave
+			};
+			if (pthread_create(&th[i], NULL, tenant_reader_thread, &rd[i]))
+				BAIL_OUT("pthread_create failed");
+		}
+		sleep_us(20000);
+		/* A reader preempted between its charge and its LRU add: retry for up to 3 s. */
+		for (double give_up = now() + 3.0; err == -EBUSY && now() < give_up;)
+			err = lv_memcg_remove(c);
+		removed += err == 0;
+		sleep_us(5000);
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		for (int i = 0; i < 3; i++) {
+			pthread_join(th[i], NULL);
+			gone += rd[i].gone;
+			if (rd[i].failures)
+				diag("reader %d (%s): %lu of %lu reads failed, first with %ld", i,
+				     i ? "c" : "p", rd[i].failures, rd[i].reads, rd[i].first_error);
+			failures += rd[i].failures;
+			nonzero += rd[i].nonzero;
+		}
+		pthread_barrier_destroy(&leave);
+		lv_lru_add_drain_all(m);
+		/* Only p's tree ever read f: what is cached is what p is charged. */
+		mismatch += lv_memcg_usage(p) != lv_file_cached_pages(f);
+	}
+	moved = (unsigned long)nstat(m, LV_PGMOVED);
+	diag("reparent under load: %lu rounds, %lu pages reparented", rounds, moved);
+	is(removed, rounds, "reparent under load: every tenant was removed while being read");
+	ok(gone > 0, "reparent under load: tenant readers saw the removal (%lu of %lu)", gone,
+	   2 * rounds);
+	is(failures, 0, "reparent under load: no other read failed");
+	is(nonzero, 0, "reparent under load: every read returned zeros");
+	ok(moved > 0, "reparent under load: folios were reparented");
+	is(mismatch, 0, "reparent under load: p is charged exactly what is cached");
+	ok(lv_memcg_usage(p) <= 384, "reparent under load: p within its limit");
+	check_ok(m, "reparent under load");
+	lv_file_close(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(p), 0, "reparent under load: p removed");
+	finish(m, "reparent under load");
+}
+
 int main(void)
 {
 	test_reclaim_api();
@@ -1196,6 +1349,8 @@ int main(void)
 	test_shadow_nodes_per_memcg();
 	test_shadow_reparent_race();
 	test_remove_during_reclaim();
+	test_reparent_page_cache();
+	test_reparent_under_load();
 	test_limit_under_load();
 	test_kswapd();
 	return done_testing();
