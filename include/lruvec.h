@@ -165,16 +165,21 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * and is charged to the parent from then on; the parent's usage does not change, since it
  * already counted them, and no limit is checked. Its page cache stays cached. Folios in
  * transit (isolated by reclaim or a migration, being charged or filled) are waited for, up to
- * about 100 ms. Reads and charges that name the memcg fail with -ENOENT from the moment the
- * removal starts. Its memory is freed after an RCU grace period, so threads still looking it
- * up under RCU are safe; its lock statistics and event counters are folded into the
- * machine's totals first (reparented pages count as LV_PGMOVED).
- * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), or a folio
- * charged to it stays off the LRU (isolated with lv_folio_isolate_lru(), or allocated and not
- * added, by the caller; unevictable folios): the memcg is then usable again, and the folios
- * already moved stay with the parent; -EINVAL for the root or a memcg already being removed.
+ * about 100 ms. From the moment the removal starts, charges to the memcg fail (-ENOENT from
+ * lv_file_read(), lv_folio_move_memcg(), ENOENT from lv_folio_alloc()) and so do
+ * lv_memcg_create() and lv_mm_create() under it (EINVAL); if the removal fails, they work
+ * again once it has returned. Its memory is freed after an RCU grace period, so threads still
+ * looking it up under RCU are safe; its lock statistics and event counters are folded into
+ * the machine's totals first (reparented pages count as LV_PGMOVED). A folio's memcg
+ * (lv_folio_memcg()) therefore changes when its memcg is removed.
+ * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), if another
+ * thread is removing it, or if a folio charged to it stays off the LRU (isolated with
+ * lv_folio_isolate_lru(), or allocated and never added, by the caller) or is unevictable
+ * (those fail at once): the memcg is then usable again and the folios already moved stay
+ * with the parent; -EINVAL for the root or NULL.
  * Context: may block (drains every CPU, sleeps while waiting); takes the memcg tree mutex,
- * its lruvec locks and then its parent's.
+ * the drain mutex and slot locks, its lruvec locks and then its parent's (nested), and its
+ * shadow locks and then its parent's (nested). The caller holds no library lock.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 

@@ -5,14 +5,17 @@
  * Theory of operation.
  *
  * A folio's lruvec is a function of (node, memcg). The node never changes; the memcg binding
- * (folio->memcg) changes when lv_folio_move_memcg() moves the charge. A thread that computed
+ * (folio->memcg) changes when lv_folio_move_memcg() moves the charge, and when the removal of
+ * its memcg moves it to the parent (reparenting, below). A thread that computed
  * a folio's lruvec and then took that lruvec's lock could therefore hold the wrong lock: the
  * race that sank the first versions of the per-memcg lru_lock series. Two mechanisms close it,
  * as in Linux 5.11 plus the later reparenting work (kernel-lru-lock §3):
  *
  *  1. The PG_lru pin. Anyone who moves an on-LRU folio first wins folio_test_clear_lru(), after
- *     taking a reference. A binding changer must isolate the folio (win the same pin), so a
- *     pin owner's lookup cannot be invalidated.
+ *     taking a reference. A charge move must isolate the folio (win the same pin), so the
+ *     binding of an isolated folio is stable for its owner. Reparenting rebinds only linked
+ *     folios, pinned or not, under their lruvec's lock: a pin owner that has not yet locked
+ *     is then saved by mechanism 2.
  *
  *  2. Lookup, lock, re-check (folio_lruvec_lock()). Under RCU, read folio->memcg, take that
  *     lruvec's lock, and re-read folio->memcg; on a mismatch unlock and retry. The binding is
@@ -20,7 +23,8 @@
  *     that holds lruvec L and sees folio->memcg == L's memcg knows it cannot change until it
  *     unlocks. RCU keeps a memcg freed by a concurrent lv_memcg_remove() readable until the
  *     re-check has failed; once the re-check succeeds, the folio's own charge keeps the memcg
- *     alive (a memcg with charged pages cannot be removed), so RCU is dropped.
+ *     alive (a memcg is freed only when nothing is charged to it, and moving the folio away
+ *     needs the lock the re-checker holds), so RCU is dropped.
  *
  * With memcg disabled every folio's memcg is NULL and every lruvec is a node's __lruvec, so
  * the re-check compares NULL with NULL and the loop ends (hazard 9). In the node-lock design
@@ -33,13 +37,14 @@
  *
  * Removal. A memcg with children or address spaces cannot be removed (-EBUSY), like a
  * cgroup with children or tasks. Its folios can: removal marks it dying, so that no new charge
- * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each is pinned and
+ * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each linked folio is
  * rebound to the parent under both lruvec locks and moved to the tail of the parent's list, and
  * the charge goes with it, which is only the child's level of the page counters (the parent's
- * already counts it). Folios in per-CPU batches are drained onto the lists first, and folios
- * in transit (isolated by reclaim or a migration, or charged and not yet added) are waited for,
- * briefly: a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what
- * was moved stays moved. Removal and charging race through a Dekker pair: the remover sets
+ * already counts it). Folios queued in per-CPU lru_add batches are drained onto the lists
+ * between passes, and folios in transit (isolated by reclaim or a migration, or charged and
+ * not yet added) are waited for, briefly: a folio the caller holds off the LRU (or an
+ * unevictable one) makes the removal fail with -EBUSY, and what was moved stays moved; the
+ * memcg is then usable again. Removal and charging race through a Dekker pair: the remover sets
  * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
  * at least one of them sees the other and backs out. The lists of shadow-only page cache
  * nodes move to the parent's lruvecs (filemap.c), which are then shrunk to their limit. The
@@ -340,45 +345,35 @@ static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop,
  * lruvec_reparent_batch - move up to REPARENT_BATCH folios from @child's lists to the tails
  * of @parent's, rebinding each: a removed tenant's folios are the oldest of the parent's, so
  * its reclaim takes them first, and their order among themselves is kept (newest moved first,
- * each behind the last). Each is pinned while it moves, so that a pin owner always sees a
- * stable binding (memcontrol.c's theory, mechanism 1); folios pinned by someone else or being
- * freed stay for a later pass. Unevictable folios are not linked and are not moved.
+ * each behind the last). Like the kernel's reparenting, this takes no pin and no reference:
+ * every folio linked on the child's lists moves, including one whose pin another thread holds
+ * (a batch or an isolator waiting for the child's lock) and one being freed. Each of those
+ * locks the folio's lruvec next, and the re-check of folio_lruvec_lock() sends it to the
+ * parent's; its flags, which select the list, change only under that lock. Folios that are
+ * not linked (isolated, queued for lru_add) keep their binding, so an isolator's is stable;
+ * unevictable folios are counted but not linked and are not moved.
  * Return: pages moved; their charge is now counted from the parent up.
  * Context: @child's memcg is dying; no LRU lock held; takes @child's lock, then @parent's.
  */
 static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
 {
-	struct lv_folio *held[REPARENT_BATCH];
-	unsigned int nr_held = 0;
+	unsigned int nr_moved = 0;
 	long moved = 0;
 
 	lv_lock_acquire(child->lru_lock);
 	if (parent->lru_lock != child->lru_lock) /* the node design: one lock for both */
 		lv_lock_acquire_nested(parent->lru_lock);
-	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE && nr_held < REPARENT_BATCH; lru++) {
-		struct list_head *pos, *next;
+	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE; lru++) {
+		while (!list_empty(&child->lists[lru]) && nr_moved < REPARENT_BATCH) {
+			struct lv_folio *folio =
+				list_first_entry(&child->lists[lru], struct lv_folio, lru);
 
-		list_for_each_safe (pos, next, &child->lists[lru]) {
-			struct lv_folio *folio = list_entry(pos, struct lv_folio, lru);
-
-			if (nr_held == REPARENT_BATCH)
-				break;
-			if (!folio_try_get(folio))
-				continue; /* its freer waits for our lock to unlink it */
-			if (!folio_test_clear_lru(folio)) {
-				/* The pin owner holds a reference too: ours cannot be the last. */
-				bool last = folio_put_testzero(folio);
-
-				VM_BUG_ON_FOLIO(last, folio);
-				continue;
-			}
 			lruvec_del_folio(child, folio);
 			/* Rebound under the old lruvec's lock, as every binding change is. */
 			__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
 			lruvec_add_folio_tail(parent, folio);
-			folio_set_lru(folio);
 			moved += folio_nr_pages(folio);
-			held[nr_held++] = folio;
+			nr_moved++;
 		}
 	}
 	if (moved)
@@ -386,17 +381,19 @@ static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
 	if (parent->lru_lock != child->lru_lock)
 		lv_lock_release(parent->lru_lock);
 	lv_lock_release(child->lru_lock);
-	/* A last reference dropped meanwhile makes ours the final put: never under the locks. */
-	lv_folios_put(held, nr_held);
 	return moved;
 }
 
 /*
  * memcg_reparent_folios - move every LRU folio charged to @memcg, and its charge, to the
- * parent. The first pass that leaves charges behind drains the per-CPU batches (folios queued
- * for the LRU, or pinned there by an activation); later passes wait out folios in transit.
- * Return: 0 when nothing is charged to @memcg any more; -EBUSY if something still is after
- * REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated by the caller).
+ * parent. A pass that leaves charges behind drains every CPU's batches: folios queued for the
+ * LRU are on no list until then, and a folio in transit (charged before the memcg was marked
+ * dying, or isolated by reclaim or a migration) may be queued at any time, by a thread that
+ * then never adds to that batch again. Between passes we sleep a millisecond.
+ * Return: 0 when nothing is charged to @memcg any more; -EBUSY at once if an unevictable
+ * folio is charged to it (those are not linked, so they cannot move), or if something still
+ * is after REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated and never
+ * added by the caller).
  * Context: @memcg is dying (nothing new is charged to it); no library lock held; may block.
  */
 static int memcg_reparent_folios(struct lv_memcg *memcg)
@@ -405,9 +402,12 @@ static int memcg_reparent_folios(struct lv_memcg *memcg)
 
 	for (int pass = 0;; pass++) {
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+			struct lruvec *lruvec = &memcg->nodeinfo[nid];
 			long moved;
 
-			while ((moved = lruvec_reparent_batch(&memcg->nodeinfo[nid],
+			if (READ_ONCE(lruvec->lru_size[LRU_UNEVICTABLE]))
+				return -EBUSY;
+			while ((moved = lruvec_reparent_batch(lruvec,
 							      &memcg->parent->nodeinfo[nid])))
 				page_counter_uncharge(memcg, memcg->parent, moved);
 		}
@@ -415,10 +415,9 @@ static int memcg_reparent_folios(struct lv_memcg *memcg)
 			return 0;
 		if (pass == REPARENT_TRIES)
 			return -EBUSY;
-		if (pass == 0)
-			lv_lru_add_drain_all(m);
-		else
+		if (pass)
 			usleep(1000);
+		lv_lru_add_drain_all(m); /* cheap when the batches are empty */
 	}
 }
 
@@ -440,23 +439,19 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		return -EINVAL;
 	m = memcg->machine;
 	lv_lock_acquire(&m->memcg_mutex);
-	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
-		err = -EINVAL;
-	else if (!list_empty(&memcg->children) || memcg->nr_mms)
-		err = -EBUSY;
+	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST) || !list_empty(&memcg->children) ||
+	    memcg->nr_mms)
+		err = -EBUSY; /* dying: another thread is removing it, and may yet fail */
 	else
 		__atomic_store_n(&memcg->dying, 1, __ATOMIC_SEQ_CST);
 	lv_lock_release(&m->memcg_mutex);
 	if (err)
 		return err;
-	/*
-	 * Dying refuses new children and address spaces too, so the checks above still hold
-	 * when we take the mutex again; a second remover gets -EINVAL meanwhile.
-	 */
+	/* Dying refuses new children and address spaces too: the checks above still hold. */
 	err = memcg_reparent_folios(memcg);
 	lv_lock_acquire(&m->memcg_mutex);
-	if (!err && memcg_has_folios(memcg))
-		err = -EBUSY; /* unevictable folios, which are not linked (nor moved) */
+	/* Nothing is charged, so nothing is bound to us, so nothing is linked on our lists. */
+	VM_BUG_ON_M(m, !err && memcg_has_folios(memcg));
 	if (err) {
 		__atomic_store_n(&memcg->dying, 0, __ATOMIC_SEQ_CST);
 		lv_lock_release(&m->memcg_mutex);
@@ -655,9 +650,10 @@ struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgd
 
 /*
  * folio_lruvec - the lruvec @folio is bound to right now.
- * Context: the answer is stable only for the owner of the PG_lru pin, or under the lock of the
- * returned lruvec after folio_matches_lruvec(); the caller must be in an RCU read-side section
- * or have one of those.
+ * Context: the answer is stable only for the owner of the PG_lru pin once the folio is off the
+ * lists (a linked folio moves with its memcg's removal, pinned or not), for a folio never put
+ * on an LRU, or under the lock of the returned lruvec after folio_matches_lruvec(); otherwise
+ * the caller must be in an RCU read-side section.
  */
 struct lruvec *folio_lruvec(struct lv_folio *folio)
 {
@@ -706,12 +702,19 @@ struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked
 	if (locked) {
 		struct lruvec *lruvec;
 
+		bool covered;
+
 		if (folio_matches_lruvec(folio, locked))
 			return locked;
+		/*
+		 * Compare inside the read-side section: if the lock differs, a removal may be
+		 * reparenting the folio right now and free the memcg we read after a grace period.
+		 */
 		rcu_read_lock();
 		lruvec = folio_lruvec(folio);
+		covered = lruvec->lru_lock == locked->lru_lock;
 		rcu_read_unlock();
-		if (lruvec->lru_lock == locked->lru_lock)
+		if (covered)
 			return lruvec;
 		lruvec_unlock(locked);
 	}

@@ -62,15 +62,18 @@
  *               on the child, rebind it, unlock.  No pin is involved, so the
  *               re-check is what keeps folio_lruvec_lock correct: REPARENT
  *               verifies, REPARENT + NO_RECHECK must FAIL.
- *   REPARENT_PIN  reparenting as built (memcontrol.c, lruvec_reparent_batch):
- *               under the child's then the parent's lock, a folio linked on
- *               the child is taken with folio_try_get + the pin, unlinked,
- *               rebound, linked on the parent, unpinned; the reference is
- *               dropped after both unlocks.  Folios it cannot pin stay.  A
- *               charge mover runs too, but only out of the child (a move into
- *               a dying memcg fails with -ENOENT).  VERIFIES; with
- *               NO_TRYGET (the reparenter pins without a reference, NMOVE=0)
- *               it must FAIL: the final put frees a linked folio.
+ *   REPARENT_LINKED  reparenting as built (memcontrol.c,
+ *               lruvec_reparent_batch): under the child's then the parent's
+ *               lock, a folio linked on the child is unlinked, rebound and
+ *               linked on the parent, whoever holds its pin; an unlinked
+ *               (isolated) folio keeps its binding.  A charge mover runs too
+ *               (a move into the dying child fails at its charge in C, before
+ *               it isolates, so here its target is always the parent).
+ *               VERIFIES (also with 2 batch and 2 charge movers);
+ *               + NO_RECHECK must FAIL.  The kernel's REPARENT, which also
+ *               rebinds isolated folios, must FAIL beside a charge mover
+ *               (-DREPARENT -DNMOVE=1): the mover's binding changes under it,
+ *               which is why ours leaves unlinked folios alone.
  *
  * MAPPING TO C
  *   spin_lock/lruvec_unlock  the lruvec's lru_lock (owner[] records which
@@ -270,8 +273,8 @@ proctype charge_mover()
 	old = memcg;                 /* stable: we hold the pin */
 	spin_lock(old);
 	assert(memcg == old);
-#ifdef REPARENT_PIN
-	memcg = 1;                   /* into the dying child 0: -ENOENT, stays put */
+#ifdef REPARENT_LINKED
+	memcg = 1;                   /* always to the parent (see REPARENT_LINKED) */
 #else
 	memcg = 1 - old;
 #endif
@@ -314,49 +317,25 @@ proctype reparenter()
 }
 #endif
 
-#ifdef REPARENT_PIN
+#ifdef REPARENT_LINKED
 /*
- * lruvec_reparent_batch() for one folio: child memcg 0, parent memcg 1.  The
- * pin is taken as every other mover takes it (reference first), so pin
- * owners keep a stable binding; the reference is dropped after unlocking.
+ * lruvec_reparent_batch() for one folio: child memcg 0, parent memcg 1.  No
+ * pin and no reference: a linked folio's pin owner or freer locks next and
+ * re-checks.
  */
 proctype reparenter()
 {
-	byte lv;
-	bit ok, won, last;
-
 	spin_lock(0);
 	spin_lock(1);
-	ok = 0;
 	if
 	:: inlist == 0 ->
-#ifndef NO_TRYGET
-		folio_try_get(ok);
-		if
-		:: !ok -> goto unlock        /* being freed: its freer unlinks it */
-		:: else -> skip
-		fi;
-#endif
-		folio_test_clear_lru(won);
-		if
-		:: !won -> goto unlock       /* pinned: a later pass takes it */
-		:: else -> skip
-		fi;
 		list_del(0);
 		memcg = 1;                   /* under the old lruvec's lock */
-		list_add(1);
-		folio_set_lru()
-	:: else -> skip
+		list_add(1)
+	:: else -> skip              /* unlinked: its owner's binding stays */
 	fi;
-unlock:
 	lruvec_unlock(1);
-	lruvec_unlock(0);
-#ifndef NO_TRYGET
-	if
-	:: ok -> folio_put(lv, last)
-	:: else -> skip
-	fi
-#endif
+	lruvec_unlock(0)
 }
 #endif
 
@@ -384,7 +363,7 @@ init {
 		do :: i < NMOVE -> run charge_mover(); i++
 		   :: else -> break
 		od;
-#if defined(REPARENT) || defined(REPARENT_PIN)
+#if defined(REPARENT) || defined(REPARENT_LINKED)
 		run reparenter();
 #endif
 		run releaser()

@@ -6,6 +6,8 @@
 
 #include "lvtest.h"
 
+#include <pthread.h>
+
 static void test_root(void)
 {
 	struct lv_config cfg = small_config();
@@ -261,8 +263,9 @@ static void test_remove(void)
 	ok(lv_folio_memcg(f) == c, "the refused removals left the folio where it was");
 
 	/*
-	 * Folios on the LRU move to the parent: f still queued in the lru_add batch, g on c's
-	 * active list with a deactivation queued; the removal drains both batches first.
+	 * Folios on the LRU move to the parent: g from c's active list, with a deactivation
+	 * queued that the removal's drain then applies on p's list; f queued for lru_add, on no
+	 * list until that drain, and moved by the next pass.
 	 */
 	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
 	lv_folio_add_lru(g);
@@ -354,6 +357,97 @@ static void test_reparent(enum lv_lock_design design)
 	is(lv_memcg_usage(p), 0, "%s: all uncharged from p", d);
 	is(lv_memcg_remove(p), 0, "%s: p removed", d);
 	finish(m, "reparent");
+}
+
+/*
+ * Folios in transit when a removal starts: one isolated by another thread and put back 20 ms
+ * later, one charged before the removal and queued for the LRU 10 ms into it (its batch is
+ * then drained by nobody but the remover). The removal waits for both. While it waits, the
+ * memcg refuses charges (-ENOENT), children and a second removal (-EBUSY), and a folio that
+ * is unevictable fails a removal at once.
+ */
+struct transit {
+	struct lv_machine *m;
+	struct lv_memcg *c;
+	struct lv_folio *isolated, *late;
+	int ready;
+	int saw_enoent, second_remove, child_refused;
+};
+
+static void *transit_thread(void *arg)
+{
+	struct transit *t = arg;
+	struct timespec ms = { 0, 1000000 };
+
+	if (lv_folio_isolate_lru(t->isolated))
+		return NULL;
+	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+	/* The remover has marked c dying once a charge to it fails. */
+	for (int i = 0; i < 2000 && !t->saw_enoent; i++) {
+		struct lv_folio *f = lv_folio_alloc(t->m, 0, 0, t->c, 0);
+
+		if (f)
+			lv_folio_put(f);
+		else
+			t->saw_enoent = errno == ENOENT;
+		nanosleep(&ms, NULL);
+	}
+	t->second_remove = lv_memcg_remove(t->c);
+	t->child_refused = lv_memcg_create(t->m, t->c, "late child") == NULL && errno == EINVAL;
+	for (int i = 0; i < 10; i++)
+		nanosleep(&ms, NULL);
+	lv_folio_add_lru(t->late);
+	for (int i = 0; i < 10; i++)
+		nanosleep(&ms, NULL);
+	lv_folio_putback_lru(t->isolated);
+	return NULL;
+}
+
+static void test_remove_transit(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = lv_memcg_create(m, NULL, "p"), *c = lv_memcg_create(m, p, "c");
+	struct transit t = { .m = m, .c = c };
+	struct lv_folio *u;
+	pthread_t th;
+
+	t.isolated = alloc_or_bail(m, 0, 0, c, 0);
+	lv_folio_add_lru(t.isolated);
+	lv_lru_add_drain_all(m);
+	t.late = alloc_or_bail(m, 0, 2, c, 0);
+	if (pthread_create(&th, NULL, transit_thread, &t))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	is(lv_memcg_remove(c), 0, "transit: removal waits for an isolated and a late-queued folio");
+	pthread_join(th, NULL);
+	ok(t.saw_enoent, "transit: a charge during the removal fails with ENOENT");
+	is(t.second_remove, -EBUSY, "transit: a second removal meanwhile -> -EBUSY");
+	ok(t.child_refused, "transit: no child is created meanwhile");
+	ok(lv_folio_memcg(t.isolated) == p, "transit: the isolated folio went to p when put back");
+	ok(lv_folio_memcg(t.late) == p, "transit: so did the late one");
+	is(lv_memcg_usage(p), 1 + 4, "transit: p is charged both folios");
+	check_ok(m, "transit");
+	lv_folio_put(t.isolated);
+	lv_folio_put(t.late);
+
+	/* Unevictable folios are not linked, so they cannot move: -EBUSY at once. */
+	c = lv_memcg_create(m, p, "c2");
+	u = alloc_or_bail(m, 0, 0, c, 0);
+	is(lv_folio_set_state(u, LV_PG_MLOCKED, true), 0, "unevictable: mlock the folio");
+	lv_folio_add_lru(u);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1, "unevictable: on c's unevictable list");
+	is(lv_memcg_remove(c), -EBUSY, "unevictable: remove -> -EBUSY");
+	ok(lv_memcg_create(m, c, "child") != NULL, "unevictable: c is usable again");
+	is(lv_folio_isolate_lru(u), 0, "unevictable: isolate it");
+	is(lv_folio_set_state(u, LV_PG_MLOCKED, false), 0, "unevictable: munlock it");
+	is(lv_folio_putback_lru(u), 0, "unevictable: put it back");
+	lv_folio_put(u);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(c), 0, "unevictable: c empty");
+	finish(m, "transit");
 }
 
 static void test_memcg_stats(void)
@@ -460,6 +554,7 @@ int main(void)
 	test_remove();
 	test_reparent(LV_LOCK_LRUVEC);
 	test_reparent(LV_LOCK_NODE);
+	test_remove_transit();
 	test_memcg_stats();
 	test_foreign();
 	return done_testing();
