@@ -44,7 +44,10 @@ for ((run = 0; run < runs; run++)); do
 			echo "ok $n - torture $c (seed $s): $summary"
 		else
 			fail=1
-			echo "not ok $n - torture $c (seed $s, exit $rc)"
+			# prove shows diagnostics only with -v: keep the report in a file as well.
+			log="$build/torture-failed-$variant-$s-$n.log"
+			printf '%s\n' "$out" >"$log" 2>/dev/null || log="(not saved)"
+			echo "not ok $n - torture $c (seed $s, exit $rc; output in $log)"
 			printf '%s\n' "$out" | sed 's/^/# /'
 		fi
 	done

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,8 +267,16 @@ static void *worker_main(void *p)
 	pthread_mutex_lock(&ctl->lock);
 	ctl->ready++;
 	pthread_cond_broadcast(&ctl->cond);
-	phase_wait(ctl, PHASE_RUN);
 	pthread_mutex_unlock(&ctl->lock);
+	/*
+	 * Wait for the start runnable, yielding, not asleep on the condition variable: woken
+	 * from it, threads would start one by one as each got the mutex and a CPU back, tens of
+	 * milliseconds apart when they outnumber the CPUs. readtwice's two readers of a file
+	 * would then start hundreds of MiB apart, farther than the inactive list lets a second
+	 * reader follow (vm-scalability starts its two dd processes back to back).
+	 */
+	while (phase_read(ctl) < PHASE_RUN)
+		sched_yield();
 
 	while (phase_read(ctl) == PHASE_RUN)
 		ctl->ops->step(w);
