@@ -171,7 +171,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * again once it has returned. Its memory is freed after an RCU grace period, so threads still
  * looking it up under RCU are safe; its lock statistics and event counters are folded into
  * the machine's totals first (reparented pages count as LV_PGMOVED). A folio's memcg
- * (lv_folio_memcg()) therefore changes when its memcg is removed.
+ * (lv_folio_memcg()) therefore changes when its memcg is removed. Once this returns 0,
+ * @memcg must not be passed to any function again (like a closed file descriptor): stop the
+ * threads that use it first, or let them stop at their first -ENOENT during the removal.
  * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), if another
  * thread is removing it, or if a folio charged to it stays off the LRU (isolated with
  * lv_folio_isolate_lru(), or allocated and never added, by the caller) or is unevictable

@@ -67,7 +67,8 @@ struct lv_folio {
 	int _refcount;		  /* atomic; the LRU lists hold no reference */
 	unsigned int mlock_count; /* unevictable folios: lruvec lock */
 	/*
-	 * On an LRU list: the lruvec lock (and only while PG_lru is set, or by the pin owner).
+	 * On an LRU list: the lruvec lock (and only while PG_lru is set, or by the pin owner, or
+	 * by reparenting, which moves linked folios whoever holds their pin).
 	 * Free: the zone lock (buddy) or the slot's pcp lock. Isolated: the isolating owner.
 	 */
 	union {
@@ -83,10 +84,12 @@ struct lv_folio {
 		} hole;
 	};
 	/*
-	 * Binding to the charged memcg (NULL with memcg disabled). Written only by the owner of
-	 * the PG_lru pin while it holds the lock of the folio's current lruvec (memcontrol.c),
+	 * Binding to the charged memcg (NULL with memcg disabled). Written by the owner of the
+	 * PG_lru pin while it holds the lock of the folio's current lruvec (a charge move), by
+	 * reparenting for a linked folio while it holds that lock and the parent's (no pin),
 	 * before the folio is visible, or by migration on an original it isolated and froze (its
-	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock.
+	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock;
+	 * stable for the owner of an isolated (unlinked) folio (memcontrol.c).
 	 */
 	struct lv_memcg *memcg;
 	/*
@@ -437,7 +440,8 @@ static inline bool mem_cgroup_disabled(const struct lv_machine *m)
 
 /*
  * folio_matches_lruvec - does @folio belong to @lruvec (same node and memcg)? Stable only while
- * the caller holds @lruvec's lock and the answer is yes, or owns the folio's PG_lru pin.
+ * the caller holds @lruvec's lock and the answer is yes, or has isolated the folio (a pin
+ * alone is not enough while the folio is linked: reparenting moves it).
  */
 static inline bool folio_matches_lruvec(const struct lv_folio *folio, const struct lruvec *lruvec)
 {

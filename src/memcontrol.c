@@ -606,6 +606,11 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 	rcu_read_unlock();
 	if (err)
 		return err;
+	/* Being removed: fail now rather than after reclaiming for a charge that would back out. */
+	if (__atomic_load_n(&memcg->dying, __ATOMIC_RELAXED)) {
+		css_put(memcg);
+		return -ENOENT;
+	}
 	for (int retries = noretry ? 1 : MAX_RECLAIM_RETRIES;; retries--) {
 		struct lv_memcg *over = NULL;
 
@@ -676,7 +681,7 @@ struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
 		lv_lock_acquire(lruvec->lru_lock);
 		if (likely(folio_matches_lruvec(folio, lruvec)))
 			break;
-		/* A charge move rebound the folio between our lookup and our lock. */
+		/* A charge move or reparenting rebound the folio between our lookup and lock. */
 		lruvec_count_event(lruvec, EV_LOCK_RETRIES, 1);
 		lv_lock_release(lruvec->lru_lock);
 	}

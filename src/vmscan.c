@@ -113,8 +113,20 @@ int lv_folio_isolate_lru(struct lv_folio *folio)
 
 int lv_folio_putback_lru(struct lv_folio *folio)
 {
-	if (!folio_test_clear_isolated(folio))
-		return -EINVAL;
+	unsigned long flags = __atomic_load_n(&folio->flags, __ATOMIC_RELAXED);
+
+	/*
+	 * The mirror of isolation: hand PG_isolated back to PG_lru_claimed in one atomic step.
+	 * Clearing PG_isolated first left an instant with neither bit set, in which a concurrent
+	 * lv_folio_add_lru() could claim the folio too, and both queued it (linked twice).
+	 */
+	do {
+		if (!(flags & (1ul << PG_isolated)))
+			return -EINVAL;
+	} while (!__atomic_compare_exchange_n(
+		&folio->flags, &flags, (flags & ~(1ul << PG_isolated)) | (1ul << PG_lru_claimed),
+		true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	/* Claimed and on no list, the folio keeps its binding: count it off the same lruvec. */
 	__atomic_fetch_sub(&mem_cgroup_lruvec(folio->memcg, folio->pgdat)->nr_isolated,
 			   folio_nr_pages(folio), __ATOMIC_RELAXED);
 	folio_putback_lru(folio);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Isolation and putback: lv_folio_isolate_lru / lv_folio_putback_lru, their errors, the
- * isolated count, and abandoning an isolated folio. */
+ * isolated count, abandoning an isolated folio, and a putback racing a second add. */
 #include "lvtest.h"
+
+#include <pthread.h>
 
 #define S(item) nstat(m, (item))
 
@@ -198,6 +200,63 @@ static void test_designs(void)
 	}
 }
 
+/*
+ * A putback hands the folio from its isolator back to the LRU in one step: an add racing it
+ * must always be refused. Putback used to clear PG_isolated before claiming the folio for
+ * the LRU, and an add in between queued it a second time (linked twice).
+ */
+struct add_racer {
+	struct lv_folio *folio;
+	int stop;
+	unsigned long tries, accepted;
+};
+
+static void *add_racer_thread(void *arg)
+{
+	struct add_racer *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		r->accepted += lv_folio_add_lru(r->folio) == 0;
+		r->tries++;
+	}
+	return NULL;
+}
+
+static void test_putback_vs_add(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct add_racer r = { 0 };
+	unsigned long cycles = 0;
+	pthread_t th;
+
+	cfg.metadata_only = true;
+	cfg.nr_cpu_slots = 2;
+	m = new_machine(&cfg);
+	r.folio = alloc_or_bail(m, 0, 0, NULL, 0);
+	lv_folio_add_lru(r.folio);
+	lv_lru_add_drain_all(m);
+	if (pthread_create(&th, NULL, add_racer_thread, &r))
+		BAIL_OUT("pthread_create failed");
+	for (double end = now() + 0.5; now() < end;) {
+		if (lv_folio_isolate_lru(r.folio) == 0) {
+			lv_folio_putback_lru(r.folio);
+			cycles++;
+		}
+		lv_lru_add_drain_all(m);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	diag("putback vs add: %lu isolate/putback cycles, %lu adds tried", cycles, r.tries);
+	ok(cycles > 100 && r.tries > 100, "putback vs add: both sides ran");
+	is(r.accepted, 0, "putback vs add: no add accepted while the folio belonged to the LRU");
+	lv_lru_add_drain_all(m);
+	is(S(LV_NR_ISOLATED), 0, "putback vs add: nothing isolated");
+	check_ok(m, "putback vs add");
+	lv_folio_put(r.folio);
+	finish(m, "putback vs add");
+}
+
 int main(void)
 {
 	test_isolate_errors();
@@ -205,5 +264,6 @@ int main(void)
 	test_abandon();
 	test_isolate_vs_queued_request();
 	test_designs();
+	test_putback_vs_add();
 	return done_testing();
 }

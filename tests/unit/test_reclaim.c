@@ -1231,6 +1231,7 @@ static void test_reparent_page_cache(void)
 struct tenant_reader {
 	struct lv_file *file;
 	struct lv_memcg *memcg;
+	uint64_t first, span; /* pages first .. first + span - 1, cyclically */
 	int *stop;
 	pthread_barrier_t *leave;
 	struct lv_memcg *parent;
@@ -1240,7 +1241,9 @@ struct tenant_reader {
 
 /*
  * Reads until told to stop or, for a removed tenant, until its reads fail with -ENOENT (a read
- * that the removal cut short returns the bytes read before it, as read(2) would).
+ * that the removal cut short returns the bytes read before it, as read(2) would). A tenant's
+ * readers read pages nobody cached, so every read charges and the first after the removal
+ * began fails: they stop using the memcg, as a caller must, by the time the removal returns.
  */
 static void *tenant_reader_thread(void *p)
 {
@@ -1248,7 +1251,8 @@ static void *tenant_reader_thread(void *p)
 	unsigned char buf[4 * PAGE];
 
 	for (uint64_t i = 0; !__atomic_load_n(r->stop, __ATOMIC_ACQUIRE); i += 4) {
-		long n = lv_file_read(r->file, r->memcg, buf, sizeof(buf), i % 512 * PAGE);
+		long n = lv_file_read(r->file, r->memcg, buf, sizeof(buf),
+				      (r->first + i % r->span) * PAGE);
 
 		r->reads++;
 		if (n == -ENOENT) {
@@ -1271,16 +1275,16 @@ static void *tenant_reader_thread(void *p)
 }
 
 /*
- * Removal racing readers of the removed tenant, readers of its parent over the same pages
- * and the parent's limit reclaim: every folio of the tenant ends up the parent's, the
- * tenant's readers get -ENOENT once a read needs a new page, and nothing else fails.
+ * Removal racing readers of the removed tenant, a reader of its parent and the parent's limit
+ * reclaim: every folio of the tenant ends up the parent's, the tenant's readers get -ENOENT,
+ * and nothing else fails.
  */
 static void test_reparent_under_load(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m;
 	struct lv_memcg *p;
-	struct lv_file *f;
+	struct lv_file *f, *g;
 	unsigned long rounds = 0, removed = 0, gone = 0, failures = 0, nonzero = 0, moved;
 	unsigned long mismatch = 0, busy = 0;
 
@@ -1288,6 +1292,7 @@ static void test_reparent_under_load(void)
 	m = new_machine(&cfg);
 	p = new_memcg(m, NULL, "p");
 	f = new_file(m, 512);
+	g = new_file(m, 1ull << 28); /* 1 TiB of holes: a fresh 256 MiB per tenant reader */
 
 	lv_memcg_set_max(p, 384); /* the parent reclaims while the tenant's folios arrive */
 	for (double end = now() + 0.6; now() < end || rounds < 4; rounds++) {
@@ -1299,9 +1304,12 @@ static void test_reparent_under_load(void)
 
 		pthread_barrier_init(&leave, NULL, 3);
 		for (int i = 0; i < 3; i++) {
-			rd[i] = (struct tenant_reader){
-				.file = f, .memcg = i ? c : p, .stop = &stop, .leave = &leave
-			};
+			rd[i] = (struct tenant_reader){ .file = i ? g : f,
+							.memcg = i ? c : p,
+							.first = i ? (rounds * 2 + i) << 16 : 0,
+							.span = i ? 1ull << 16 : 512,
+							.stop = &stop,
+							.leave = &leave };
 			if (pthread_create(&th[i], NULL, tenant_reader_thread, &rd[i]))
 				BAIL_OUT("pthread_create failed");
 		}
@@ -1323,15 +1331,14 @@ static void test_reparent_under_load(void)
 		}
 		pthread_barrier_destroy(&leave);
 		lv_lru_add_drain_all(m);
-		/* Only p's tree ever read f: what is cached is what p is charged. */
-		mismatch += lv_memcg_usage(p) != lv_file_cached_pages(f);
+		/* Only p's tree ever read: what is cached is what p is charged. */
+		mismatch += lv_memcg_usage(p) != lv_file_cached_pages(f) + lv_file_cached_pages(g);
 	}
 	moved = (unsigned long)nstat(m, LV_PGMOVED);
 	diag("reparent under load: %lu rounds, %lu pages reparented, %lu removals retried", rounds,
 	     moved, busy);
 	is(removed, rounds, "reparent under load: every tenant was removed while being read");
-	ok(gone > 0, "reparent under load: tenant readers saw the removal (%lu of %lu)", gone,
-	   2 * rounds);
+	is(gone, 2 * rounds, "reparent under load: every tenant reader ended with -ENOENT");
 	is(failures, 0, "reparent under load: no other read failed");
 	is(nonzero, 0, "reparent under load: every read returned zeros");
 	ok(moved > 0, "reparent under load: folios were reparented");
@@ -1339,6 +1346,7 @@ static void test_reparent_under_load(void)
 	ok(lv_memcg_usage(p) <= 384, "reparent under load: p within its limit");
 	check_ok(m, "reparent under load");
 	lv_file_close(f);
+	lv_file_close(g);
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_remove(p), 0, "reparent under load: p removed");
 	finish(m, "reparent under load");
