@@ -606,11 +606,6 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 	rcu_read_unlock();
 	if (err)
 		return err;
-	/* Being removed: fail now rather than after reclaiming for a charge that would back out. */
-	if (__atomic_load_n(&memcg->dying, __ATOMIC_RELAXED)) {
-		css_put(memcg);
-		return -ENOENT;
-	}
 	for (int retries = noretry ? 1 : MAX_RECLAIM_RETRIES;; retries--) {
 		struct lv_memcg *over = NULL;
 
@@ -618,6 +613,14 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
 		if (err != -ENOMEM || !retries || fruitless == 2)
 			break;
+		/*
+		 * Over a limit, try_charge_upto() backs out before it looks at ->dying: do not
+		 * reclaim for a memcg being removed (a hint; the Dekker pair decides the rest).
+		 */
+		if (__atomic_load_n(&memcg->dying, __ATOMIC_RELAXED)) {
+			err = -ENOENT;
+			break;
+		}
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
 		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))
 			fruitless = 0;

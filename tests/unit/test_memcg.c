@@ -416,13 +416,15 @@ static void test_remove_transit(void)
 	lv_folio_add_lru(t.isolated);
 	lv_lru_add_drain_all(m);
 	t.late = alloc_or_bail(m, 0, 2, c, 0);
+	/* At its limit: a charge during the removal must fail with ENOENT, not reclaim first. */
+	lv_memcg_set_max(c, 1 + 4);
 	if (pthread_create(&th, NULL, transit_thread, &t))
 		BAIL_OUT("pthread_create failed");
 	while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
 		sched_yield();
 	is(lv_memcg_remove(c), 0, "transit: removal waits for an isolated and a late-queued folio");
 	pthread_join(th, NULL);
-	ok(t.saw_enoent, "transit: a charge during the removal fails with ENOENT");
+	ok(t.saw_enoent, "transit: a charge over the limit during the removal fails with ENOENT");
 	is(t.second_remove, -EBUSY, "transit: a second removal meanwhile -> -EBUSY");
 	ok(t.child_refused, "transit: no child is created meanwhile");
 	ok(lv_folio_memcg(t.isolated) == p, "transit: the isolated folio went to p when put back");
