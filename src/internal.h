@@ -376,7 +376,9 @@ struct lv_memcg {
 	char name[64];		    /* constant */
 	struct rcu_head rcu;	    /* the free */
 	struct rcu_head rcu_put;    /* dropping the tree's reference after removal */
-	struct lruvec nodeinfo[];   /* one per node, constant count */
+	/* memcg tree mutex: on machine->dying_memcgs from removal until the free (statistics) */
+	struct list_head dying_list;
+	struct lruvec nodeinfo[]; /* one per node, constant count */
 };
 
 /* ---- The machine ----------------------------------------------------------------------------- */
@@ -390,8 +392,9 @@ struct lv_machine {
 	struct per_cpu_pages *pcp;  /* constant array of nr_slots * nr_nodes */
 
 	struct lv_lock memcg_mutex ____cacheline_aligned; /* cgroup_mutex */
-	struct list_head files; /* memcg_mutex: open page cache files (for statistics) */
-	struct list_head mms;	/* memcg_mutex: live address spaces (statistics, lv_check) */
+	struct list_head files;	       /* memcg_mutex: open page cache files (for statistics) */
+	struct list_head mms;	       /* memcg_mutex: live address spaces (statistics, lv_check) */
+	struct list_head dying_memcgs; /* memcg_mutex: removed memcgs not freed yet */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
 	struct lv_lock drain_mutex ____cacheline_aligned;
@@ -515,7 +518,10 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
-/* for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex. */
+/*
+ * for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex: the
+ * live tree's, then those of removed memcgs not freed yet (which are empty, but still count).
+ */
 void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg);
 
 /* swap.c */

@@ -73,6 +73,7 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 	memcg->refcnt = 1; /* the tree's */
 	INIT_LIST_HEAD(&memcg->children);
 	INIT_LIST_HEAD(&memcg->sibling);
+	INIT_LIST_HEAD(&memcg->dying_list);
 	snprintf(memcg->name, sizeof(memcg->name), "%s", name ? name : "");
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		lruvec_init(&memcg->nodeinfo[nid], m->nodes[nid], memcg);
@@ -93,6 +94,32 @@ char lv_rcu_tsan_sync;
 #endif
 
 /*
+ * memcg_retire_stats - fold a removed memcg's event counts and lock statistics into the
+ * machine's, so that totals survive it. Called when it is freed, not when it is removed: until
+ * a grace period after its last reference, a thread that looked one of its lruvecs up before
+ * the removal may still lock it (a stale folio->memcg, then a re-check) or count an event on
+ * it (a charge in flight, a refault); until then it stays on machine->dying_memcgs, which
+ * the statistics walk with the live tree (for_each_lruvec()).
+ * Context: memcg tree mutex; nobody can reach @memcg any more.
+ */
+static void memcg_retire_stats(struct lv_memcg *memcg)
+{
+	struct lv_machine *m = memcg->machine;
+
+	lockdep_assert_held(&m->memcg_mutex);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct lruvec *lruvec = &memcg->nodeinfo[nid];
+		struct pglist_data *pgdat = lruvec->pgdat;
+
+		for (int ev = 0; ev < NR_LRU_EVENTS; ev++)
+			pgdat->retired_events[ev] += lruvec_event(lruvec, ev);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
+				 &lruvec->shadow_lock);
+	}
+}
+
+/*
  * A memcg pins its parent (css_get at creation), so that anyone holding a reference on a memcg
  * may walk its ancestors. The last put of a removed memcg frees it after a grace period and
  * then drops that parent reference, which may free the parent in turn.
@@ -104,6 +131,10 @@ static void memcg_rcu_free(struct rcu_head *head)
 	struct lv_machine *m = memcg->machine;
 
 	rcu_free_begin();
+	lv_lock_acquire(&m->memcg_mutex);
+	list_del(&memcg->dying_list);
+	memcg_retire_stats(memcg);
+	lv_lock_release(&m->memcg_mutex);
 	memcg_free(memcg);
 	if (parent)
 		css_put(parent);
@@ -313,27 +344,6 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
 	return memcg;
 }
 
-/* Fold a dying memcg's counters into the machine's so that totals survive its removal. */
-static void memcg_retire_stats(struct lv_memcg *memcg)
-{
-	struct lv_machine *m = memcg->machine;
-
-	lockdep_assert_held(&m->memcg_mutex);
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-		struct lruvec *lruvec = &memcg->nodeinfo[nid];
-		struct pglist_data *pgdat = lruvec->pgdat;
-
-		/* Taking the lock waits out any holder that looked the lruvec up before removal. */
-		lv_lock_acquire(lruvec->lru_lock);
-		for (int ev = 0; ev < NR_LRU_EVENTS; ev++)
-			pgdat->retired_events[ev] += lruvec_event(lruvec, ev);
-		lv_lock_release(lruvec->lru_lock);
-		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
-		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
-				 &lruvec->shadow_lock);
-	}
-}
-
 static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop, long nr);
 
 /* ---- reparenting ----------------------------------------------------------------------------- */
@@ -461,7 +471,7 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	rcu_assign_pointer_lv(m->memcg_ids[memcg->id], NULL);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		shadow_nodes_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);
-	memcg_retire_stats(memcg);
+	list_add_tail(&memcg->dying_list, &m->dying_memcgs);
 	lv_lock_release(&m->memcg_mutex);
 	/* The parent's lists may now be over their limit while its own LRU stays empty. */
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
@@ -529,9 +539,18 @@ static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruv
 
 void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg)
 {
+	struct list_head *pos;
+
 	lv_lock_acquire(&m->memcg_mutex);
 	if (m->root) {
 		for_each_memcg_lruvec(m->root, fn, arg);
+		/* Removed, childless, not freed yet: still counting (memcg_retire_stats()). */
+		list_for_each (pos, &m->dying_memcgs) {
+			struct lv_memcg *memcg = list_entry(pos, struct lv_memcg, dying_list);
+
+			for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+				fn(&memcg->nodeinfo[nid], arg);
+		}
 	} else {
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 			fn(&m->nodes[nid]->__lruvec, arg);

@@ -78,6 +78,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
 	INIT_LIST_HEAD(&m->files);
 	INIT_LIST_HEAD(&m->mms);
+	INIT_LIST_HEAD(&m->dying_memcgs);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
 		pthread_cond_init(&m->fill_wait[i].cond, NULL);

@@ -518,6 +518,49 @@ static void test_memcg_stats(void)
 	finish(m, "memcg stats machine");
 }
 
+/* wait_memcg_frees - wait for every removed memcg's free (RCU callbacks) to have run. */
+static void wait_memcg_frees(struct lv_machine *m)
+{
+	do
+		rcu_barrier_lv();
+	while (__atomic_load_n(&m->memcgs_freeing, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * A removed memcg keeps counting until it is freed: a thread that looked one of its lruvecs up
+ * before the removal (here: holding a reference, as a charge in flight does) may still count
+ * an event or take its lock. Node totals and lock statistics must include those, before and
+ * after the free; they used to be dropped (the counts were folded at removal).
+ */
+static void test_stats_after_remove(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *c = lv_memcg_create(m, NULL, "c");
+	struct lv_lock_stat before, after;
+	struct lruvec *lruvec = &c->nodeinfo[0];
+	uint64_t stalls = lv_node_stat(m, 0, LV_ALLOCSTALL);
+
+	lruvec_count_event_atomic(lruvec, EV_ALLOCSTALL, 2);
+	ok(css_tryget(c), "pin c as a charge in flight would");
+	is(lv_memcg_remove(c), 0, "remove c while pinned");
+	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 2, "its events still count after removal");
+	check_ok(m, "a removed memcg not freed yet");
+	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &before);
+	lruvec_count_event_atomic(lruvec, EV_ALLOCSTALL, 3);
+	lv_lock_acquire(&lruvec->own_lock);
+	lv_lock_release(&lruvec->own_lock);
+	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 5, "an event counted after removal counts");
+	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &after);
+	is(after.acquired, before.acquired + 1, "a lock taken after removal counts");
+	css_put(c);
+	wait_memcg_frees(m);
+	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 5, "every event survives the free");
+	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &before);
+	is(before.acquired, after.acquired, "and every lock acquisition");
+	finish(m, "stats after remove");
+}
+
 /* A memcg of another machine is bad input: reported, nothing charged. */
 static void test_foreign(void)
 {
@@ -558,6 +601,7 @@ int main(void)
 	test_reparent(LV_LOCK_NODE);
 	test_remove_transit();
 	test_memcg_stats();
+	test_stats_after_remove();
 	test_foreign();
 	return done_testing();
 }
