@@ -24,7 +24,8 @@ CFLAGS_asan    := -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=address,undefined -fno-
 LDLIBS   := $(URCU_LIBS) -lm -pthread
 # test_filemap slows the library's fills down by wrapping pread(2)
 LDFLAGS_test_filemap := -Wl,--wrap=pread
-LDFLAGS_test_memory := -Wl,--wrap=free_folios
+LDFLAGS_test_memory := -Wl,--wrap=free_folios -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc -Wl,--wrap=free
 
 LIB_SRCS   := $(wildcard src/*.c)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)

@@ -105,6 +105,15 @@ void lockdep_assert_no_lru_lock(void)
 	if (lv_held[LV_LOCK_CLASS_LRUVEC] || lv_held[LV_LOCK_CLASS_NODE])
 		lockdep_bug("final put or free under an LRU lock", LV_LOCK_CLASS_PCP);
 }
+
+void lockdep_assert_class_not_held(enum lv_lock_class cls, const char *what)
+{
+	if (lv_held[cls]) {
+		fprintf(stderr, "lruvec: lockdep: %s with a %s lock held\n", what,
+			lv_lock_class_name(cls));
+		abort();
+	}
+}
 #endif
 
 static bool lock_try(struct lv_lock *l)

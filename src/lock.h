@@ -109,6 +109,8 @@ void lv_lock_stat_clear(struct lv_lock *l);
 extern __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
 void lockdep_assert_held(const struct lv_lock *l);
 void lockdep_assert_no_lru_lock(void);
+/* lockdep_assert_class_not_held - abort if this thread holds a lock of @cls while it does @what. */
+void lockdep_assert_class_not_held(enum lv_lock_class cls, const char *what);
 #else
 static inline void lockdep_assert_held(const struct lv_lock *l)
 {
@@ -116,6 +118,11 @@ static inline void lockdep_assert_held(const struct lv_lock *l)
 }
 static inline void lockdep_assert_no_lru_lock(void)
 {
+}
+static inline void lockdep_assert_class_not_held(enum lv_lock_class cls, const char *what)
+{
+	(void)cls;
+	(void)what;
 }
 #endif
 

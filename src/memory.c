@@ -72,16 +72,32 @@ struct lv_mm {
 
 /* ---- regions --------------------------------------------------------------------------------- */
 
+/*
+ * pt_alloc - a zeroed page-table array of @cap entries. Page tables are allocated before
+ * page_table_lock is taken, as the kernel's pte_alloc() allocates before it takes the PTE
+ * lock: the host's allocator may take its own locks or even fault, and a fault in the same mm
+ * would wait behind it. A caller that finds under the lock that a table must grow drops the
+ * lock, allocates and looks again (lv_mm_brk(), lv_munmap()).
+ * Context: no page_table_lock held.
+ */
+static struct lv_folio **pt_alloc(size_t cap)
+{
+	lockdep_assert_class_not_held(LV_LOCK_CLASS_MM, "page-table allocation");
+	return calloc(cap, sizeof(struct lv_folio *));
+}
+
 static struct vm_area *vma_alloc(uint64_t start, uint64_t end, size_t capacity)
 {
-	struct vm_area *vma = calloc(1, sizeof(*vma));
+	struct vm_area *vma;
 
+	lockdep_assert_class_not_held(LV_LOCK_CLASS_MM, "region allocation");
+	vma = calloc(1, sizeof(*vma));
 	if (!vma)
 		return NULL;
 	vma->start = vma->base = start;
 	vma->end = end;
 	vma->capacity = capacity;
-	if (capacity && !(vma->pte = calloc(capacity, sizeof(*vma->pte)))) {
+	if (capacity && !(vma->pte = pt_alloc(capacity))) {
 		free(vma);
 		return NULL;
 	}
@@ -92,6 +108,17 @@ static void vma_free(struct vm_area *vma)
 {
 	free(vma->pte);
 	free(vma);
+}
+
+/* vmas_free - free the regions on @dead, unlinked under page_table_lock. Context: dropped. */
+static void vmas_free(struct list_head *dead)
+{
+	while (!list_empty(dead)) {
+		struct vm_area *vma = list_entry(dead->next, struct vm_area, list);
+
+		list_del(&vma->list);
+		vma_free(vma);
+	}
 }
 
 /* find_vma - the region holding page @vpn, or NULL. */
@@ -275,23 +302,26 @@ void lv_mm_destroy(struct lv_mm *mm)
 {
 	struct lv_machine *m;
 	struct mmu_gather tlb;
-	struct list_head *pos, *n;
-	struct vm_area *vma;
+	struct list_head *pos, dead;
 
 	if (!mm)
 		return;
 	m = mm->machine;
 	tlb_gather_mmu(&tlb, mm, UINT64_MAX);
 	lv_lock_acquire(&mm->page_table_lock);
-	list_for_each_safe (pos, n, &mm->vmas) {
-		vma = list_entry(pos, struct vm_area, list);
+	list_for_each (pos, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
+
 		zap_range(mm, vma, vma->start, vma->end, &tlb);
-		list_del(&vma->list);
-		vma_free(vma);
 	}
+	/* The regions go on our list, to be freed after the unlock. */
+	INIT_LIST_HEAD(&dead);
+	list_splice_tail_init(&mm->vmas, &dead);
 	mm->cache = NULL;
+	mm->heap = NULL;
 	lv_lock_release(&mm->page_table_lock);
 	tlb_finish_mmu(&tlb);
+	vmas_free(&dead);
 
 	lv_lock_acquire(&m->memcg_mutex);
 	list_del(&mm->mms);
@@ -350,22 +380,30 @@ size_t lv_mm_rss(const struct lv_mm *mm)
 
 /* ---- mapping and unmapping ----------------------------------------------------------------- */
 
-/* vma_grow - make room in @vma's page table for pages up to @end (exclusive). */
-static int vma_grow(struct vm_area *vma, uint64_t end)
+/*
+ * vma_grow - make room in @vma's page table for pages up to @end (exclusive), moving it into
+ * *@spare (*@spare_cap entries, zeroed) if it is too small; *@spare then holds the old table,
+ * to be freed after the unlock. Return: 0, or the capacity to allocate and try again with if
+ * *@spare is too small as well (the table doubles, so that a heap grown a page at a time
+ * copies each entry a bounded number of times).
+ */
+static size_t vma_grow(struct vm_area *vma, uint64_t end, struct lv_folio ***spare,
+		       size_t *spare_cap)
 {
 	size_t need = end - vma->base, cap = vma->capacity ? vma->capacity : 64;
-	struct lv_folio **pte;
+	struct lv_folio **old = vma->pte;
 
 	if (need <= vma->capacity)
 		return 0;
 	while (cap < need)
 		cap *= 2;
-	pte = realloc(vma->pte, cap * sizeof(*pte));
-	if (!pte)
-		return -ENOMEM;
-	memset(pte + vma->capacity, 0, (cap - vma->capacity) * sizeof(*pte));
-	vma->pte = pte;
-	vma->capacity = cap;
+	if (*spare_cap < cap)
+		return cap;
+	memcpy(*spare, old, vma->capacity * sizeof(*old));
+	vma->pte = *spare;
+	vma->capacity = *spare_cap;
+	*spare = old;
+	*spare_cap = 0;
 	return 0;
 }
 
@@ -378,27 +416,45 @@ static uint64_t pages_up(uint64_t bytes)
 int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 {
 	struct vm_area *heap = mm->heap;
-	struct mmu_gather tlb;
 	uint64_t pages = pages_up(delta < 0 ? -(uint64_t)delta : (uint64_t)delta);
-	int err = 0;
+	struct lv_folio **spare = NULL;
+	size_t spare_cap = 0, want = 0;
+	struct mmu_gather tlb;
+	int err;
 
-	tlb_gather_mmu(&tlb, mm, delta < 0 ? pages : 0);
-	lv_lock_acquire(&mm->page_table_lock);
-	if (old_brk)
-		*old_brk = heap->end << PAGE_SHIFT;
-	if (delta >= 0) {
-		if (heap->end - heap->start + pages > MAX_MAP_PAGES)
+	for (;;) {
+		err = 0;
+		tlb_gather_mmu(&tlb, mm, delta < 0 ? pages : 0);
+		lv_lock_acquire(&mm->page_table_lock);
+		if (old_brk)
+			*old_brk = heap->end << PAGE_SHIFT;
+		if (delta >= 0) {
+			if (heap->end - heap->start + pages > MAX_MAP_PAGES)
+				err = -ENOMEM;
+			else if ((want = vma_grow(heap, heap->end + pages, &spare, &spare_cap)))
+				err = -EAGAIN;
+			else
+				heap->end += pages;
+		} else if (pages > heap->end - heap->start) {
+			err = -EINVAL;
+		} else {
+			zap_range(mm, heap, heap->end - pages, heap->end, &tlb);
+			heap->end -= pages;
+		}
+		lv_lock_release(&mm->page_table_lock);
+		tlb_finish_mmu(&tlb);
+		if (err != -EAGAIN)
+			break;
+		/* The table must grow: allocate unlocked, then look again (the heap may move). */
+		free(spare);
+		spare_cap = want;
+		spare = pt_alloc(want);
+		if (!spare) {
 			err = -ENOMEM;
-		else if (!(err = vma_grow(heap, heap->end + pages)))
-			heap->end += pages;
-	} else if (pages > heap->end - heap->start) {
-		err = -EINVAL;
-	} else {
-		zap_range(mm, heap, heap->end - pages, heap->end, &tlb);
-		heap->end -= pages;
+			break;
+		}
 	}
-	lv_lock_release(&mm->page_table_lock);
-	tlb_finish_mmu(&tlb);
+	free(spare); /* unused, or the table the heap outgrew */
 	return err;
 }
 
@@ -423,66 +479,99 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
 	return 0;
 }
 
-/* vma_split - cut @vma at @at: [start, at) stays, [at, end) moves to a new region. */
-static int vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at)
+/*
+ * vma_split - cut @vma at @at: [start, at) stays, [at, end) moves to @tail, a region allocated
+ * before the lock with room for it.
+ */
+static void vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at, struct vm_area *tail)
 {
-	struct vm_area *tail = vma_alloc(at, vma->end, vma->end - at);
-
 	lockdep_assert_held(&mm->page_table_lock);
-	if (!tail)
-		return -ENOMEM;
+	tail->start = tail->base = at;
+	tail->end = vma->end;
 	memcpy(tail->pte, vma_pte(vma, at), (vma->end - at) * sizeof(*tail->pte));
 	vma->end = at;
 	list_add(&tail->list, &vma->list);
-	return 0;
 }
 
-int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
+/*
+ * unmap_regions - unmap [@start, @end) of @mm's regions; regions that go away move to @dead,
+ * to be freed after the unlock. Return: 0, -EINVAL (the range overlaps the heap), or -EAGAIN
+ * before changing anything if the range is a hole in the middle of a region and *@tail is
+ * missing or smaller than the *@want entries the region's far part needs.
+ */
+static int unmap_regions(struct lv_mm *mm, uint64_t start, uint64_t end, struct mmu_gather *tlb,
+			 struct vm_area **tail, size_t *want, struct list_head *dead)
 {
-	uint64_t start = addr >> PAGE_SHIFT, end;
-	struct mmu_gather tlb;
 	struct list_head *pos, *n;
-	struct vm_area *vma;
-	int err = 0;
 
-	if ((addr & (LV_PAGE_SIZE - 1)) || !len || pages_up(len) > UINT64_MAX - start)
-		return -EINVAL;
-	end = start + pages_up(len);
-	tlb_gather_mmu(&tlb, mm, end - start);
-	lv_lock_acquire(&mm->page_table_lock);
-	if (start < mm->heap->end && end > mm->heap->start) {
-		err = -EINVAL; /* the heap shrinks only through lv_mm_brk() */
-		goto out;
-	}
+	lockdep_assert_held(&mm->page_table_lock);
+	if (start < mm->heap->end && end > mm->heap->start)
+		return -EINVAL; /* the heap shrinks only through lv_mm_brk() */
 	list_for_each_safe (pos, n, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
 		uint64_t s, e;
 
-		vma = list_entry(pos, struct vm_area, list);
 		if (vma == mm->heap || vma->end <= start || vma->start >= end)
 			continue;
 		if (vma->start < start && vma->end > end) {
-			/* A hole in the middle: the part after it becomes a region of its own. */
-			err = vma_split(mm, vma, end);
-			if (err)
-				goto out;
+			/* A hole in the middle (nothing else overlaps): the far part splits off. */
+			if (!*tail || (*tail)->capacity < vma->end - end) {
+				*want = vma->end - end;
+				return -EAGAIN;
+			}
+			vma_split(mm, vma, end, *tail);
+			*tail = NULL;
 		}
 		s = vma->start > start ? vma->start : start;
 		e = vma->end < end ? vma->end : end;
-		zap_range(mm, vma, s, e, &tlb);
+		zap_range(mm, vma, s, e, tlb);
 		if (s == vma->start && e == vma->end) {
 			list_del(&vma->list);
+			list_add(&vma->list, dead);
 			if (mm->cache == vma)
 				mm->cache = NULL;
-			vma_free(vma);
 		} else if (s == vma->start) {
 			vma->start = e;
 		} else {
 			vma->end = s;
 		}
 	}
-out:
-	lv_lock_release(&mm->page_table_lock);
-	tlb_finish_mmu(&tlb);
+	return 0;
+}
+
+int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
+{
+	uint64_t start = addr >> PAGE_SHIFT, end;
+	struct vm_area *tail = NULL;
+	struct mmu_gather tlb;
+	struct list_head dead;
+	size_t want = 0;
+	int err;
+
+	if ((addr & (LV_PAGE_SIZE - 1)) || !len || pages_up(len) > UINT64_MAX - start)
+		return -EINVAL;
+	end = start + pages_up(len);
+	INIT_LIST_HEAD(&dead);
+	for (;;) {
+		tlb_gather_mmu(&tlb, mm, end - start);
+		lv_lock_acquire(&mm->page_table_lock);
+		err = unmap_regions(mm, start, end, &tlb, &tail, &want, &dead);
+		lv_lock_release(&mm->page_table_lock);
+		tlb_finish_mmu(&tlb);
+		if (err != -EAGAIN)
+			break;
+		/* Allocate the far part's region unlocked, then look again. */
+		if (tail)
+			vma_free(tail);
+		tail = vma_alloc(0, 0, want);
+		if (!tail) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	if (tail)
+		vma_free(tail);
+	vmas_free(&dead);
 	return err;
 }
 

@@ -34,6 +34,52 @@ void __wrap_free_folios(struct lv_folio **folios, unsigned int nr)
 	__real_free_folios(folios, nr);
 }
 
+/*
+ * The host allocator is wrapped too (every object linked into this test): count the calls made
+ * while this thread holds an mm's page_table_lock. Page tables and regions are allocated
+ * before it is taken and freed after it is dropped (memory.c, pt_alloc()).
+ */
+static unsigned long allocs_under_mm;
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+
+static void count_alloc(void)
+{
+	if (lv_held[LV_LOCK_CLASS_MM])
+		__atomic_fetch_add(&allocs_under_mm, 1, __ATOMIC_RELAXED);
+}
+
+void *__wrap_malloc(size_t size)
+{
+	count_alloc();
+	return __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	count_alloc();
+	return __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	count_alloc();
+	return __real_realloc(p, size);
+}
+
+void __wrap_free(void *p)
+{
+	count_alloc();
+	__real_free(p);
+}
+
 static long nonzero(struct lv_mm *mm, uint64_t addr, size_t len)
 {
 	return bad_pat(mm, addr, len, -1);
@@ -783,13 +829,17 @@ static void test_nodes(void)
 #define SHARED_PAGES  16
 #define RACE_PAGES    512
 #define PRIVATE_PAGES 32
-#define SLICE	      (PAGE / THREADS)
+/* The heap grows a page at a time up to this: its page table doubles 6 times. */
+#define HEAP_PAGES 4096
+#define SLICE	   (PAGE / THREADS)
 
 struct shared {
 	struct lv_machine *m;
 	struct lv_mm *mm;
 	struct lv_memcg *memcg;
 	uint64_t shared, race, chaos; /* regions mapped before the threads start */
+	uint64_t heap;		      /* the heap's start */
+	unsigned int heap_pages;      /* atomic: pages the last thread grew the heap by so far */
 	double end;
 	int stop;
 	pthread_barrier_t leave;
@@ -802,6 +852,7 @@ struct worker {
 	unsigned long ops, bad, errors, efault_ok, torn;
 	unsigned int gen; /* last generation written into the shared pages */
 	int first_error;
+	unsigned char heap_wrote[HEAP_PAGES]; /* this thread wrote its byte into heap page p */
 };
 
 static void note_error(struct worker *w, int rc, const char *what)
@@ -973,6 +1024,34 @@ static void chaos(struct worker *w, uint32_t *seed)
 	}
 }
 
+/*
+ * heap_step - the last thread grows the heap by a page (its page table is copied into a larger
+ * one every doubling, allocated unlocked and installed under the lock); every thread writes
+ * its own byte into a random page grown so far, faulting it in while the table may be moving.
+ */
+static void heap_step(struct worker *w, uint32_t *seed)
+{
+	struct shared *s = w->s;
+	unsigned int nr = __atomic_load_n(&s->heap_pages, __ATOMIC_ACQUIRE), p;
+	unsigned char c = (unsigned char)(w->id + 1);
+	int rc;
+
+	if (w->id == THREADS - 1 && nr < HEAP_PAGES) {
+		if ((rc = lv_mm_brk(s->mm, PAGE, NULL)))
+			note_error(w, rc, "heap brk");
+		else
+			__atomic_store_n(&s->heap_pages, ++nr, __ATOMIC_RELEASE);
+	}
+	if (!nr)
+		return;
+	*seed = *seed * 1103515245 + 12345;
+	p = (*seed >> 8) % nr;
+	if ((rc = lv_mm_write(s->mm, s->heap + (uint64_t)p * PAGE + (uint64_t)w->id, &c, 1)))
+		note_error(w, rc, "heap write");
+	else
+		w->heap_wrote[p] = 1;
+}
+
 static void *worker_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -987,6 +1066,8 @@ static void *worker_thread(void *arg)
 			race_page(w, race++);
 		for (int i = 0; i < 16; i++)
 			chaos(w, &seed);
+		for (int i = 0; i < 16; i++)
+			heap_step(w, &seed);
 		if (w->id == 1)
 			lv_madvise(s->mm, s->shared, SHARED_PAGES * PAGE, LV_MADV_COLD);
 		if (w->id == 2) {
@@ -1019,6 +1100,8 @@ static void test_threads(void)
 	s.shared = map_or_bail(s.mm, SHARED_PAGES * PAGE);
 	s.race = map_or_bail(s.mm, RACE_PAGES * PAGE);
 	s.chaos = map_or_bail(s.mm, 32 * PAGE);
+	if (lv_mm_brk(s.mm, 0, &s.heap))
+		BAIL_OUT("brk failed");
 	s.end = now() + 1.5;
 	if (!buf)
 		BAIL_OUT("out of memory");
@@ -1058,6 +1141,22 @@ static void test_threads(void)
 			wrong += buf[(size_t)p * PAGE + i] !=
 				 (i < THREADS ? (unsigned char)(i + 1) : 0);
 	is(wrong, 0, "threads: racing first writes to %d pages lost no byte", RACE_PAGES);
+	/* Heap pages: every byte a thread wrote is there, and no other. */
+	wrong = 0;
+	for (unsigned int p = 0; p < s.heap_pages; p++) {
+		unsigned char got[THREADS];
+
+		if (lv_mm_read(s.mm, s.heap + (uint64_t)p * PAGE, got, THREADS)) {
+			wrong++;
+			continue;
+		}
+		for (int i = 0; i < THREADS; i++)
+			wrong += got[i] != (w[i].heap_wrote[p] ? (unsigned char)(i + 1) : 0);
+	}
+	diag("threads: the heap grew to %u pages under the other threads' faults", s.heap_pages);
+	ok(s.heap_pages > 1024, "threads: the heap's table doubled several times (%u pages)",
+	   s.heap_pages);
+	is(wrong, 0, "threads: no heap write was lost while its table moved");
 	free(buf);
 	finish_mm(m, s.mm, s.memcg, "threads");
 }
@@ -1167,5 +1266,7 @@ int main(void)
 	test_threads();
 	test_shapes();
 	test_release_unlocked();
+	/* After every test above: growing heaps, splitting regions, unmapping, destroying. */
+	is(allocs_under_mm, 0, "no host allocation or free under page_table_lock");
 	return done_testing();
 }
