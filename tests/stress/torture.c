@@ -1492,7 +1492,7 @@ int main(int argc, char **argv)
 		cfg.memcg_disabled = true;
 		memcg = false;
 	}
-	printf("1..10\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
+	printf("1..11\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
 	       "disable=%s folio_order=%u\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
@@ -1600,6 +1600,46 @@ int main(int argc, char **argv)
 	/* Three seconds always migrate thousands of pages; a very short run may not. */
 	ok(migrated > 0 || opt.duration < 1, "pages migrated during the run (%lu)",
 	   (unsigned long)migrated);
+
+	{
+		/*
+		 * Each racing path must have run: a change that made one of them fail early (or
+		 * stop being chosen) would otherwise leave this test green while racing less.
+		 * Three seconds run each of these hundreds of times, even under ThreadSanitizer.
+		 */
+		const struct {
+			const char *name;
+			unsigned long count;
+			bool memcg_only;
+		} paths[] = {
+			{ "isolation", atomic_load(&isolate_ok), false },
+			{ "page cache read", atomic_load(&bytes_read), false },
+			{ "reclaim", (unsigned long)node_stat_sum(LV_PGSTEAL), false },
+			{ "anon fault", atomic_load(&anon_faults), false },
+			{ "lazyfree", atomic_load(&lazyfree_advised), false },
+			{ "brk", atomic_load(&brk_ops), false },
+			{ "mmap", atomic_load(&mmap_ops), false },
+			{ "munmap", atomic_load(&munmap_ops), false },
+			{ "region split", atomic_load(&mm_splits), false },
+			{ "mm churn", atomic_load(&mm_churns), false },
+			{ "disable storm", atomic_load(&storms), false },
+			{ "move_pages", atomic_load(&mp_ok), false },
+			{ "migrate_pages", atomic_load(&mig_calls), false },
+			{ "file migration", atomic_load(&fmig_calls), false },
+			{ "memcg move", atomic_load(&move_ok), true },
+			{ "move over a limit", atomic_load(&move_nomem), true },
+			{ "memcg removal", atomic_load(&memcgs_removed), true },
+			{ "reparenting", atomic_load(&charged_at_removal), true },
+		};
+		char missing[512] = "";
+
+		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+			if (!paths[i].count && (memcg || !paths[i].memcg_only))
+				snprintf(missing + strlen(missing),
+					 sizeof(missing) - strlen(missing), " %s", paths[i].name);
+		ok(!missing[0] || opt.duration < 1, "every racing path ran%s%s",
+		   missing[0] ? "; never:" : "", missing);
+	}
 
 	ok(!memcg || nr_containers < 2 ||
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
