@@ -176,9 +176,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * threads that use it first, or let them stop at their first -ENOENT during the removal.
  * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), if another
  * thread is removing it, or if a folio charged to it stays off the LRU (isolated with
- * lv_folio_isolate_lru(), or allocated and never added, by the caller) or is unevictable
- * (those fail at once): the memcg is then usable again and the folios already moved stay
- * with the parent; -EINVAL for the root or NULL.
+ * lv_folio_isolate_lru(), or allocated and never added, by the caller): the memcg is then
+ * usable again and the folios already moved (unevictable ones included) stay with the
+ * parent; -EINVAL for the root or NULL.
  * Context: may block (drains every CPU, sleeps while waiting); takes the memcg tree mutex,
  * the drain mutex and slot locks, its lruvec locks and then its parent's (nested), and its
  * shadow locks and then its parent's (nested). The caller holds no library lock.

@@ -254,7 +254,8 @@ int lv_check(struct lv_machine *m, FILE *report)
 				check_fail(&c, "slot %u batch %d not empty after draining", s, op);
 	}
 
-	for_each_lruvec(m, collect_lruvec, &c);
+	/* Live memcgs only: a removed one may be freed once the walk drops the tree mutex. */
+	for_each_lruvec(m, false, collect_lruvec, &c);
 	qsort(c.lruvecs, c.nr, sizeof(*c.lruvecs), cmp_ptr);
 	c.unevictable = calloc(c.nr + 1, sizeof(*c.unevictable));
 	c.isolated = calloc(c.nr + 1, sizeof(*c.isolated));

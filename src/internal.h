@@ -89,7 +89,8 @@ struct lv_folio {
 	 * reparenting for a linked folio while it holds that lock and the parent's (no pin),
 	 * before the folio is visible, or by migration on an original it isolated and froze (its
 	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock;
-	 * stable for the owner of an isolated (unlinked) folio (memcontrol.c).
+	 * stable for the owner of an isolated (unlinked) folio (memcontrol.c). Always written
+	 * atomically: a removal's walk for unevictable folios reads every descriptor racily.
 	 */
 	struct lv_memcg *memcg;
 	/*
@@ -520,9 +521,12 @@ struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
 /*
  * for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex: the
- * live tree's, then those of removed memcgs not freed yet (which are empty, but still count).
+ * live tree's, then, if @dying, those of removed memcgs not freed yet (empty, but their
+ * counts still count). Those are freed as soon as the mutex is dropped: only statistics,
+ * which are done with them by then, ask for them.
  */
-void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg);
+void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
+		     void *arg);
 
 /* swap.c */
 void folios_put_refs(struct lv_folio **folios, unsigned int nr);

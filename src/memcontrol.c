@@ -351,6 +351,43 @@ static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop,
 #define REPARENT_BATCH 64  /* folios moved per hold of the two lruvec locks */
 #define REPARENT_TRIES 100 /* passes, a millisecond apart, waiting for folios in transit */
 
+/* reparent_lock - take @child's LRU lock, then @parent's (one lock in the node design). */
+static void reparent_lock(struct lruvec *child, struct lruvec *parent)
+{
+	lv_lock_acquire(child->lru_lock);
+	if (parent->lru_lock != child->lru_lock)
+		lv_lock_acquire_nested(parent->lru_lock);
+}
+
+/*
+ * reparent_unlock - count @moved pages as moved out of @child and drop both locks.
+ * Return: @moved.
+ */
+static long reparent_unlock(struct lruvec *child, struct lruvec *parent, long moved)
+{
+	if (moved)
+		lruvec_count_event(child, EV_PGMOVED, moved);
+	if (parent->lru_lock != child->lru_lock)
+		lv_lock_release(parent->lru_lock);
+	lv_lock_release(child->lru_lock);
+	return moved;
+}
+
+/*
+ * reparent_folio - move @folio, counted on @child (linked, or unevictable), to the tail of the
+ * same list of @parent, rebinding it under the old lruvec's lock as every binding change is.
+ * Return: its pages.
+ */
+static long reparent_folio(struct lruvec *child, struct lruvec *parent, struct lv_folio *folio)
+{
+	lockdep_assert_held(child->lru_lock);
+	lockdep_assert_held(parent->lru_lock);
+	lruvec_del_folio(child, folio);
+	__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
+	lruvec_add_folio_tail(parent, folio);
+	return folio_nr_pages(folio);
+}
+
 /*
  * lruvec_reparent_batch - move up to REPARENT_BATCH folios from @child's lists to the tails
  * of @parent's, rebinding each: a removed tenant's folios are the oldest of the parent's, so
@@ -361,7 +398,7 @@ static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop,
  * locks the folio's lruvec next, and the re-check of folio_lruvec_lock() sends it to the
  * parent's; its flags, which select the list, change only under that lock. Folios that are
  * not linked (isolated, queued for lru_add) keep their binding, so an isolator's is stable;
- * unevictable folios are counted but not linked and are not moved.
+ * unevictable folios are counted but not linked (lruvec_reparent_unevictable()).
  * Return: pages moved; their charge is now counted from the parent up.
  * Context: @child's memcg is dying; no LRU lock held; takes @child's lock, then @parent's.
  */
@@ -370,27 +407,64 @@ static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
 	unsigned int nr_moved = 0;
 	long moved = 0;
 
-	lv_lock_acquire(child->lru_lock);
-	if (parent->lru_lock != child->lru_lock) /* the node design: one lock for both */
-		lv_lock_acquire_nested(parent->lru_lock);
+	reparent_lock(child, parent);
 	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE; lru++) {
-		while (!list_empty(&child->lists[lru]) && nr_moved < REPARENT_BATCH) {
-			struct lv_folio *folio =
-				list_first_entry(&child->lists[lru], struct lv_folio, lru);
+		struct list_head *list = &child->lists[lru];
 
-			lruvec_del_folio(child, folio);
-			/* Rebound under the old lruvec's lock, as every binding change is. */
-			__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
-			lruvec_add_folio_tail(parent, folio);
-			moved += folio_nr_pages(folio);
-			nr_moved++;
-		}
+		for (; !list_empty(list) && nr_moved < REPARENT_BATCH; nr_moved++)
+			moved += reparent_folio(child, parent,
+						list_first_entry(list, struct lv_folio, lru));
 	}
-	if (moved)
-		lruvec_count_event(child, EV_PGMOVED, moved);
-	if (parent->lru_lock != child->lru_lock)
-		lv_lock_release(parent->lru_lock);
-	lv_lock_release(child->lru_lock);
+	return reparent_unlock(child, parent, moved);
+}
+
+/*
+ * unevictable_of - whether @folio is an unevictable folio on the LRU bound to @memcg: PG_lru
+ * (set only under the lruvec lock once the folio is counted; cleared by a pin owner, who then
+ * takes that lock) with PG_unevictable and the binding. Racy without @memcg's lruvec lock,
+ * exact under it.
+ */
+static bool unevictable_of(struct lv_folio *folio, struct lv_memcg *memcg)
+{
+	const unsigned long want = (1ul << PG_head) | (1ul << PG_lru) | (1ul << PG_unevictable);
+
+	return (__atomic_load_n(&folio->flags, __ATOMIC_ACQUIRE) & want) == want &&
+	       __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED) == memcg;
+}
+
+/*
+ * lruvec_reparent_unevictable - move the unevictable folios counted on @child to @parent.
+ * They are counted but on no list (mlocked folios, as in the kernel since 6.1), so the node's
+ * descriptors are walked: a batch of candidates read racily, then each confirmed and moved
+ * under the two locks. A pin owner that clears PG_lru after our check follows the folio to
+ * @parent through its re-check, as for linked folios; one that cleared it before keeps the
+ * folio, which the caller then waits for. The kernel needs no walk (its folios point to an
+ * obj_cgroup, which reparenting rebinds at once); the walk costs a read of every descriptor
+ * of the node, about a millisecond per GiB, and runs only while @child counts such folios.
+ * Return: pages moved. Context: as lruvec_reparent_batch().
+ */
+static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *parent)
+{
+	struct pglist_data *pgdat = child->pgdat;
+	unsigned long pfn = 0;
+	long moved = 0;
+
+	while (pfn < pgdat->nr_pages && READ_ONCE(child->lru_size[LRU_UNEVICTABLE])) {
+		struct lv_folio *batch[REPARENT_BATCH];
+		unsigned int n = 0;
+		long batch_moved = 0;
+
+		for (; pfn < pgdat->nr_pages && n < REPARENT_BATCH; pfn++)
+			if (unevictable_of(&pgdat->memmap[pfn], child->memcg))
+				batch[n++] = &pgdat->memmap[pfn];
+		if (!n)
+			continue;
+		reparent_lock(child, parent);
+		for (unsigned int i = 0; i < n; i++)
+			if (unevictable_of(batch[i], child->memcg))
+				batch_moved += reparent_folio(child, parent, batch[i]);
+		moved += reparent_unlock(child, parent, batch_moved);
+	}
 	return moved;
 }
 
@@ -400,10 +474,9 @@ static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
  * LRU are on no list until then, and a folio in transit (charged before the memcg was marked
  * dying, or isolated by reclaim or a migration) may be queued at any time, by a thread that
  * then never adds to that batch again. Between passes we sleep a millisecond.
- * Return: 0 when nothing is charged to @memcg any more; -EBUSY at once if an unevictable
- * folio is charged to it (those are not linked, so they cannot move), or if something still
- * is after REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated and never
- * added by the caller).
+ * Return: 0 when nothing is charged to @memcg any more; -EBUSY if something still is after
+ * REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated and never added by
+ * the caller).
  * Context: @memcg is dying (nothing new is charged to it); no library lock held; may block.
  */
 static int memcg_reparent_folios(struct lv_memcg *memcg)
@@ -413,13 +486,14 @@ static int memcg_reparent_folios(struct lv_memcg *memcg)
 	for (int pass = 0;; pass++) {
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 			struct lruvec *lruvec = &memcg->nodeinfo[nid];
+			struct lruvec *parent = &memcg->parent->nodeinfo[nid];
 			long moved;
 
-			if (READ_ONCE(lruvec->lru_size[LRU_UNEVICTABLE]))
-				return -EBUSY;
-			while ((moved = lruvec_reparent_batch(lruvec,
-							      &memcg->parent->nodeinfo[nid])))
+			while ((moved = lruvec_reparent_batch(lruvec, parent)))
 				page_counter_uncharge(memcg, memcg->parent, moved);
+			if (READ_ONCE(lruvec->lru_size[LRU_UNEVICTABLE]))
+				page_counter_uncharge(memcg, memcg->parent,
+						      lruvec_reparent_unevictable(lruvec, parent));
 		}
 		if (!__atomic_load_n(&memcg->usage, __ATOMIC_SEQ_CST))
 			return 0;
@@ -537,7 +611,8 @@ static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruv
 		for_each_memcg_lruvec(list_entry(pos, struct lv_memcg, sibling), fn, arg);
 }
 
-void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), void *arg)
+void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
+		     void *arg)
 {
 	struct list_head *pos;
 
@@ -545,11 +620,14 @@ void for_each_lruvec(struct lv_machine *m, void (*fn)(struct lruvec *, void *), 
 	if (m->root) {
 		for_each_memcg_lruvec(m->root, fn, arg);
 		/* Removed, childless, not freed yet: still counting (memcg_retire_stats()). */
-		list_for_each (pos, &m->dying_memcgs) {
-			struct lv_memcg *memcg = list_entry(pos, struct lv_memcg, dying_list);
+		if (dying) {
+			list_for_each (pos, &m->dying_memcgs) {
+				struct lv_memcg *memcg =
+					list_entry(pos, struct lv_memcg, dying_list);
 
-			for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
-				fn(&memcg->nodeinfo[nid], arg);
+				for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+					fn(&memcg->nodeinfo[nid], arg);
+			}
 		}
 	} else {
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)

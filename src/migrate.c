@@ -136,7 +136,7 @@ int migrate_folio_to(struct lv_folio *folio, int nid)
 	}
 	if (err) {
 		/* Never published: drop it without touching the charge it does not hold. */
-		new->memcg = NULL;
+		WRITE_ONCE(new->memcg, NULL);
 		lv_folio_put(new);
 		err = -EBUSY;
 		goto fail_putback;

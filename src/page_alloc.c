@@ -413,7 +413,7 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 	f->index = 0;
 	f->lru.next = LIST_POISON1;
 	f->lru.prev = LIST_POISON2;
-	f->memcg = memcg;
+	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
 	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
 	set_order(f, order, (1ul << PG_head) | (flags & LV_FOLIO_ANON ? 1ul << PG_swapbacked : 0));
 	if ((flags & LV_FOLIO_ZERO) && pgdat->frames)
@@ -448,7 +448,7 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 			nr_pages = 0;
 		}
 		nr_pages += 1l << order;
-		f->memcg = NULL;
+		WRITE_ONCE(f->memcg, NULL);
 		f->mapping = NULL;
 		free_frames(f, order, &held);
 	}

@@ -86,7 +86,7 @@ static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lo
 	struct lock_walk w = { cls, fn, arg };
 
 	if (cls < 0 || cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW)
-		for_each_lruvec(m, walk_lruvec_lock, &w);
+		for_each_lruvec(m, true, walk_lruvec_lock, &w);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 		if (cls < 0 || cls == LV_LOCK_CLASS_NODE)
 			fn(&m->nodes[nid]->lru_lock, arg);
@@ -236,7 +236,7 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 	default:
 		break;
 	}
-	for_each_lruvec(m, sum_node_lruvec, &ns);
+	for_each_lruvec(m, true, sum_node_lruvec, &ns);
 	if (item_is_event(item)) {
 		lv_lock_acquire(&m->memcg_mutex);
 		ns.sum += pgdat->retired_events[item_event[item]];

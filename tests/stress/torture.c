@@ -62,9 +62,10 @@ static struct lv_folio *_Atomic table[TABLE_SIZE];
 static atomic_bool stop;
 static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc_fail;
 static atomic_ulong memcgs_removed;
-static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
-static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
-static atomic_ulong charged_at_removal; /* pages the removals had to reparent */
+static atomic_ulong sparse_last;	    /* offset of a recent read of the sparse file */
+static atomic_ulong shadow_nodes_moved;	    /* listed on memcgs just before their removal */
+static atomic_ulong charged_at_removal;	    /* pages the removals had to reparent */
+static atomic_ulong unevictable_at_removal; /* ... of which mlocked (found in the memmap) */
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
@@ -1261,6 +1262,9 @@ static void *memcg_churner(void *arg)
 
 			if (!f)
 				continue;
+			/* Mlocked: counted on no list, the removal finds it through the memmap. */
+			if (rnd(&s) % 4 == 0)
+				lv_folio_set_state(f, LV_PG_MLOCKED, true);
 			if (lv_folio_add_lru(f))
 				abort();
 			mine[n++] = f;
@@ -1315,6 +1319,7 @@ static void *memcg_churner(void *arg)
 		}
 		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
 		atomic_fetch_add(&charged_at_removal, lv_memcg_usage(tmp));
+		atomic_fetch_add(&unevictable_at_removal, lv_memcg_stat(tmp, LV_NR_UNEVICTABLE));
 		/* -EBUSY: a folio held off the LRU (isolated by another thread) for too long. */
 		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
 			usleep(100);
@@ -1563,8 +1568,8 @@ int main(int argc, char **argv)
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
 	ok(atomic_load(&total_ops) > 0,
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
-	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu pages and %lu "
-	   "shadow nodes moved to parents), %lu MiB read, "
+	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu pages, %lu of them "
+	   "unevictable, and %lu shadow nodes moved to parents), %lu MiB read, "
 	   "%lu pages reclaimed (%lu busy lruvecs passed over); anon: %lu faults, %lu writes "
 	   "(%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
@@ -1574,8 +1579,8 @@ int main(int argc, char **argv)
 	   atomic_load(&total_ops), atomic_load(&move_ok), atomic_load(&move_busy),
 	   atomic_load(&move_nomem), atomic_load(&isolate_ok), atomic_load(&alloc_fail),
 	   atomic_load(&memcgs_removed), atomic_load(&charged_at_removal),
-	   atomic_load(&shadow_nodes_moved), atomic_load(&bytes_read) >> 20,
-	   (unsigned long)node_stat_sum(LV_PGSTEAL),
+	   atomic_load(&unevictable_at_removal), atomic_load(&shadow_nodes_moved),
+	   atomic_load(&bytes_read) >> 20, (unsigned long)node_stat_sum(LV_PGSTEAL),
 	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY), atomic_load(&anon_faults),
 	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
 	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),
@@ -1630,6 +1635,7 @@ int main(int argc, char **argv)
 			{ "move over a limit", atomic_load(&move_nomem), true },
 			{ "memcg removal", atomic_load(&memcgs_removed), true },
 			{ "reparenting", atomic_load(&charged_at_removal), true },
+			{ "unevictable reparenting", atomic_load(&unevictable_at_removal), true },
 		};
 		char missing[512] = "";
 

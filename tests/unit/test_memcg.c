@@ -303,7 +303,7 @@ static void test_reparent(enum lv_lock_design design)
 	struct lv_config cfg = small_config();
 	struct lv_machine *m;
 	struct lv_memcg *p, *c;
-	struct lv_folio *own[4], *moved[8];
+	struct lv_folio *own[4], *moved[8], *mlocked[3];
 	const char *d = design == LV_LOCK_NODE ? "node" : "lruvec";
 	int in_order = 0;
 
@@ -319,11 +319,23 @@ static void test_reparent(enum lv_lock_design design)
 		moved[i] = alloc_or_bail(m, 0, i & 1, c, 0);
 		lv_folio_add_lru(moved[i]);
 	}
+	/* Unevictable (mlocked): counted on c, linked nowhere, found through the memmap. */
+	for (int i = 0; i < 3; i++) {
+		mlocked[i] = alloc_or_bail(m, 0, (unsigned int)i, c, 0);
+		if (lv_folio_set_state(mlocked[i], LV_PG_MLOCKED, true))
+			BAIL_OUT("mlock failed");
+		lv_folio_add_lru(mlocked[i]);
+	}
 	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1 + 2 + 4, "%s: c counts 7 unevictable pages", d);
 	is(lv_folio_isolate_lru(moved[3]), 0, "%s: the caller isolates one of c's folios", d);
 	is(lv_memcg_remove(c), -EBUSY, "%s: remove with an isolated folio -> -EBUSY", d);
 	ok(lv_folio_memcg(moved[3]) == c, "%s: the isolated folio stays c's", d);
 	is(lv_memcg_usage(c), 2, "%s: c is charged only the isolated folio's 2 pages", d);
+	ok(lv_folio_memcg(mlocked[0]) == p && lv_folio_memcg(mlocked[2]) == p,
+	   "%s: the unevictable folios moved to p", d);
+	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 0, "%s: c counts no unevictable page", d);
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 7, "%s: p counts their 7 pages", d);
 	ok(lv_folio_memcg(moved[0]) == p && lv_folio_memcg(moved[7]) == p,
 	   "%s: the others moved to p and stay there", d);
 	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 4 + 10, "%s: p's list holds 4 + 10 pages", d);
@@ -332,7 +344,7 @@ static void test_reparent(enum lv_lock_design design)
 	is(lv_folio_putback_lru(moved[3]), 0, "%s: put back", d);
 	lv_memcg_set_max(p, lv_memcg_usage(p));
 	is(lv_memcg_remove(c), 0, "%s: remove -> 0 with p at its limit", d);
-	is(lv_memcg_usage(p), 4 + 12, "%s: p's usage is its own 4 + c's 12 pages", d);
+	is(lv_memcg_usage(p), 4 + 12 + 7, "%s: p's usage is its own 4 + c's 12 + 7 pages", d);
 	is(nstat(m, LV_ALLOCSTALL), 0, "%s: reparenting reclaimed nothing", d);
 	check_ok(m, "reparent: removed");
 
@@ -349,10 +361,20 @@ static void test_reparent(enum lv_lock_design design)
 		is(in_order, 12, "%s: p's list from the tail: c's folios in their order, then p's",
 		   d);
 	}
+	/* Munlocked, a moved unevictable folio joins p's evictable list. */
+	is(lv_folio_isolate_lru(mlocked[1]), 0, "%s: isolate a moved mlocked folio", d);
+	is(lv_folio_set_state(mlocked[1], LV_PG_MLOCKED, false), 0, "%s: munlock it", d);
+	is(lv_folio_putback_lru(mlocked[1]), 0, "%s: put it back", d);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 1 + 4, "%s: p counts 5 unevictable pages", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 4 + 12 + 2, "%s: and 2 more evictable", d);
+	check_ok(m, "reparent: munlocked after the move");
 	for (int i = 0; i < 8; i++)
 		lv_folio_put(moved[i]);
 	for (int i = 0; i < 4; i++)
 		lv_folio_put(own[i]);
+	for (int i = 0; i < 3; i++)
+		lv_folio_put(mlocked[i]);
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_usage(p), 0, "%s: all uncharged from p", d);
 	is(lv_memcg_remove(p), 0, "%s: p removed", d);
@@ -363,8 +385,7 @@ static void test_reparent(enum lv_lock_design design)
  * Folios in transit when a removal starts: one isolated by another thread and put back 20 ms
  * later, one charged before the removal and queued for the LRU 10 ms into it (its batch is
  * then drained by nobody but the remover). The removal waits for both. While it waits, the
- * memcg refuses charges (-ENOENT), children and a second removal (-EBUSY), and a folio that
- * is unevictable fails a removal at once.
+ * memcg refuses charges (-ENOENT), children and a second removal (-EBUSY).
  */
 struct transit {
 	struct lv_machine *m;
@@ -434,22 +455,126 @@ static void test_remove_transit(void)
 	lv_folio_put(t.isolated);
 	lv_folio_put(t.late);
 
-	/* Unevictable folios are not linked, so they cannot move: -EBUSY at once. */
+	/* An isolated unevictable folio is waited for like any other. */
 	c = lv_memcg_create(m, p, "c2");
 	u = alloc_or_bail(m, 0, 0, c, 0);
 	is(lv_folio_set_state(u, LV_PG_MLOCKED, true), 0, "unevictable: mlock the folio");
 	lv_folio_add_lru(u);
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1, "unevictable: on c's unevictable list");
-	is(lv_memcg_remove(c), -EBUSY, "unevictable: remove -> -EBUSY");
-	ok(lv_memcg_create(m, c, "child") != NULL, "unevictable: c is usable again");
 	is(lv_folio_isolate_lru(u), 0, "unevictable: isolate it");
-	is(lv_folio_set_state(u, LV_PG_MLOCKED, false), 0, "unevictable: munlock it");
+	is(lv_memcg_remove(c), -EBUSY, "unevictable: remove while the caller holds it -> -EBUSY");
+	ok(lv_folio_memcg(u) == c, "unevictable: it stays c's");
 	is(lv_folio_putback_lru(u), 0, "unevictable: put it back");
+	is(lv_memcg_remove(c), 0, "unevictable: then remove -> 0");
+	ok(lv_folio_memcg(u) == p, "unevictable: it went to p");
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 1, "unevictable: counted on p's unevictable list");
+	check_ok(m, "transit: unevictable moved");
 	lv_folio_put(u);
 	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(c), 0, "unevictable: c empty");
+	is(lv_memcg_usage(p), 0, "unevictable: p empty once it is freed");
 	finish(m, "transit");
+}
+
+/*
+ * A removal racing mlock changes and frees of the memcg's folios: another thread isolates a
+ * folio, flips its mlock, puts it back (so it changes between the unevictable count and a
+ * list, under the removal's feet) or frees it, for 30 ms. The removal waits for the folios it
+ * holds, moves every other one to the parent, and the counts stay right (lv_check).
+ */
+#define FLIP_FOLIOS 96
+
+struct flipper {
+	struct lv_folio *folios[FLIP_FOLIOS];
+	int ready, flips, frees;
+};
+
+static void *flip_thread(void *arg)
+{
+	struct flipper *f = arg;
+	uint64_t end = 0;
+	uint32_t seed = 7;
+
+	for (int n = 0;; n++) {
+		struct timespec ts;
+		uint64_t t;
+		struct lv_folio *folio;
+		unsigned int i;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (!end)
+			end = t + 30 * 1000000ull;
+		if (t > end)
+			break;
+		if (n == 16)
+			__atomic_store_n(&f->ready, 1, __ATOMIC_RELEASE);
+		seed = seed * 1103515245 + 12345;
+		i = (seed >> 8) % FLIP_FOLIOS;
+		if (!(folio = f->folios[i]))
+			continue;
+		if ((seed >> 20) % 256 == 0) {
+			f->folios[i] = NULL;
+			lv_folio_put(folio); /* the last reference: unlinked or uncounted, freed */
+			f->frees++;
+		} else if (!lv_folio_isolate_lru(folio)) {
+			lv_folio_set_state(folio, LV_PG_MLOCKED,
+					   !lv_folio_test(folio, LV_PG_MLOCKED));
+			lv_folio_putback_lru(folio);
+			f->flips++;
+		}
+	}
+	__atomic_store_n(&f->ready, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_reparent_unevictable_race(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_memcg *p, *c;
+	struct flipper f = { 0 };
+	unsigned long pages = 0, elsewhere = 0;
+	pthread_t th;
+
+	cfg.nr_cpu_slots = 4;
+	m = new_machine(&cfg);
+	p = new_memcg(m, NULL, "p");
+	c = new_memcg(m, p, "c");
+	for (int i = 0; i < FLIP_FOLIOS; i++) {
+		f.folios[i] = alloc_or_bail(m, 0, (unsigned int)i % 3, c, 0);
+		if (i % 2 && lv_folio_set_state(f.folios[i], LV_PG_MLOCKED, true))
+			BAIL_OUT("mlock failed");
+		lv_folio_add_lru(f.folios[i]);
+	}
+	lv_lru_add_drain_all(m);
+	if (pthread_create(&th, NULL, flip_thread, &f))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(&f.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	is(lv_memcg_remove(c), 0, "flip race: the removal waits out the flips and succeeds");
+	pthread_join(th, NULL);
+	diag("flip race: %d mlock flips and %d frees during the removal", f.flips, f.frees);
+	ok(f.flips > 0, "flip race: folios changed evictability meanwhile");
+	lv_lru_add_drain_all(m); /* the flips after the removal sit in CPU batches */
+	for (int i = 0; i < FLIP_FOLIOS; i++) {
+		if (!f.folios[i])
+			continue;
+		pages += lv_folio_nr_pages(f.folios[i]);
+		elsewhere += lv_folio_memcg(f.folios[i]) != p;
+	}
+	is(elsewhere, 0, "flip race: every folio left is bound to p");
+	is(lv_memcg_usage(p), pages, "flip race: p is charged exactly the folios left");
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE) + lv_memcg_stat(p, LV_NR_INACTIVE_FILE) +
+		   lv_memcg_stat(p, LV_NR_ACTIVE_FILE),
+	   pages, "flip race: and counts them on its lists");
+	check_ok(m, "flip race");
+	for (int i = 0; i < FLIP_FOLIOS; i++)
+		if (f.folios[i])
+			lv_folio_put(f.folios[i]);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(p), 0, "flip race: p empty after the frees");
+	finish(m, "flip race");
 }
 
 static void test_memcg_stats(void)
@@ -600,6 +725,7 @@ int main(void)
 	test_reparent(LV_LOCK_LRUVEC);
 	test_reparent(LV_LOCK_NODE);
 	test_remove_transit();
+	test_reparent_unevictable_race();
 	test_memcg_stats();
 	test_stats_after_remove();
 	test_foreign();

