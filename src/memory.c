@@ -399,7 +399,8 @@ static size_t vma_grow(struct vm_area *vma, uint64_t end, struct lv_folio ***spa
 		cap *= 2;
 	if (*spare_cap < cap)
 		return cap;
-	memcpy(*spare, old, vma->capacity * sizeof(*old));
+	if (vma->capacity) /* a new heap has no table yet */
+		memcpy(*spare, old, vma->capacity * sizeof(*old));
 	vma->pte = *spare;
 	vma->capacity = *spare_cap;
 	*spare = old;
