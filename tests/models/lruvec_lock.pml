@@ -74,6 +74,16 @@
  *               rebinds isolated folios, must FAIL beside a charge mover
  *               (-DREPARENT -DNMOVE=1): the mover's binding changes under it,
  *               which is why ours leaves unlinked folios alone.
+ *   REPARENT_UNEVICTABLE  the unevictable walk as built (memcontrol.c,
+ *               lruvec_reparent_unevictable): the folio is counted on its
+ *               lruvec but linked nowhere, so the reparenter cannot see
+ *               membership; it reads PG_lru and the binding racily (the
+ *               memmap walk), takes both locks and moves the folio only if
+ *               PG_lru is still set and it is still bound to the child (set
+ *               only under the lock once counted; cleared by a pin owner who
+ *               then takes that lock).  `inlist` stands for "counted on".
+ *               Implies REPARENT_LINKED's charge mover.  VERIFIES;
+ *               + NO_CONFIRM (trust the racy read) must FAIL.
  *
  * MAPPING TO C
  *   spin_lock/lruvec_unlock  the lruvec's lru_lock (owner[] records which
@@ -87,6 +97,9 @@
  * block stands for one atomic RMW in C.
  */
 
+#ifdef REPARENT_UNEVICTABLE
+#define REPARENT_LINKED
+#endif
 #ifndef NBATCH
 #define NBATCH 1
 #endif
@@ -325,17 +338,38 @@ proctype reparenter()
  */
 proctype reparenter()
 {
+#ifdef REPARENT_UNEVICTABLE
+	bit cand;
+
+	/* unevictable_of() on the memmap walk: two racy loads, no lock. */
+	cand = pg_lru;
+	cand = cand && memcg == 0;
+	if
+	:: !cand -> goto out
+	:: else -> skip
+	fi;
+#endif
 	spin_lock(0);
 	spin_lock(1);
 	if
+#if defined(REPARENT_UNEVICTABLE) && defined(NO_CONFIRM)
+	:: true ->                   /* trust the candidate */
+#elif defined(REPARENT_UNEVICTABLE)
+	:: pg_lru && memcg == 0 ->   /* unevictable_of() again, now exact */
+#else
 	:: inlist == 0 ->
+#endif
 		list_del(0);
 		memcg = 1;                   /* under the old lruvec's lock */
 		list_add(1)
 	:: else -> skip              /* unlinked: its owner's binding stays */
 	fi;
 	lruvec_unlock(1);
-	lruvec_unlock(0)
+	lruvec_unlock(0);
+#ifdef REPARENT_UNEVICTABLE
+out:
+	skip
+#endif
 }
 #endif
 
