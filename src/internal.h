@@ -86,7 +86,8 @@ struct lv_folio {
 	/*
 	 * Binding to the charged memcg (NULL with memcg disabled). Written by the owner of the
 	 * PG_lru pin while it holds the lock of the folio's current lruvec (a charge move), by
-	 * reparenting for a linked folio while it holds that lock and the parent's (no pin),
+	 * reparenting for a folio counted on that lruvec (linked, or unevictable with PG_lru)
+	 * while it holds that lock and the parent's (no pin),
 	 * before the folio is visible, or by migration on an original it isolated and froze (its
 	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock;
 	 * stable for the owner of an isolated (unlinked) folio (memcontrol.c). Always written
@@ -519,6 +520,10 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
+#ifdef LV_DEBUG
+/* Tests: called by a removal between its walk for unevictable folios and its locks. */
+extern void (*reparent_walk_hook)(struct lv_folio *candidate);
+#endif
 /*
  * for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex: the
  * live tree's, then, if @dying, those of removed memcgs not freed yet (empty, but their
@@ -527,6 +532,12 @@ void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
  */
 void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
 		     void *arg);
+/*
+ * for_each_lruvec_locked - the same with the memcg tree mutex held by the caller, who can then
+ * add the retired counts in the same hold: a memcg freed in between is counted once.
+ */
+void for_each_lruvec_locked(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
+			    void *arg);
 
 /* swap.c */
 void folios_put_refs(struct lv_folio **folios, unsigned int nr);

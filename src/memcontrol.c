@@ -13,9 +13,10 @@
  *
  *  1. The PG_lru pin. Anyone who moves an on-LRU folio first wins folio_test_clear_lru(), after
  *     taking a reference. A charge move must isolate the folio (win the same pin), so the
- *     binding of an isolated folio is stable for its owner. Reparenting rebinds only linked
- *     folios, pinned or not, under their lruvec's lock: a pin owner that has not yet locked
- *     is then saved by mechanism 2.
+ *     binding of an isolated folio is stable for its owner. Reparenting rebinds only folios
+ *     counted on the child's lruvec (linked, or unevictable with PG_lru set), pinned or not,
+ *     under their lruvec's lock: a pin owner that has not yet locked is then saved by
+ *     mechanism 2.
  *
  *  2. Lookup, lock, re-check (folio_lruvec_lock()). Under RCU, read folio->memcg, take that
  *     lruvec's lock, and re-read folio->memcg; on a mismatch unlock and retry. The binding is
@@ -38,13 +39,15 @@
  * Removal. A memcg with children or address spaces cannot be removed (-EBUSY), like a
  * cgroup with children or tasks. Its folios can: removal marks it dying, so that no new charge
  * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each linked folio is
- * rebound to the parent under both lruvec locks and moved to the tail of the parent's list, and
- * the charge goes with it, which is only the child's level of the page counters (the parent's
- * already counts it). Folios queued in per-CPU lru_add batches are drained onto the lists
- * between passes, and folios in transit (isolated by reclaim or a migration, or charged and
- * not yet added) are waited for, briefly: a folio the caller holds off the LRU (or an
- * unevictable one) makes the removal fail with -EBUSY, and what was moved stays moved; the
- * memcg is then usable again. Removal and charging race through a Dekker pair: the remover sets
+ * rebound to the parent under both lruvec locks and moved to the tail of the parent's list,
+ * each unevictable one (counted, linked nowhere) is found by a walk of the node's descriptors
+ * and moved to the parent's count the same way, and the charge goes with them, which is only
+ * the child's level of the page counters (the parent's already counts it). Folios queued in
+ * per-CPU lru_add batches are drained onto the lists between passes, and folios in transit
+ * (isolated by reclaim or a migration, or charged and not yet added) are waited for, briefly:
+ * a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what was moved
+ * stays moved; the memcg is then usable again. Removal and charging race through a Dekker pair: the
+ * remover sets
  * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
  * at least one of them sees the other and backs out. The lists of shadow-only page cache
  * nodes move to the parent's lruvecs (filemap.c), which are then shrunk to their limit. The
@@ -419,29 +422,38 @@ static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
 }
 
 /*
- * unevictable_of - whether @folio is an unevictable folio on the LRU bound to @memcg: PG_lru
- * (set only under the lruvec lock once the folio is counted; cleared by a pin owner, who then
- * takes that lock) with PG_unevictable and the binding. Racy without @memcg's lruvec lock,
- * exact under it.
+ * unevictable_of - whether @folio is an unevictable folio on the LRU bound to @memcg: the
+ * binding, then PG_lru (set only under the lruvec lock once the folio is counted; cleared by
+ * a pin owner, who then takes that lock) with PG_unevictable. The binding is read first, with
+ * acquire: a charge mover rebinds (release) only after it cleared PG_lru, so a folio seen
+ * bound to @memcg with PG_lru set was counted under @memcg's lock. Racy in general; exact for
+ * a caller that holds a reference (the descriptor cannot be freed and reused between the two
+ * loads) and @memcg's lruvec lock (nobody else can bind a folio to @memcg and count it).
  */
 static bool unevictable_of(struct lv_folio *folio, struct lv_memcg *memcg)
 {
 	const unsigned long want = (1ul << PG_head) | (1ul << PG_lru) | (1ul << PG_unevictable);
 
-	return (__atomic_load_n(&folio->flags, __ATOMIC_ACQUIRE) & want) == want &&
-	       __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED) == memcg;
+	return __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE) == memcg &&
+	       (__atomic_load_n(&folio->flags, __ATOMIC_ACQUIRE) & want) == want;
 }
+
+#ifdef LV_DEBUG
+void (*reparent_walk_hook)(struct lv_folio *candidate);
+#endif
 
 /*
  * lruvec_reparent_unevictable - move the unevictable folios counted on @child to @parent.
  * They are counted but on no list (mlocked folios, as in the kernel since 6.1), so the node's
- * descriptors are walked: a batch of candidates read racily, then each confirmed and moved
- * under the two locks. A pin owner that clears PG_lru after our check follows the folio to
- * @parent through its re-check, as for linked folios; one that cleared it before keeps the
- * folio, which the caller then waits for. The kernel needs no walk (its folios point to an
- * obj_cgroup, which reparenting rebinds at once); the walk costs a read of every descriptor
- * of the node, about a millisecond per GiB, and runs only while @child counts such folios.
- * Return: pages moved. Context: as lruvec_reparent_batch().
+ * descriptors are walked: a batch of candidates read racily and referenced (try-get, so that
+ * none is freed and reused before we look again), then each confirmed and moved under the two
+ * locks, and the references dropped after the unlock (they make a concurrent eviction's
+ * freeze fail and retry, as any speculative reference does). A pin owner that clears PG_lru
+ * after our check follows the folio to @parent through its re-check, as for linked folios;
+ * one that cleared it before keeps the folio, which the caller then waits for. The kernel needs no
+ * walk (its folios point to an obj_cgroup, which reparenting rebinds at once); the walk costs a
+ * read of every descriptor of the node, about a millisecond per GiB, and runs only while @child
+ * counts such folios. Return: pages moved. Context: as lruvec_reparent_batch().
  */
 static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *parent)
 {
@@ -455,15 +467,21 @@ static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *par
 		long batch_moved = 0;
 
 		for (; pfn < pgdat->nr_pages && n < REPARENT_BATCH; pfn++)
-			if (unevictable_of(&pgdat->memmap[pfn], child->memcg))
+			if (unevictable_of(&pgdat->memmap[pfn], child->memcg) &&
+			    folio_try_get(&pgdat->memmap[pfn]))
 				batch[n++] = &pgdat->memmap[pfn];
 		if (!n)
 			continue;
+#ifdef LV_DEBUG
+		if (reparent_walk_hook) /* tests: what others do between the walk and the lock */
+			reparent_walk_hook(batch[0]);
+#endif
 		reparent_lock(child, parent);
 		for (unsigned int i = 0; i < n; i++)
 			if (unevictable_of(batch[i], child->memcg))
 				batch_moved += reparent_folio(child, parent, batch[i]);
 		moved += reparent_unlock(child, parent, batch_moved);
+		folios_put_refs(batch, n);
 	}
 	return moved;
 }
@@ -611,12 +629,12 @@ static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruv
 		for_each_memcg_lruvec(list_entry(pos, struct lv_memcg, sibling), fn, arg);
 }
 
-void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
-		     void *arg)
+void for_each_lruvec_locked(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
+			    void *arg)
 {
 	struct list_head *pos;
 
-	lv_lock_acquire(&m->memcg_mutex);
+	lockdep_assert_held(&m->memcg_mutex);
 	if (m->root) {
 		for_each_memcg_lruvec(m->root, fn, arg);
 		/* Removed, childless, not freed yet: still counting (memcg_retire_stats()). */
@@ -633,6 +651,13 @@ void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec 
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 			fn(&m->nodes[nid]->__lruvec, arg);
 	}
+}
+
+void for_each_lruvec(struct lv_machine *m, bool dying, void (*fn)(struct lruvec *, void *),
+		     void *arg)
+{
+	lv_lock_acquire(&m->memcg_mutex);
+	for_each_lruvec_locked(m, dying, fn, arg);
 	lv_lock_release(&m->memcg_mutex);
 }
 
@@ -756,7 +781,7 @@ struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgd
 /*
  * folio_lruvec - the lruvec @folio is bound to right now.
  * Context: the answer is stable only for the owner of the PG_lru pin once the folio is off the
- * lists (a linked folio moves with its memcg's removal, pinned or not), for a folio never put
+ * lists (a counted folio moves with its memcg's removal, pinned or not), for a folio never put
  * on an LRU, or under the lock of the returned lruvec after folio_matches_lruvec(); otherwise
  * the caller must be in an RCU read-side section.
  */

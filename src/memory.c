@@ -61,11 +61,11 @@ struct lv_mm {
 	struct lv_memcg *memcg;	    /* constant, pinned (css_get); NULL with memcg disabled */
 	int nid;		    /* atomic (relaxed): preferred node for faults */
 	long rss;		    /* page_table_lock for writes; read racily */
-	struct vm_area *heap;	    /* constant: the brk region, maybe empty */
-	struct vm_area *cache;	    /* page_table_lock: last region found */
-	uint64_t mmap_next;	    /* page_table_lock: where the next lv_mmap() goes */
-	struct list_head vmas;	    /* page_table_lock */
-	struct list_head mms;	    /* machine->memcg_mutex: the machine's address spaces */
+	struct vm_area *heap;  /* constant until lv_mm_destroy(): the brk region, maybe empty */
+	struct vm_area *cache; /* page_table_lock: last region found */
+	uint64_t mmap_next;    /* page_table_lock: where the next lv_mmap() goes */
+	struct list_head vmas; /* page_table_lock */
+	struct list_head mms;  /* machine->memcg_mutex: the machine's address spaces */
 	struct rcu_head rcu;
 	struct lv_lock page_table_lock ____cacheline_aligned;
 };

@@ -123,11 +123,18 @@ static void clear_lock(struct lv_lock *l, void *arg)
 
 void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_stat *out)
 {
+	struct lock_walk w = { cls, sum_lock, out };
+	bool per_lruvec = cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW;
+
 	memset(out, 0, sizeof(*out));
 	if ((unsigned int)cls >= LV_NR_LOCK_CLASSES)
 		return;
-	for_each_lock(m, cls, sum_lock, out);
+	if (!per_lruvec)
+		for_each_lock(m, cls, sum_lock, out);
+	/* A removed memcg retires its lruvec and shadow locks when freed: walk them in one hold. */
 	lv_lock_acquire(&m->memcg_mutex);
+	if (per_lruvec)
+		for_each_lruvec_locked(m, true, walk_lruvec_lock, &w);
 	lv_lock_stat_merge(out, &m->retired_lock_stats[cls]);
 	lv_lock_release(&m->memcg_mutex);
 }
@@ -236,12 +243,12 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 	default:
 		break;
 	}
-	for_each_lruvec(m, true, sum_node_lruvec, &ns);
-	if (item_is_event(item)) {
-		lv_lock_acquire(&m->memcg_mutex);
+	/* One hold: a removed memcg folds its counts into the retired ones when it is freed. */
+	lv_lock_acquire(&m->memcg_mutex);
+	for_each_lruvec_locked(m, true, sum_node_lruvec, &ns);
+	if (item_is_event(item))
 		ns.sum += pgdat->retired_events[item_event[item]];
-		lv_lock_release(&m->memcg_mutex);
-	}
+	lv_lock_release(&m->memcg_mutex);
 	return ns.sum;
 }
 

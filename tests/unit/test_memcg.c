@@ -430,7 +430,7 @@ static void test_remove_transit(void)
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *p = lv_memcg_create(m, NULL, "p"), *c = lv_memcg_create(m, p, "c");
 	struct transit t = { .m = m, .c = c };
-	struct lv_folio *u;
+	struct lv_folio *u, *u2;
 	pthread_t th;
 
 	t.isolated = alloc_or_bail(m, 0, 0, c, 0);
@@ -455,22 +455,32 @@ static void test_remove_transit(void)
 	lv_folio_put(t.isolated);
 	lv_folio_put(t.late);
 
-	/* An isolated unevictable folio is waited for like any other. */
+	/*
+	 * An isolated unevictable folio is waited for like any other; another one, still
+	 * counted, makes the removal walk the descriptors meanwhile, and must not take it.
+	 */
 	c = lv_memcg_create(m, p, "c2");
 	u = alloc_or_bail(m, 0, 0, c, 0);
+	u2 = alloc_or_bail(m, 0, 1, c, 0);
 	is(lv_folio_set_state(u, LV_PG_MLOCKED, true), 0, "unevictable: mlock the folio");
+	is(lv_folio_set_state(u2, LV_PG_MLOCKED, true), 0, "unevictable: and a second one");
 	lv_folio_add_lru(u);
+	lv_folio_add_lru(u2);
 	lv_lru_add_drain_all(m);
-	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1, "unevictable: on c's unevictable list");
-	is(lv_folio_isolate_lru(u), 0, "unevictable: isolate it");
+	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1 + 2, "unevictable: on c's unevictable list");
+	is(lv_folio_isolate_lru(u), 0, "unevictable: isolate one");
 	is(lv_memcg_remove(c), -EBUSY, "unevictable: remove while the caller holds it -> -EBUSY");
-	ok(lv_folio_memcg(u) == c, "unevictable: it stays c's");
+	ok(lv_folio_memcg(u) == c, "unevictable: the isolated one stays c's");
+	ok(lv_folio_memcg(u2) == p, "unevictable: the counted one went to p");
+	check_ok(m, "transit: one unevictable folio isolated, one moved");
 	is(lv_folio_putback_lru(u), 0, "unevictable: put it back");
 	is(lv_memcg_remove(c), 0, "unevictable: then remove -> 0");
 	ok(lv_folio_memcg(u) == p, "unevictable: it went to p");
-	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 1, "unevictable: counted on p's unevictable list");
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 1 + 2,
+	   "unevictable: counted on p's unevictable list");
 	check_ok(m, "transit: unevictable moved");
 	lv_folio_put(u);
+	lv_folio_put(u2);
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_usage(p), 0, "unevictable: p empty once it is freed");
 	finish(m, "transit");
@@ -576,6 +586,74 @@ static void test_reparent_unevictable_race(void)
 	is(lv_memcg_usage(p), 0, "flip race: p empty after the frees");
 	finish(m, "flip race");
 }
+
+#ifdef LV_DEBUG
+/*
+ * What happens to a candidate of the walk for unevictable folios between the walk and the
+ * removal's locks, made deterministic by the debug-build hook: it is moved to a sibling (the
+ * walk must leave it there: it is counted on the sibling now), or its owner drops the last
+ * reference (the walk's own reference keeps it; moved, then freed when the walk lets go).
+ */
+static struct {
+	struct lv_machine *m;
+	struct lv_memcg *sibling;
+	struct lv_folio *target;
+	int fired, moved;
+	bool put;
+} walk;
+
+static void walk_hook(struct lv_folio *candidate)
+{
+	if (candidate != walk.target || walk.fired++)
+		return;
+	if (walk.put) {
+		lv_folio_put(candidate);		 /* the owner's, the last but the walk's */
+		walk.moved = folio_ref_count(candidate); /* 1: the walk's keeps it allocated */
+		return;
+	}
+	walk.moved = lv_folio_move_memcg(candidate, walk.sibling);
+	lv_lru_add_drain_all(walk.m);
+}
+
+static void test_reparent_walk_window(void)
+{
+	for (int put = 0; put < 2; put++) {
+		struct lv_config cfg = small_config();
+		struct lv_machine *m = new_machine(&cfg);
+		struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = new_memcg(m, p, "c");
+		struct lv_memcg *y = new_memcg(m, p, "y");
+		const char *d = put ? "freed" : "moved";
+		struct lv_folio *a = alloc_or_bail(m, 0, 1, c, 0);
+
+		if (lv_folio_set_state(a, LV_PG_MLOCKED, true))
+			BAIL_OUT("mlock failed");
+		lv_folio_add_lru(a);
+		lv_lru_add_drain_all(m);
+		walk = (typeof(walk)){ .m = m, .sibling = y, .target = a, .put = put };
+		reparent_walk_hook = walk_hook;
+		is(lv_memcg_remove(c), 0, "walk window (%s): the removal succeeds", d);
+		reparent_walk_hook = NULL;
+		is(walk.fired, 1, "walk window (%s): the hook ran between the walk and the locks",
+		   d);
+		if (put) {
+			is(walk.moved, 1,
+			   "walk window (freed): the walk's reference kept the folio");
+		} else {
+			is(walk.moved, 0,
+			   "walk window (moved): the folio moved to a sibling meanwhile");
+			ok(lv_folio_memcg(a) == y, "walk window (moved): the walk left it there");
+			is(lv_memcg_stat(y, LV_NR_UNEVICTABLE), 2,
+			   "walk window (moved): counted on y");
+			is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 0, "walk window (moved): not on p");
+			lv_folio_put(a);
+		}
+		lv_lru_add_drain_all(m);
+		is(lv_memcg_usage(p), 0, "walk window (%s): nothing left charged", d);
+		check_ok(m, "walk window");
+		finish(m, "walk window");
+	}
+}
+#endif
 
 static void test_memcg_stats(void)
 {
@@ -726,6 +804,9 @@ int main(void)
 	test_reparent(LV_LOCK_NODE);
 	test_remove_transit();
 	test_reparent_unevictable_race();
+#ifdef LV_DEBUG
+	test_reparent_walk_window();
+#endif
 	test_memcg_stats();
 	test_stats_after_remove();
 	test_foreign();
