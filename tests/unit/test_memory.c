@@ -62,9 +62,16 @@ void *__wrap_malloc(size_t size)
 	return __real_malloc(size);
 }
 
+/* calloc_countdown: when set to N > 0, this thread's Nth calloc() from now fails (ENOMEM). */
+static __thread int calloc_countdown;
+
 void *__wrap_calloc(size_t n, size_t size)
 {
 	count_alloc();
+	if (calloc_countdown > 0 && --calloc_countdown == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return __real_calloc(n, size);
 }
 
@@ -198,6 +205,45 @@ static void test_errors(void)
 }
 
 /* ---- brk --------------------------------------------------------------------------------- */
+
+/*
+ * Page tables and regions are allocated unlocked; when that fails, the call fails cleanly:
+ * -ENOMEM, the heap and the regions as they were, every byte still there.
+ */
+static void test_table_enomem(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
+	struct lv_mm *mm = new_mm(m, a, 0);
+	uint64_t base, cur, r;
+
+	is(lv_mm_brk(mm, 10 * PAGE, &base), 0, "enomem: a heap of 10 pages");
+	is(write_pat(mm, base, 10 * PAGE, 4), 0, "enomem: written");
+	calloc_countdown = 1;
+	is(lv_mm_brk(mm, 100 * PAGE, NULL), -ENOMEM, "enomem: growing its table fails -> -ENOMEM");
+	is(calloc_countdown, 0, "enomem: ... at the table's allocation");
+	lv_mm_brk(mm, 0, &cur);
+	is(cur, base + 10 * PAGE, "enomem: the heap did not move");
+	is(bad_pat(mm, base, 10 * PAGE, 4), 0, "enomem: its pages are intact");
+	is(lv_mm_brk(mm, 100 * PAGE, NULL), 0, "enomem: the same grow succeeds afterwards");
+	is(bad_pat(mm, base, 10 * PAGE, 4), 0, "enomem: ... and keeps them");
+
+	r = map_or_bail(mm, 10 * PAGE);
+	is(write_pat(mm, r, 10 * PAGE, 5), 0, "enomem: a region of 10 pages, written");
+	for (int nth = 1; nth <= 2; nth++) { /* the region, then its page table */
+		calloc_countdown = nth;
+		is(lv_munmap(mm, r + 3 * PAGE, 4 * PAGE), -ENOMEM,
+		   "enomem: a hole needing a split fails at allocation %d -> -ENOMEM", nth);
+		is(calloc_countdown, 0, "enomem: ... at that allocation");
+		is(bad_pat(mm, r, 10 * PAGE, 5), 0, "enomem: nothing was unmapped");
+	}
+	is(lv_mm_rss(mm), 20, "enomem: rss unchanged (10 heap + 10 region pages)");
+	is(lv_munmap(mm, r + 3 * PAGE, 4 * PAGE), 0, "enomem: the same hole succeeds afterwards");
+	is(read_rc(mm, r + 3 * PAGE, 1), -EFAULT, "enomem: ... and is a hole");
+	is(bad_pat(mm, r + 7 * PAGE, 3 * PAGE, 5), 0, "enomem: ... the far part keeps its data");
+	finish_mm(m, mm, a, "enomem");
+}
 
 static void test_brk(void)
 {
@@ -1260,6 +1306,7 @@ int main(void)
 {
 	test_errors();
 	test_brk();
+	test_table_enomem();
 	test_mmap();
 	test_data();
 	test_limit();
