@@ -1235,7 +1235,8 @@ struct tenant_reader {
 	int *stop;
 	pthread_barrier_t *leave;
 	struct lv_memcg *parent;
-	unsigned long reads, gone, short_reads, failures, nonzero;
+	unsigned long reads, short_reads, failures, nonzero;
+	int gone; /* atomic: set when a read failed with -ENOENT (the reader then stops) */
 	long first_error;
 };
 
@@ -1256,7 +1257,7 @@ static void *tenant_reader_thread(void *p)
 
 		r->reads++;
 		if (n == -ENOENT) {
-			r->gone++;
+			__atomic_store_n(&r->gone, 1, __ATOMIC_RELEASE);
 			break;
 		}
 		if (n > 0 && n < (long)sizeof(buf) && r->memcg != r->parent) {
@@ -1318,11 +1319,19 @@ static void test_reparent_under_load(void)
 		for (double give_up = now() + 3.0; err == -EBUSY && now() < give_up;)
 			busy += (err = lv_memcg_remove(c)) == -EBUSY;
 		removed += err == 0;
-		sleep_us(5000);
+		/*
+		 * The tenant's readers stop at their next read; on a loaded machine that may be
+		 * well after the removal returned, so wait for them (a few seconds at most).
+		 */
+		for (double give_up = now() + 3.0;
+		     !(__atomic_load_n(&rd[1].gone, __ATOMIC_ACQUIRE) &&
+		       __atomic_load_n(&rd[2].gone, __ATOMIC_ACQUIRE)) &&
+		     now() < give_up;)
+			sleep_us(1000);
 		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < 3; i++) {
 			pthread_join(th[i], NULL);
-			gone += rd[i].gone;
+			gone += (unsigned long)rd[i].gone;
 			if (rd[i].failures)
 				diag("reader %d (%s): %lu of %lu reads failed, first with %ld", i,
 				     i ? "c" : "p", rd[i].failures, rd[i].reads, rd[i].first_error);
