@@ -450,10 +450,11 @@ void (*reparent_walk_hook)(struct lv_folio *candidate);
  * locks, and the references dropped after the unlock (they make a concurrent eviction's
  * freeze fail and retry, as any speculative reference does). A pin owner that clears PG_lru
  * after our check follows the folio to @parent through its re-check, as for linked folios;
- * one that cleared it before keeps the folio, which the caller then waits for. The kernel needs no
- * walk (its folios point to an obj_cgroup, which reparenting rebinds at once); the walk costs a
- * read of every descriptor of the node, about a millisecond per GiB, and runs only while @child
- * counts such folios. Return: pages moved. Context: as lruvec_reparent_batch().
+ * one that cleared it before keeps the folio, which the caller then waits for. The kernel
+ * needs no walk (its folios point to an obj_cgroup, which reparenting rebinds at once); the
+ * walk reads descriptors until its candidates cover @child's count (at worst every descriptor
+ * of the node: about 1 ms for 2 GiB), and runs only while @child counts such folios.
+ * Return: pages moved. Context: as lruvec_reparent_batch().
  */
 static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *parent)
 {
@@ -462,14 +463,18 @@ static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *par
 	long moved = 0;
 
 	while (pfn < pgdat->nr_pages && READ_ONCE(child->lru_size[LRU_UNEVICTABLE])) {
+		/* Stop scanning once the candidates cover what is counted (racy: loop again). */
+		unsigned long want = READ_ONCE(child->lru_size[LRU_UNEVICTABLE]), found = 0;
 		struct lv_folio *batch[REPARENT_BATCH];
 		unsigned int n = 0;
 		long batch_moved = 0;
 
-		for (; pfn < pgdat->nr_pages && n < REPARENT_BATCH; pfn++)
+		for (; pfn < pgdat->nr_pages && n < REPARENT_BATCH && found < want; pfn++)
 			if (unevictable_of(&pgdat->memmap[pfn], child->memcg) &&
-			    folio_try_get(&pgdat->memmap[pfn]))
+			    folio_try_get(&pgdat->memmap[pfn])) {
 				batch[n++] = &pgdat->memmap[pfn];
+				found += (unsigned long)folio_nr_pages(batch[n - 1]);
+			}
 		if (!n)
 			continue;
 #ifdef LV_DEBUG
