@@ -87,11 +87,11 @@ struct lv_folio {
 	 * Binding to the charged memcg (NULL with memcg disabled). Written by the owner of the
 	 * PG_lru pin while it holds the lock of the folio's current lruvec (a charge move), by
 	 * reparenting for a folio counted on that lruvec (linked, or unevictable with PG_lru)
-	 * while it holds that lock and the parent's (no pin),
-	 * before the folio is visible, or by migration on an original it isolated and froze (its
-	 * charge moved to the copy; no lookup can reach it). Read under RCU, or under that lock;
-	 * stable for the owner of an isolated (unlinked) folio (memcontrol.c). Always written
-	 * atomically: a removal's walk for unevictable folios reads every descriptor racily.
+	 * while it holds that lock and the parent's (no pin), before the folio is visible, or by
+	 * migration on an original it isolated and froze (its charge moved to the copy; no
+	 * lookup can reach it). Read under RCU, or under that lock; stable for the owner of an
+	 * isolated (unlinked) folio (memcontrol.c). Always written atomically: a removal's walk
+	 * for unevictable folios reads every descriptor racily.
 	 */
 	struct lv_memcg *memcg;
 	/*
@@ -371,7 +371,7 @@ struct lv_memcg {
 	struct list_head children;  /* memcg tree mutex; RCU for reclaim's walk */
 	long usage;		    /* atomic page counter: own + descendants (not for root) */
 	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
-	int dying;		    /* atomic: set by lv_memcg_remove() */
+	int dying;		    /* atomic: set by lv_memcg_remove(), cleared if it fails */
 	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
 	unsigned int nr_mms;	    /* memcg tree mutex: address spaces charging here (tasks) */
 	unsigned int id;	    /* constant: index in machine->memcg_ids, for shadow entries */
@@ -521,7 +521,10 @@ void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
 #ifdef LV_DEBUG
-/* Tests: called by a removal between its walk for unevictable folios and its locks. */
+/*
+ * Tests: called by a removal between its walk for unevictable folios and its locks. Set and
+ * cleared by a test while no removal runs.
+ */
 extern void (*reparent_walk_hook)(struct lv_folio *candidate);
 #endif
 /*

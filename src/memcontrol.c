@@ -46,12 +46,11 @@
  * per-CPU lru_add batches are drained onto the lists between passes, and folios in transit
  * (isolated by reclaim or a migration, or charged and not yet added) are waited for, briefly:
  * a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what was moved
- * stays moved; the memcg is then usable again. Removal and charging race through a Dekker pair: the
- * remover sets
- * ->dying then reads ->usage, a charger adds to ->usage then reads ->dying (both seq_cst), so
- * at least one of them sees the other and backs out. The lists of shadow-only page cache
- * nodes move to the parent's lruvecs (filemap.c), which are then shrunk to their limit. The
- * memory is freed by call_rcu().
+ * stays moved; the memcg is then usable again. Removal and charging race through a Dekker
+ * pair: the remover sets ->dying then reads ->usage, a charger adds to ->usage then reads
+ * ->dying (both seq_cst), so at least one of them sees the other and backs out. The lists of
+ * shadow-only page cache nodes move to the parent's lruvecs (filemap.c), which are then shrunk
+ * to their limit. The memory is freed by call_rcu().
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -462,10 +461,11 @@ static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *par
 	unsigned long pfn = 0;
 	long moved = 0;
 
-	while (pfn < pgdat->nr_pages && READ_ONCE(child->lru_size[LRU_UNEVICTABLE])) {
-		/* Stop scanning once the candidates cover what is counted (racy: loop again). */
-		unsigned long want = READ_ONCE(child->lru_size[LRU_UNEVICTABLE]), found = 0;
+	/* Scan until the candidates cover what is counted (read racily: the loop looks again). */
+	for (unsigned long want;
+	     pfn < pgdat->nr_pages && (want = READ_ONCE(child->lru_size[LRU_UNEVICTABLE]));) {
 		struct lv_folio *batch[REPARENT_BATCH];
+		unsigned long found = 0;
 		unsigned int n = 0;
 		long batch_moved = 0;
 
@@ -836,7 +836,6 @@ struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked
 {
 	if (locked) {
 		struct lruvec *lruvec;
-
 		bool covered;
 
 		if (folio_matches_lruvec(folio, locked))

@@ -66,6 +66,7 @@ static atomic_ulong sparse_last;	    /* offset of a recent read of the sparse fi
 static atomic_ulong shadow_nodes_moved;	    /* listed on memcgs just before their removal */
 static atomic_ulong charged_at_removal;	    /* pages the removals had to reparent */
 static atomic_ulong unevictable_at_removal; /* ... of which mlocked (found in the memmap) */
+static atomic_ulong totals_backwards;	    /* machine totals seen to shrink (see totals_check()) */
 static struct lv_memcg *leftover;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
@@ -1244,9 +1245,30 @@ static void *worker(void *arg)
  * while other threads isolate, activate, move and free those folios. Lookups that read the
  * stale binding race with the removal and are saved by RCU and the re-check.
  */
+/*
+ * totals_check - event and lock totals only grow. A removed memcg's counts move into the
+ * retired totals when its RCU callback frees it, on another thread, while workers keep
+ * counting: a memcg counted twice or dropped in that hand-over would show as a total that
+ * shrinks between two looks. Called by the churner only (its own last values).
+ */
+static void totals_check(uint64_t *last_moved, uint64_t *last_acquired)
+{
+	struct lv_lock_stat st;
+	uint64_t moved = 0;
+
+	for (int nid = 0; nid < nr_nodes; nid++)
+		moved += lv_node_stat(machine, nid, LV_PGMOVED);
+	lv_lock_stats(machine, LV_LOCK_CLASS_LRUVEC, &st);
+	if (moved < *last_moved || st.acquired < *last_acquired)
+		atomic_fetch_add(&totals_backwards, 1);
+	*last_moved = moved;
+	*last_acquired = st.acquired;
+}
+
 static void *memcg_churner(void *arg)
 {
 	uint64_t s = opt.seed * 31 + (uintptr_t)arg;
+	uint64_t last_moved = 0, last_acquired = 0;
 
 	while (!atomic_load(&stop)) {
 		struct lv_memcg *parent = pick_memcg(&s);
@@ -1330,6 +1352,7 @@ static void *memcg_churner(void *arg)
 		if (err)
 			abort();
 		atomic_fetch_add(&memcgs_removed, 1);
+		totals_check(&last_moved, &last_acquired);
 	}
 	return NULL;
 }
@@ -1497,7 +1520,7 @@ int main(int argc, char **argv)
 		cfg.memcg_disabled = true;
 		memcg = false;
 	}
-	printf("1..11\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
+	printf("1..12\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
 	       "disable=%s folio_order=%u\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
@@ -1647,6 +1670,9 @@ int main(int argc, char **argv)
 		ok(!missing[0] || opt.duration < 1, "every racing path ran%s%s",
 		   missing[0] ? "; never:" : "", missing);
 	}
+	ok(atomic_load(&totals_backwards) == 0,
+	   "event and lock totals never shrank across %lu removals and frees (%lu times)",
+	   atomic_load(&memcgs_removed), atomic_load(&totals_backwards));
 
 	ok(!memcg || nr_containers < 2 ||
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),

@@ -381,6 +381,15 @@ static void test_reparent(enum lv_lock_design design)
 	finish(m, "reparent");
 }
 
+/* start_ready - run @fn(@arg) in a new thread and wait until it sets *@ready. */
+static void start_ready(pthread_t *th, void *(*fn)(void *), void *arg, int *ready)
+{
+	if (pthread_create(th, NULL, fn, arg))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
 /*
  * Folios in transit when a removal starts: one isolated by another thread and put back 20 ms
  * later, one charged before the removal and queued for the LRU 10 ms into it (its batch is
@@ -439,10 +448,7 @@ static void test_remove_transit(void)
 	t.late = alloc_or_bail(m, 0, 2, c, 0);
 	/* At its limit: a charge during the removal must fail with ENOENT, not reclaim first. */
 	lv_memcg_set_max(c, 1 + 4);
-	if (pthread_create(&th, NULL, transit_thread, &t))
-		BAIL_OUT("pthread_create failed");
-	while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
-		sched_yield();
+	start_ready(&th, transit_thread, &t, &t.ready);
 	is(lv_memcg_remove(c), 0, "transit: removal waits for an isolated and a late-queued folio");
 	pthread_join(th, NULL);
 	ok(t.saw_enoent, "transit: a charge over the limit during the removal fails with ENOENT");
@@ -558,10 +564,7 @@ static void test_reparent_unevictable_race(void)
 		lv_folio_add_lru(f.folios[i]);
 	}
 	lv_lru_add_drain_all(m);
-	if (pthread_create(&th, NULL, flip_thread, &f))
-		BAIL_OUT("pthread_create failed");
-	while (!__atomic_load_n(&f.ready, __ATOMIC_ACQUIRE))
-		sched_yield();
+	start_ready(&th, flip_thread, &f, &f.ready);
 	is(lv_memcg_remove(c), 0, "flip race: the removal waits out the flips and succeeds");
 	pthread_join(th, NULL);
 	diag("flip race: %d mlock flips and %d frees during the removal", f.flips, f.frees);
