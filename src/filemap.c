@@ -850,15 +850,17 @@ void close_all_files(struct lv_machine *m)
 	}
 }
 
-/* for_each_file_lock - call @fn on the mapping lock of every open file (statistics). */
+/*
+ * for_each_file_lock - call @fn on the mapping lock of every open file (statistics).
+ * Context: m->memcg_mutex held, which also covers the retired totals a closed file adds to.
+ */
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg)
 {
 	struct list_head *pos;
 
-	lv_lock_acquire(&m->memcg_mutex);
+	lockdep_assert_held(&m->memcg_mutex);
 	list_for_each (pos, &m->files)
 		fn(&list_entry(pos, struct lv_file, files)->lock, arg);
-	lv_lock_release(&m->memcg_mutex);
 }
 
 unsigned long lv_file_cached_pages(const struct lv_file *file)

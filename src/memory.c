@@ -350,14 +350,17 @@ void destroy_all_mms(struct lv_machine *m)
 	}
 }
 
+/*
+ * for_each_mm_lock - call @fn on the page table lock of every live mm (statistics).
+ * Context: m->memcg_mutex held, which also covers the retired totals a destroyed mm adds to.
+ */
 void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg)
 {
 	struct list_head *pos;
 
-	lv_lock_acquire(&m->memcg_mutex);
+	lockdep_assert_held(&m->memcg_mutex);
 	list_for_each (pos, &m->mms)
 		fn(&list_entry(pos, struct lv_mm, mms)->page_table_lock, arg);
-	lv_lock_release(&m->memcg_mutex);
 }
 
 struct lv_machine *mm_machine(const struct lv_mm *mm)

@@ -63,12 +63,24 @@ const char *lv_stat_name(enum lv_stat_item item)
 
 /* ---- lock statistics ---------------------------------------------------------------------- */
 
-/* for_each_lock - call @fn on every lock of class @cls (or of every class if @cls < 0). */
+/*
+ * Two kinds of locks. Fixed ones live as long as the machine (node, zone, CPU slots, drain and
+ * memcg mutexes). Listed ones live in objects on lists under the memcg tree mutex (lruvecs, open
+ * files, mms); an object that goes away adds its lock's statistics to m->retired_lock_stats
+ * under that mutex, so a sum walks the lists and adds the retired totals in one hold of it:
+ * an object retired in between would otherwise be counted twice, or not at all.
+ */
 struct lock_walk {
-	int cls;
+	int cls; /* a class, or -1: every class */
 	void (*fn)(struct lv_lock *, void *);
 	void *arg;
 };
+
+static bool lock_class_listed(int cls)
+{
+	return cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW ||
+	       cls == LV_LOCK_CLASS_MAPPING || cls == LV_LOCK_CLASS_MM;
+}
 
 static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 {
@@ -80,34 +92,39 @@ static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 		w->fn(&lruvec->shadow_lock, w->arg);
 }
 
-static void for_each_lock(struct lv_machine *m, int cls, void (*fn)(struct lv_lock *, void *),
-			  void *arg)
+/* Context: m->memcg_mutex held. */
+static void for_each_listed_lock(struct lv_machine *m, const struct lock_walk *w)
 {
-	struct lock_walk w = { cls, fn, arg };
+	lockdep_assert_held(&m->memcg_mutex);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC || w->cls == LV_LOCK_CLASS_SHADOW)
+		for_each_lruvec_locked(m, true, walk_lruvec_lock, (void *)w);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MAPPING)
+		for_each_file_lock(m, w->fn, w->arg);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MM)
+		for_each_mm_lock(m, w->fn, w->arg);
+}
 
-	if (cls < 0 || cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW)
-		for_each_lruvec(m, true, walk_lruvec_lock, &w);
+static void for_each_fixed_lock(struct lv_machine *m, const struct lock_walk *w)
+{
+	int cls = w->cls;
+
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 		if (cls < 0 || cls == LV_LOCK_CLASS_NODE)
-			fn(&m->nodes[nid]->lru_lock, arg);
+			w->fn(&m->nodes[nid]->lru_lock, w->arg);
 		if (cls < 0 || cls == LV_LOCK_CLASS_ZONE)
-			fn(&m->nodes[nid]->zone.lock, arg);
+			w->fn(&m->nodes[nid]->zone.lock, w->arg);
 	}
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		if (cls < 0 || cls == LV_LOCK_CLASS_SLOT)
-			fn(&m->slots[s].lock, arg);
+			w->fn(&m->slots[s].lock, w->arg);
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 			if (cls < 0 || cls == LV_LOCK_CLASS_PCP)
-				fn(&m->pcp[s * m->cfg.nr_nodes + nid].lock, arg);
+				w->fn(&m->pcp[s * m->cfg.nr_nodes + nid].lock, w->arg);
 	}
 	if (cls < 0 || cls == LV_LOCK_CLASS_DRAIN)
-		fn(&m->drain_mutex, arg);
+		w->fn(&m->drain_mutex, w->arg);
 	if (cls < 0 || cls == LV_LOCK_CLASS_MEMCG)
-		fn(&m->memcg_mutex, arg);
-	if (cls < 0 || cls == LV_LOCK_CLASS_MAPPING)
-		for_each_file_lock(m, fn, arg);
-	if (cls < 0 || cls == LV_LOCK_CLASS_MM)
-		for_each_mm_lock(m, fn, arg);
+		w->fn(&m->memcg_mutex, w->arg);
 }
 
 static void sum_lock(struct lv_lock *l, void *arg)
@@ -124,25 +141,27 @@ static void clear_lock(struct lv_lock *l, void *arg)
 void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_stat *out)
 {
 	struct lock_walk w = { cls, sum_lock, out };
-	bool per_lruvec = cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW;
 
 	memset(out, 0, sizeof(*out));
 	if ((unsigned int)cls >= LV_NR_LOCK_CLASSES)
 		return;
-	if (!per_lruvec)
-		for_each_lock(m, cls, sum_lock, out);
-	/* A removed memcg retires its lruvec and shadow locks when freed: walk them in one hold. */
+	if (!lock_class_listed(cls)) {
+		for_each_fixed_lock(m, &w);
+		return;
+	}
 	lv_lock_acquire(&m->memcg_mutex);
-	if (per_lruvec)
-		for_each_lruvec_locked(m, true, walk_lruvec_lock, &w);
+	for_each_listed_lock(m, &w);
 	lv_lock_stat_merge(out, &m->retired_lock_stats[cls]);
 	lv_lock_release(&m->memcg_mutex);
 }
 
 void lv_lock_stats_reset(struct lv_machine *m)
 {
-	for_each_lock(m, -1, clear_lock, NULL);
+	struct lock_walk w = { -1, clear_lock, NULL };
+
+	for_each_fixed_lock(m, &w);
 	lv_lock_acquire(&m->memcg_mutex);
+	for_each_listed_lock(m, &w);
 	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
 	lv_lock_release(&m->memcg_mutex);
 }

@@ -4,6 +4,7 @@
 #include "lvtest.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 static uint64_t acquired(struct lv_machine *m, enum lv_lock_class cls)
@@ -177,7 +178,7 @@ static void test_reset(void)
 			   s.wait_max_ns == 0 && s.wait_min_ns == 0,
 		   "after reset: class %s zeroed (incl. removed memcgs)", lv_lock_class_name(c));
 	}
-	/* Reading statistics takes the memcg mutex itself (at most twice per class). */
+	/* Reading statistics takes the memcg mutex itself (at most once per class). */
 	ok(acquired(m, LV_LOCK_CLASS_MEMCG) <= 2 * LV_NR_LOCK_CLASSES + 2,
 	   "after reset: memcg mutex only counts the statistics readers (%llu)",
 	   (unsigned long long)acquired(m, LV_LOCK_CLASS_MEMCG));
@@ -369,6 +370,84 @@ static void test_check_report(void)
 	finish(m, "check machine");
 }
 
+/*
+ * The locks of files and mms go away with them, and their statistics then move to the retired
+ * totals. A reading sums the live ones and the retired ones in one hold of the memcg mutex: a
+ * lock retired between two holds would be counted twice in that reading, and the next reading
+ * would be smaller. Read while another thread opens, reads and closes files, and creates,
+ * faults and destroys mms.
+ */
+struct retire_arg {
+	struct lv_machine *m;
+	int ready, stop;
+	unsigned long cycles;
+};
+
+static void *retire_churn(void *p)
+{
+	struct retire_arg *a = p;
+	char buf[LV_PAGE_SIZE];
+
+	__atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+		struct lv_file *f = lv_file_open(a->m, -1, 1 << 20);
+		struct lv_mm *mm = lv_mm_create(a->m, NULL, 0);
+		uint64_t addr;
+
+		if (!f || !mm)
+			BAIL_OUT("retire: lv_file_open or lv_mm_create failed: %s",
+				 strerror(errno));
+		if (lv_file_read(f, NULL, buf, sizeof(buf), 0) != (long)sizeof(buf))
+			BAIL_OUT("retire: lv_file_read of a hole failed");
+		lv_file_close(f);
+		if (lv_mmap(mm, LV_PAGE_SIZE, &addr) || lv_mm_memset(mm, addr, 1, LV_PAGE_SIZE))
+			BAIL_OUT("retire: lv_mmap or lv_mm_memset failed");
+		lv_mm_destroy(mm);
+		a->cycles++;
+	}
+	return NULL;
+}
+
+static void test_retired_sum(void)
+{
+	static const enum lv_lock_class classes[] = { LV_LOCK_CLASS_MAPPING, LV_LOCK_CLASS_MM };
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct retire_arg a = { .m = m };
+	uint64_t last[2] = { 0 }, backwards[2] = { 0 }, readings = 0;
+	struct timespec t0, t;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, retire_churn, &a))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(&a.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 2; i++) {
+			uint64_t now = acquired(m, classes[i]);
+
+			backwards[i] += now < last[i];
+			last[i] = now;
+		}
+		readings++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000l + t.tv_nsec - t0.tv_nsec < 300000000l);
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ok(a.cycles > 100 && readings > 100,
+	   "retire: %lu files and mms came and went, %llu readings", a.cycles,
+	   (unsigned long long)readings);
+	for (int i = 0; i < 2; i++) {
+		is(backwards[i], 0, "retire: the %s total never shrank between two readings",
+		   lv_lock_class_name(classes[i]));
+		ok(acquired(m, classes[i]) >= a.cycles,
+		   "retire: every closed %s's acquisitions are still counted",
+		   classes[i] == LV_LOCK_CLASS_MM ? "mm" : "file");
+	}
+	finish(m, "retire machine");
+}
+
 int main(void)
 {
 	test_names();
@@ -377,5 +456,7 @@ int main(void)
 	test_print();
 	test_backends();
 	test_check_report();
+	/* Last: its thread exits while the main thread stays registered with liburcu-bp. */
+	test_retired_sum();
 	return done_testing();
 }
