@@ -12,7 +12,8 @@
 # (R counts every reader; MB = 10^6 bytes, as dd prints it; the mean is over readers, as Alex
 # Shi and Daniel Jordan reported it; the total is their sum.)
 #
-# Bash and coreutils only (truncate, dd, timeout, mktemp, df, nproc).
+# Bash and coreutils only (truncate, dd, timeout, mktemp, df, nproc); --pin also needs taskset
+# (util-linux).
 set -u
 set -o pipefail
 
@@ -37,6 +38,8 @@ Options:
                   maps the shared zero page and never touches the page cache or the LRU
   --size SIZE     size of each sparse file, as truncate(1) reads it (default 1T)
   --no-memcg      do not create memory cgroups even when permitted
+  --pin           run each container's dd on one CPU: container c on the c-th CPU this
+                  shell may use, round-robin, as 'lvbench readtwice --pin' places its readers
   --parse FILE... only summarise saved dd outputs (named ...dd-CONTAINER-READER), e.g.
                   to test the parser; --containers gives the count for the summary line
   -h, --help      this help
@@ -64,6 +67,7 @@ limit=
 dir=
 size=1T
 use_memcg=1
+pin=
 parse_only=
 
 while [ $# -gt 0 ]; do
@@ -109,6 +113,7 @@ while [ $# -gt 0 ]; do
 		size=$val
 		;;
 	--no-memcg) use_memcg= ;;
+	--pin) pin=1 ;;
 	--parse)
 		shift
 		[ $# -gt 0 ] || die_usage "--parse: no files"
@@ -301,6 +306,40 @@ elif [ -n "$limit" ]; then
 	die_usage "--limit: needs memory cgroups (drop --no-memcg)"
 fi
 
+# ---- CPUs for --pin ---------------------------------------------------------------------------
+
+# allowed_cpus - the CPUs this shell may run on, one per line, from taskset's list (0-3,8,...).
+allowed_cpus() {
+	local list range
+	list=$(LC_ALL=C taskset -pc $$ 2>/dev/null) || return 1
+	list=${list##*: }
+	for range in ${list//,/ }; do
+		if [[ $range =~ ^([0-9]+)-([0-9]+)$ ]]; then
+			seq "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+		elif [[ $range =~ ^[0-9]+$ ]]; then
+			echo "$range"
+		else
+			return 1
+		fi
+	done
+}
+
+pin_cpus=() # per container, with --pin
+if [ -n "$pin" ]; then
+	command -v taskset >/dev/null || {
+		echo "$prog: --pin needs taskset (util-linux)" >&2
+		exit 1
+	}
+	mapfile -t cpus < <(allowed_cpus)
+	[ ${#cpus[@]} -gt 0 ] || {
+		echo "$prog: --pin: cannot read this shell's CPU affinity" >&2
+		exit 1
+	}
+	for ((i = 0; i < containers; i++)); do
+		pin_cpus+=("${cpus[i % ${#cpus[@]}]}")
+	done
+fi
+
 # ---- files ------------------------------------------------------------------------------------
 
 if [ -z "$dir" ]; then
@@ -330,6 +369,8 @@ files+=("${outs[@]}")
 echo "kernel-readtwice: $(uname -sr), $(nproc) online CPUs, $containers containers x" \
 	"$readers dd (bs=4k) for $duration s, sparse files of $size on ${fstype:-?} ($dir)," \
 	"cgroups: $cg_mode${limit:+, limit $limit MiB each}"
+[ -n "$pin" ] && echo "kernel-readtwice: pinned (--pin): the dd of container 0, 1, ... on CPU" \
+	"${pin_cpus[*]}"
 
 for ((i = 0; i < containers; i++)); do
 	(
@@ -337,6 +378,10 @@ for ((i = 0; i < containers; i++)); do
 		trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM
 		if [ "$cg_mode" != none ]; then
 			echo "$BASHPID" >"$cg_parent/c$i/cgroup.procs" || exit 1
+		fi
+		# The dd inherit the affinity.
+		if [ -n "$pin" ]; then
+			taskset -pc "${pin_cpus[i]}" "$BASHPID" >/dev/null || exit 1
 		fi
 		for ((r = 1; r <= readers; r++)); do
 			LC_ALL=C timeout --foreground -s INT "$duration" \

@@ -87,7 +87,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 13 + 5 + 4))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 16 + 5 + 4))"
 n=0
 failed=0
 ok() {
@@ -236,6 +236,9 @@ for k in ("pgactivate", "pgdeactivate", "pgscan", "pgsteal", "workingset_refault
     assert k in o["vmstat"], "vmstat without " + k
 assert {"lruvec", "node", "mapping"} <= {l["name"] for l in o["locks"]}, o["locks"]
 assert o["check"] == "ok"
+# --pin: each container's CPU, round-robin over the affinity mask (lvb_pin_cpu()); else null.
+import os
+assert o["pin_cpus"] == json.loads(os.environ.get("PIN_EXPECT", "null")), o["pin_cpus"]
 PY
 
 rt_json() { # rt_json DESCRIPTION WORKLOAD LOCK CONTAINERS READERS-PER-CONTAINER ARGS...
@@ -259,6 +262,18 @@ rt_json "readtwice --file: a small real file, read and re-read" readtwice lruvec
 	--duration 0.5 --memory 64 --file "$TMP/data"
 rt_json "readtwice --limit --readers 3 --file-size 1G, node design" readtwice node 1 3 \
 	--duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
+
+# --pin: the harness fails the run if a pinned thread is seen on another CPU (at its first and
+# last step), so with more containers than CPUs an ignored pin shows as a failure.
+mapfile -t CPUS < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
+expect=$(python3 -c 'import sys; c = sys.argv[1:]; print([int(c[i % len(c)]) for i in range(3)])' \
+	"${CPUS[@]}")
+PIN_EXPECT=$expect rt_json "readtwice --pin: each container's readers on the CPU it names, $expect" \
+	readtwice lruvec 3 2 --duration 0.5 --memory 64 --pin
+taskset -c "${CPUS[0]}" "$LVBENCH" readtwice --pin --containers 2 --duration 0.3 --memory 64 \
+	--json >"$TMP/json" 2>"$TMP/err"
+check "readtwice --pin under taskset -c ${CPUS[0]}: both containers on that CPU" \
+	grep -q "\"pin_cpus\":\[${CPUS[0]}, ${CPUS[0]}\]" "$TMP/json"
 
 "$LVBENCH" readtwice --duration 0.5 --containers 2 --memory 64 >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -355,6 +370,17 @@ if [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out"; then
 	ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
 else
 	not_ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
+	diag "$TMP/out" "$TMP/err"
+fi
+
+taskset -c "${CPUS[0]}" "$KRT" --containers 2 --duration 0.3 --no-memcg --pin >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^kernel-readtwice: pinned .* on CPU ${CPUS[0]} ${CPUS[0]}\$" "$TMP/out" &&
+	grep -Eq "$summary\$" "$TMP/out"; then
+	ok "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU"
+else
+	not_ok "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU"
 	diag "$TMP/out" "$TMP/err"
 fi
 

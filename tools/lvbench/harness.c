@@ -33,6 +33,25 @@ unsigned int lvb_online_cpus(void)
 	return n > 0 ? (unsigned int)n : 1;
 }
 
+/**
+ * lvb_pin_cpu - the CPU for pinning group @i (a container): the @i-th, round-robin, of the CPUs
+ * this process may run on, so that `taskset` narrows what --pin spreads over.
+ * Return: a CPU number, or -1 if the affinity mask cannot be read.
+ */
+int lvb_pin_cpu(unsigned int i)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || !(n = CPU_COUNT(&set)))
+		return -1;
+	i %= (unsigned int)n;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && !i--)
+			return cpu;
+	return -1;
+}
+
 void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -263,6 +282,7 @@ static void *worker_main(void *p)
 	struct thread_arg *a = p;
 	struct run_ctl *ctl = a->ctl;
 	struct lvb_worker *w = a->w;
+	bool strayed;
 
 	pthread_mutex_lock(&ctl->lock);
 	ctl->ready++;
@@ -278,8 +298,12 @@ static void *worker_main(void *p)
 	while (phase_read(ctl) < PHASE_RUN)
 		sched_yield();
 
+	strayed = w->pin && sched_getcpu() != w->cpu;
 	while (phase_read(ctl) == PHASE_RUN)
 		ctl->ops->step(w);
+	/* The kernel keeps a pinned thread where it is told to; a pin that never took is a bug. */
+	if (strayed || (w->pin && sched_getcpu() != w->cpu))
+		lvb_worker_error(w, "sched_getcpu() named a CPU other than its pin", EINVAL);
 
 	pthread_mutex_lock(&ctl->lock);
 	ctl->stopped++;
@@ -415,12 +439,32 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		lv_lru_cache_disable_latency(env->m, &lat0);
 	}
 	for (; created < n; created++) {
-		workers[created].id = created;
-		workers[created].env = env;
-		args[created] = (struct thread_arg){ &ctl, &workers[created] };
-		err = pthread_create(&tids[created], NULL, worker_main, &args[created]);
+		struct lvb_worker *w = &workers[created];
+		pthread_attr_t attr;
+
+		w->id = created;
+		w->env = env;
+		args[created] = (struct thread_arg){ &ctl, w };
+		/* Set before the thread exists, so that it never runs anywhere else. */
+		err = pthread_attr_init(&attr);
 		if (err)
 			break;
+		if (w->pin) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(w->cpu, &set);
+			err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		if (!err)
+			err = pthread_create(&tids[created], &attr, worker_main, &args[created]);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			if (w->pin)
+				fprintf(stderr, "lvbench: thread %u pinned to CPU %d: %s\n",
+					created, w->cpu, strerror(err));
+			break;
+		}
 	}
 
 	pthread_mutex_lock(&ctl.lock);

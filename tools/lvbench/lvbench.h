@@ -273,6 +273,8 @@ struct lvb_worker {
 	unsigned int id;
 	struct lvb_env *env;
 	void *priv; /* the workload's per-thread state */
+	bool pin;   /* set by the workload: the thread runs only on CPU @cpu */
+	int cpu;
 	uint64_t ops;
 	uint64_t amount; /* see &struct lvb_rate; unused without one */
 	uint64_t counters[LVB_MAX_COUNTERS];
@@ -301,6 +303,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 unsigned int lvb_online_cpus(void);
+int lvb_pin_cpu(unsigned int i);
 
 /* VmRSS and VmHWM of this process in KiB (0 when /proc is not readable). */
 void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib);

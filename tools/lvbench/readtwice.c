@@ -42,6 +42,7 @@ struct rt_params {
 	bool no_kswapd;
 	unsigned int folio_order; /* page cache folios of 2^order pages */
 	bool shared;		  /* readtwice: the readers of a container share its file */
+	bool pin;		  /* each container's readers on one CPU (lvb_pin_cpu()) */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size; /* of --file */
 };
@@ -64,6 +65,10 @@ static const struct lvb_opt rt_opts[] = {
 	  "instead of sparse files: every container opens it on its own" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
 	  "no kswapd threads: readers reclaim directly" },
+	{ "pin", LVB_OPT_FLAG, RT(pin), 0, 0, NULL, NULL,
+	  "run each container's readers on one CPU: container c on the\n"
+	  "c-th CPU this process may use, round-robin (the ceiling's\n"
+	  "threads alike); default: wherever the scheduler puts them" },
 	{ "folio-order", LVB_OPT_UINT, RT(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
 	  "page cache folios of 2^N pages, like large-folio readahead\n"
 	  "(default 0: one page per folio, as the 2019-2020 kernels)" },
@@ -135,6 +140,10 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 			"--containers, --readers: %u containers x %u readers is more than 1024 "
 			"threads",
 			max_containers, p->readers);
+
+	if (p->pin && lvb_pin_cpu(0) < 0)
+		return lvb_usage_error("--pin: cannot read this process's CPU affinity: %s",
+				       strerror(errno));
 
 	if (p->file) {
 		struct stat st;
@@ -223,6 +232,13 @@ static void rt_step(struct lvb_worker *w)
 	}
 	rt->off = 0;
 	w->counters[RT_WRAPS]++;
+}
+
+/* rt_pin - with --pin, thread @t runs on its container's CPU; containers share CPUs round-robin. */
+static void rt_pin(const struct rt_params *p, struct lvb_worker *w, unsigned int t)
+{
+	w->pin = p->pin;
+	w->cpu = p->pin ? lvb_pin_cpu(t / p->readers) : -1;
 }
 
 static const struct lvb_thread_ops rt_thread_ops = {
@@ -320,6 +336,7 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		rt->size = f->size;
 		rt->memcg = env.memcgs[c];
 		workers[t].priv = rt;
+		rt_pin(p, &workers[t], t);
 	}
 	err = lvb_run_threads(&env, workers, &rt_thread_ops, res);
 out:
@@ -399,7 +416,6 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	double bytes = 0;
 	int err = -ENOMEM;
 
-	(void)params;
 	ring = CEIL_RING_TOTAL / n > CEIL_RING_THREAD ? CEIL_RING_TOTAL / n : CEIL_RING_THREAD;
 	total = machine_bytes(opt) / 2;
 	if (ring > total / n)
@@ -430,6 +446,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 			goto out;
 		}
 		workers[nr_ready].priv = ct;
+		rt_pin(params, &workers[nr_ready], nr_ready);
 	}
 	err = lvb_run_threads(&env, workers, &ceil_thread_ops, &res);
 	if (!err) {
@@ -502,6 +519,12 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	else
 		fprintf(out, "no memcg limit, ");
 	fprintf(out, "kswapd %s, %u-byte reads\n", p->no_kswapd ? "off" : "on", RT_READ_SIZE);
+	if (p->pin) {
+		fprintf(out, "Pinned (--pin): the readers of container 0, 1, ... on CPU");
+		for (unsigned int i = 0; i < opt->containers; i++)
+			fprintf(out, " %d", lvb_pin_cpu(i));
+		fputc('\n', out);
+	}
 	fprintf(out,
 		"Memory: configured %llu MiB (%u node%s x %u MiB); lvbench VmHWM %.1f MiB (%.1f%% "
 		"of configured), VmRSS %.1f MiB at the end of a run\n",
@@ -548,6 +571,13 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	lvb_json_u64(out, first, "memory_mib", (uint64_t)opt->nodes * opt->memory_mib);
 	lvb_json_key(out, first, "kswapd");
 	fputs(p->no_kswapd ? "false" : "true", out);
+	/* The CPU of each container's readers, or null: wherever the scheduler put them. */
+	lvb_json_key(out, first, "pin_cpus");
+	if (!p->pin)
+		fputs("null", out);
+	for (unsigned int i = 0; p->pin && i < opt->containers; i++)
+		fprintf(out, "%s%d%s", i ? ", " : "[", lvb_pin_cpu(i),
+			i + 1 == opt->containers ? "]" : "");
 }
 
 static const struct lvb_rate rt_rate = {
