@@ -107,6 +107,14 @@ check() { # check DESCRIPTION COMMAND... : ok if the command succeeds
 diag() {
 	sed 's/^/# /' "$@" >&2
 }
+verdict() { # verdict DESCRIPTION STATUS: ok if STATUS is 0, else not ok with the run's output
+	if [ "$2" -eq 0 ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		diag "$TMP/out" "$TMP/err"
+	fi
+}
 
 for c in "${bad[@]}"; do
 	want=${c%%|*}
@@ -187,17 +195,13 @@ if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 rc=$?
 check "compare churn: exit 0" test $rc -eq 0
 ratio=$(awk -v c="$(getconf _NPROCESSORS_ONLN)" 'BEGIN { printf "%.2f", 8 / c }')
-if grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q '^Hmean .*(   0.00%) .*%)$' "$TMP/out" &&
 	grep -q 'Lock statistics, node design' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
 	grep -Eq '^contended/acquired +[0-9.]+% +[0-9.]+%$' "$TMP/out" &&
-	grep -qF "thread-to-core ratio $ratio" "$TMP/out"; then
-	ok "compare churn: both designs, percentages, lock tables, thread-to-core ratio"
-else
-	not_ok "compare churn: both designs, percentages, lock tables, thread-to-core ratio"
-	diag "$TMP/out" "$TMP/err"
-fi
+	grep -qF "thread-to-core ratio $ratio" "$TMP/out"
+verdict "compare churn: both designs, percentages, lock tables, thread-to-core ratio" $?
 
 "$LVBENCH" compare churn --duration 0.5 --rounds 1 --containers 2 --threads 4 --json \
 	>"$TMP/json" 2>"$TMP/err"
@@ -278,22 +282,18 @@ check "readtwice --pin under taskset -c ${CPUS[0]}: both containers on that CPU"
 "$LVBENCH" readtwice --duration 0.5 --containers 2 --memory 64 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] total_mb_per_s=[0-9]+\.[0-9]'
-if [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out" &&
+[ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out" &&
 	grep -q '^MB/s per reader' "$TMP/out" &&
 	grep -Eq '^lruvec +[0-9.]+ MB/s = +[0-9.]+% of the ceiling$' "$TMP/out" &&
-	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"; then
-	ok "readtwice: summary line, MB/s per reader, share of the ceiling, memory used"
-else
-	not_ok "readtwice: summary line, MB/s per reader, share of the ceiling, memory used"
-	diag "$TMP/out" "$TMP/err"
-fi
+	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
+verdict "readtwice: summary line, MB/s per reader, share of the ceiling, memory used" $?
 
 # ---- compare readtwice, --sweep, --plot --------------------------------------------------------
 
 "$LVBENCH" compare readtwice --duration 1 --rounds 1 --containers 2 --memory 64 \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+[ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q '^Amean .*(   0.00%) .*%)$' "$TMP/out" &&
 	grep -q 'Lock statistics, node design' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
@@ -301,23 +301,15 @@ if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q 'Alex Shi.* 123\.0 .* 144\.0' "$TMP/out" &&
 	grep -q 'Daniel Jordan.* 220\.5 .* 356\.9' "$TMP/out" &&
 	grep -Eq "$summary lock=node\$" "$TMP/out" &&
-	grep -Eq "$summary lock=lruvec\$" "$TMP/out"; then
-	ok "compare readtwice: both designs, lock tables, published numbers, summary lines"
-else
-	not_ok "compare readtwice: both designs, lock tables, published numbers, summary lines"
-	diag "$TMP/out" "$TMP/err"
-fi
+	grep -Eq "$summary lock=lruvec\$" "$TMP/out"
+verdict "compare readtwice: both designs, lock tables, published numbers, summary lines" $?
 
 "$LVBENCH" compare readtwice --sweep 1,2 --duration 0.5 --rounds 1 --memory 64 \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
 row='+[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% +[0-9.]+%$'
-if [ $rc -eq 0 ] && grep -Eq "^ +1 +2 $row" "$TMP/out" && grep -Eq "^ +2 +4 $row" "$TMP/out"; then
-	ok "compare readtwice --sweep 1,2: one row per container count"
-else
-	not_ok "compare readtwice --sweep 1,2: one row per container count"
-	diag "$TMP/out" "$TMP/err"
-fi
+[ $rc -eq 0 ] && grep -Eq "^ +1 +2 $row" "$TMP/out" && grep -Eq "^ +2 +4 $row" "$TMP/out"
+verdict "compare readtwice --sweep 1,2: one row per container count" $?
 
 PATH=/nonexistent "$LVBENCH" compare readtwice --sweep 1 --plot "$TMP/p.svg" >"$TMP/out" \
 	2>"$TMP/err"
@@ -357,32 +349,20 @@ printf '0 bytes copied, 0 s, 2.5 GB/s\n' >"$TMP/k.dd-1-2"
 "$KRT" --containers 2 --parse "$TMP"/k.dd-* >"$TMP/out" 2>"$TMP/err"
 rc=$?
 want='readtwice: containers=2 readers=4 mean_mb_per_s_reader=1000.4 total_mb_per_s=4001.5'
-if [ $rc -eq 0 ] && grep -qx "$want" "$TMP/out"; then
-	ok "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s"
-else
-	not_ok "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s"
-	diag "$TMP/out" "$TMP/err"
-fi
+[ $rc -eq 0 ] && grep -qx "$want" "$TMP/out"
+verdict "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s" $?
 
 "$KRT" --containers 2 --duration 0.5 --no-memcg >"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out"; then
-	ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
-else
-	not_ok "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice"
-	diag "$TMP/out" "$TMP/err"
-fi
+[ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out"
+verdict "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice" $?
 
 taskset -c "${CPUS[0]}" "$KRT" --containers 2 --duration 0.3 --no-memcg --pin >"$TMP/out" \
 	2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -q "^kernel-readtwice: pinned .* on CPU ${CPUS[0]} ${CPUS[0]}\$" "$TMP/out" &&
-	grep -Eq "$summary\$" "$TMP/out"; then
-	ok "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU"
-else
-	not_ok "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU"
-	diag "$TMP/out" "$TMP/err"
-fi
+[ $rc -eq 0 ] && grep -q "^kernel-readtwice: pinned .* on CPU ${CPUS[0]} ${CPUS[0]}\$" "$TMP/out" &&
+	grep -Eq "$summary\$" "$TMP/out"
+verdict "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU" $?
 
 "$KRT" --containers 1 --duration 0.5 --limit 64 >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -478,14 +458,10 @@ fi
 "$LVBENCH" compare aim9 --test brk_test --duration 0.1 --iterations 2 --rounds 1 \
 	--containers 1 >"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -Eq '^Stddev +brk_test +[0-9.]+ \(   0\.00%\) ' "$TMP/out" &&
+[ $rc -eq 0 ] && grep -Eq '^Stddev +brk_test +[0-9.]+ \(   0\.00%\) ' "$TMP/out" &&
 	grep -Eq '^Hmean +brk_test +95470\.00 \(   0\.00%\) +97769\.60 \(   2\.41%\)$' "$TMP/out" &&
-	! grep -q 'pages faulted' "$TMP/out"; then
-	ok "compare aim9 --test brk_test: brk_test rows and its published numbers"
-else
-	not_ok "compare aim9 --test brk_test: brk_test rows and its published numbers"
-	diag "$TMP/out" "$TMP/err"
-fi
+	! grep -q 'pages faulted' "$TMP/out"
+verdict "compare aim9 --test brk_test: brk_test rows and its published numbers" $?
 
 # ---- numa -------------------------------------------------------------------------------------
 
@@ -541,7 +517,7 @@ numa_json "compare numa --json: the rcu object, then the sweep object" rcu,sweep
 rc=$?
 line='numa: instances=2 nodes=2 disable=%s lock=lruvec bogo_ops_per_sec=[0-9.]+ disable_p50_us=[0-9.]+'
 # shellcheck disable=SC2059 # the format is ours
-if [ $rc -eq 0 ] && grep -Eq '^ +rcu +sweep$' "$TMP/out" &&
+[ $rc -eq 0 ] && grep -Eq '^ +rcu +sweep$' "$TMP/out" &&
 	grep -q 'Lock statistics, rcu mode' "$TMP/out" &&
 	grep -q 'Lock statistics, sweep mode' "$TMP/out" &&
 	grep -Eq '^Total +numa +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
@@ -550,11 +526,7 @@ if [ $rc -eq 0 ] && grep -Eq '^ +rcu +sweep$' "$TMP/out" &&
 	grep -q '412.88/49.33 = 8.4x' "$TMP/out" &&
 	grep -Eq '^  measured ratio sweep/rcu = [0-9.]+/[0-9.]+ = [0-9.]+x$' "$TMP/out" &&
 	grep -Eq "$(printf "$line" rcu)" "$TMP/out" &&
-	grep -Eq "$(printf "$line" sweep)" "$TMP/out"; then
-	ok "compare numa --by disable: both modes, lock tables, published numbers, ratio"
-else
-	not_ok "compare numa --by disable: both modes, lock tables, published numbers, ratio"
-	diag "$TMP/out" "$TMP/err"
-fi
+	grep -Eq "$(printf "$line" sweep)" "$TMP/out"
+verdict "compare numa --by disable: both modes, lock tables, published numbers, ratio" $?
 
 [ $failed -eq 0 ]
