@@ -330,11 +330,11 @@ if [ -n "$pin" ]; then
 		echo "$prog: --pin needs taskset (util-linux)" >&2
 		exit 1
 	}
-	mapfile -t cpus < <(allowed_cpus)
-	[ ${#cpus[@]} -gt 0 ] || {
+	list=$(allowed_cpus) && [ -n "$list" ] || {
 		echo "$prog: --pin: cannot read this shell's CPU affinity" >&2
 		exit 1
 	}
+	mapfile -t cpus <<<"$list"
 	for ((i = 0; i < containers; i++)); do
 		pin_cpus+=("${cpus[i % ${#cpus[@]}]}")
 	done

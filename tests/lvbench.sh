@@ -87,7 +87,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 16 + 5 + 4))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4))"
 n=0
 failed=0
 ok() {
@@ -240,7 +240,7 @@ for k in ("pgactivate", "pgdeactivate", "pgscan", "pgsteal", "workingset_refault
     assert k in o["vmstat"], "vmstat without " + k
 assert {"lruvec", "node", "mapping"} <= {l["name"] for l in o["locks"]}, o["locks"]
 assert o["check"] == "ok"
-# --pin: each container's CPU, round-robin over the affinity mask (lvb_pin_cpu()); else null.
+# --pin: each container's CPU, round-robin over the affinity mask (lvb_pin_cpus()); else null.
 import os
 assert o["pin_cpus"] == json.loads(os.environ.get("PIN_EXPECT", "null")), o["pin_cpus"]
 PY
@@ -268,16 +268,17 @@ rt_json "readtwice --limit --readers 3 --file-size 1G, node design" readtwice no
 	--duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
 
 # --pin: the harness fails the run if a pinned thread is seen on another CPU (at its first and
-# last step), so with more containers than CPUs an ignored pin shows as a failure.
+# last step), so with two CPUs or more in the mask an ignored pin shows as a failure.
 mapfile -t CPUS < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
 expect=$(python3 -c 'import sys; c = sys.argv[1:]; print([int(c[i % len(c)]) for i in range(3)])' \
 	"${CPUS[@]}")
 PIN_EXPECT=$expect rt_json "readtwice --pin: each container's readers on the CPU it names, $expect" \
 	readtwice lruvec 3 2 --duration 0.5 --memory 64 --pin
 taskset -c "${CPUS[0]}" "$LVBENCH" readtwice --pin --containers 2 --duration 0.3 --memory 64 \
-	--json >"$TMP/json" 2>"$TMP/err"
-check "readtwice --pin under taskset -c ${CPUS[0]}: both containers on that CPU" \
-	grep -q "\"pin_cpus\":\[${CPUS[0]}, ${CPUS[0]}\]" "$TMP/json"
+	--json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] && grep -q "\"pin_cpus\":\[${CPUS[0]}, ${CPUS[0]}\]" "$TMP/out"
+verdict "readtwice --pin under taskset -c ${CPUS[0]}: both containers on that CPU" $?
 
 "$LVBENCH" readtwice --duration 0.5 --containers 2 --memory 64 >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -285,8 +286,9 @@ summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] t
 [ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out" &&
 	grep -q '^MB/s per reader' "$TMP/out" &&
 	grep -Eq '^lruvec +[0-9.]+ MB/s = +[0-9.]+% of the ceiling$' "$TMP/out" &&
+	grep -q "ring out; the first reader to reach it memsets it first" "$TMP/out" &&
 	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
-verdict "readtwice: summary line, MB/s per reader, share of the ceiling, memory used" $?
+verdict "readtwice: summary line, MB/s per reader, share of a ceiling zeroing on first touch, memory used" $?
 
 # ---- compare readtwice, --sweep, --plot --------------------------------------------------------
 
@@ -325,12 +327,8 @@ if command -v gnuplot >/dev/null 2>&1; then
 	"$LVBENCH" compare readtwice --sweep 1,2 --duration 0.3 --rounds 1 --memory 64 \
 		--plot "$TMP/p.svg" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	if [ $rc -eq 0 ] && grep -q '<svg' "$TMP/p.svg" && grep -q 'lruvec' "$TMP/p.svg"; then
-		ok "compare readtwice --sweep --plot: an SVG with both designs"
-	else
-		not_ok "compare readtwice --sweep --plot: an SVG with both designs"
-		diag "$TMP/out" "$TMP/err"
-	fi
+	[ $rc -eq 0 ] && grep -q '<svg' "$TMP/p.svg" && grep -q 'lruvec' "$TMP/p.svg"
+	verdict "compare readtwice --sweep --plot: an SVG with both designs" $?
 else
 	ok "compare readtwice --sweep --plot # SKIP gnuplot is not installed"
 fi
@@ -363,6 +361,27 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "^kernel-readtwice: pinned .* on CPU ${CPUS[0]} ${CPUS[0]}\$" "$TMP/out" &&
 	grep -Eq "$summary\$" "$TMP/out"
 verdict "kernel-readtwice.sh --pin under taskset -c ${CPUS[0]}: both containers on that CPU" $?
+
+# A fake taskset: the affinity list it prints, and the pins the script asks for (one per
+# container, in its subshell; the dd inherit it).
+mkdir -p "$TMP/bin"
+cat >"$TMP/bin/taskset" <<'SH'
+#!/bin/sh
+if [ $# -eq 2 ]; then echo "pid $2's current affinity list: $FAKE_CPUS"; else echo "$2" >>"$FAKE_LOG"; fi
+SH
+chmod +x "$TMP/bin/taskset"
+: >"$TMP/pins"
+PATH="$TMP/bin:$PATH" FAKE_CPUS=0-3,8-11 FAKE_LOG="$TMP/pins" "$KRT" --containers 5 \
+	--duration 0.3 --no-memcg --pin >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^kernel-readtwice: pinned .* on CPU 0 1 2 3 8\$" "$TMP/out" &&
+	[ "$(sort -n "$TMP/pins" | tr '\n' ' ')" = "0 1 2 3 8 " ]
+verdict "kernel-readtwice.sh --pin over CPUs 0-3,8-11: containers on 0 1 2 3 8, each pinned" $?
+PATH="$TMP/bin:$PATH" FAKE_CPUS=0-7:2 FAKE_LOG="$TMP/pins" "$KRT" --containers 2 \
+	--duration 0.3 --no-memcg --pin >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot read this shell's CPU affinity" "$TMP/err" && [ ! -s "$TMP/out" ]
+verdict "kernel-readtwice.sh --pin with a list it cannot read: exit 1 before any dd" $?
 
 "$KRT" --containers 1 --duration 0.5 --limit 64 >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -440,7 +459,7 @@ aim9_json "compare aim9 --json: node then lruvec, two rounds" page_test node,lru
 "$LVBENCH" compare aim9 --duration 0.1 --iterations 3 --rounds 1 --containers 2 \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+[ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -Eq '^Hmean +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
 	grep -Eq '^CoeffVar +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
 	grep -Eq '^BHmean-99 +page_test ' "$TMP/out" &&
@@ -448,12 +467,8 @@ if [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
 	grep -Eq '^Hmean +page_test +34355\.40 \(   0\.00%\) +35810\.90 \(   4\.24%\)$' "$TMP/out" &&
 	grep -Eq '^lruvec design: [0-9]+ pages faulted and released per second per thread$' \
-		"$TMP/out"; then
-	ok "compare aim9: both designs with percentages, lock tables, published numbers"
-else
-	not_ok "compare aim9: both designs with percentages, lock tables, published numbers"
-	diag "$TMP/out" "$TMP/err"
-fi
+		"$TMP/out"
+verdict "compare aim9: both designs with percentages, lock tables, published numbers" $?
 
 "$LVBENCH" compare aim9 --test brk_test --duration 0.1 --iterations 2 --rounds 1 \
 	--containers 1 >"$TMP/out" 2>"$TMP/err"

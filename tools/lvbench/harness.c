@@ -34,22 +34,43 @@ unsigned int lvb_online_cpus(void)
 }
 
 /**
- * lvb_pin_cpu - the CPU for pinning group @i (a container): the @i-th, round-robin, of the CPUs
- * this process may run on, so that `taskset` narrows what --pin spreads over.
- * Return: a CPU number, or -1 if the affinity mask cannot be read.
+ * lvb_pin_cpus - where --pin puts groups (containers) 0..@n-1: group i on the i-th, round-robin,
+ * of the CPUs this process may run on, so that `taskset` narrows what --pin spreads over. The
+ * mask is read once, at whatever size the kernel's CPU numbers need.
+ * Return: 0, or -errno if the affinity mask cannot be read (cpus untouched).
  */
-int lvb_pin_cpu(unsigned int i)
+int lvb_pin_cpus(int *cpus, unsigned int n)
 {
-	cpu_set_t set;
-	int n;
+	for (int nr = CPU_SETSIZE;; nr *= 2) {
+		size_t size = CPU_ALLOC_SIZE(nr);
+		cpu_set_t *set = CPU_ALLOC(nr);
+		int *allowed, count, err = 0;
 
-	if (sched_getaffinity(0, sizeof(set), &set) || !(n = CPU_COUNT(&set)))
-		return -1;
-	i %= (unsigned int)n;
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &set) && !i--)
-			return cpu;
-	return -1;
+		if (!set)
+			return -ENOMEM;
+		if (sched_getaffinity(0, size, set)) {
+			err = -errno;
+			CPU_FREE(set);
+			/* EINVAL: the kernel's mask is larger than ours. */
+			if (err == -EINVAL && nr < (1 << 20))
+				continue;
+			return err;
+		}
+		count = CPU_COUNT_S(size, set);
+		allowed = count ? calloc((size_t)count, sizeof(*allowed)) : NULL;
+		if (!allowed) {
+			CPU_FREE(set);
+			return count ? -ENOMEM : -EINVAL;
+		}
+		for (int cpu = 0, i = 0; cpu < nr && i < count; cpu++)
+			if (CPU_ISSET_S(cpu, size, set))
+				allowed[i++] = cpu;
+		for (unsigned int i = 0; i < n; i++)
+			cpus[i] = allowed[i % (unsigned int)count];
+		free(allowed);
+		CPU_FREE(set);
+		return 0;
+	}
 }
 
 void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib)
@@ -277,6 +298,18 @@ static void phase_wait(struct run_ctl *ctl, int phase)
 		pthread_cond_wait(&ctl->cond, &ctl->lock);
 }
 
+/*
+ * pin_strayed - a pinned thread seen on another CPU: never pinned (a bug here), or moved by
+ * someone else (taskset -a, a cpuset change, a CPU going offline). Either way the run did not
+ * have the placement it reports. Without getcpu (-1) there is nothing to check.
+ */
+static bool pin_strayed(const struct lvb_worker *w)
+{
+	int cpu = sched_getcpu();
+
+	return w->pin && cpu >= 0 && cpu != w->cpu;
+}
+
 static void *worker_main(void *p)
 {
 	struct thread_arg *a = p;
@@ -298,12 +331,11 @@ static void *worker_main(void *p)
 	while (phase_read(ctl) < PHASE_RUN)
 		sched_yield();
 
-	strayed = w->pin && sched_getcpu() != w->cpu;
+	strayed = pin_strayed(w);
 	while (phase_read(ctl) == PHASE_RUN)
 		ctl->ops->step(w);
-	/* The kernel keeps a pinned thread where it is told to; a pin that never took is a bug. */
-	if (strayed || (w->pin && sched_getcpu() != w->cpu))
-		lvb_worker_error(w, "sched_getcpu() named a CPU other than its pin", EINVAL);
+	if (strayed || pin_strayed(w))
+		lvb_worker_error(w, "ran on another CPU than the one it was pinned to", 0);
 
 	pthread_mutex_lock(&ctl->lock);
 	ctl->stopped++;
@@ -450,11 +482,16 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		if (err)
 			break;
 		if (w->pin) {
-			cpu_set_t set;
+			cpu_set_t *set = w->cpu >= 0 ? CPU_ALLOC(w->cpu + 1) : NULL;
+			size_t size = CPU_ALLOC_SIZE(w->cpu + 1);
 
-			CPU_ZERO(&set);
-			CPU_SET(w->cpu, &set);
-			err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+			err = set ? 0 : EINVAL;
+			if (set) {
+				CPU_ZERO_S(size, set);
+				CPU_SET_S(w->cpu, size, set);
+				err = pthread_attr_setaffinity_np(&attr, size, set);
+				CPU_FREE(set);
+			}
 		}
 		if (!err)
 			err = pthread_create(&tids[created], &attr, worker_main, &args[created]);
@@ -527,9 +564,10 @@ join:
 			res->counters[c] += w->counters[c];
 		if (w->nr_errors) {
 			fprintf(stderr,
-				"lvbench: %s design: thread %u: %s: %s (%u unexpected answers)\n",
-				lvb_lock_names[env->design], t, w->error_what, strerror(w->error),
-				w->nr_errors);
+				"lvbench: %s%s: thread %u: %s%s%s (%u unexpected answers)\n",
+				env->label ? env->label : lvb_lock_names[env->design],
+				env->label ? "" : " design", t, w->error_what, w->error ? ": " : "",
+				w->error ? strerror(w->error) : "", w->nr_errors);
 			res->failures++;
 		}
 	}

@@ -252,6 +252,7 @@ int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct lvb_env {
 	const struct lvb_common *opt;
 	enum lv_lock_design design;
+	const char *label; /* what messages name the run by; NULL: the design */
 	struct lv_machine *m;
 	struct lv_memcg **memcgs;
 	unsigned int nr_memcgs;
@@ -273,7 +274,7 @@ struct lvb_worker {
 	unsigned int id;
 	struct lvb_env *env;
 	void *priv; /* the workload's per-thread state */
-	bool pin;   /* set by the workload: the thread runs only on CPU @cpu */
+	bool pin;   /* set by the workload: the thread runs only on CPU @cpu (lvb_pin_cpus()) */
 	int cpu;
 	uint64_t ops;
 	uint64_t amount; /* see &struct lvb_rate; unused without one */
@@ -294,6 +295,7 @@ struct lvb_thread_ops {
 	unsigned int nr_counters;
 };
 
+/* lvb_worker_error - record an unexpected answer: @what, and @err (an errno, or 0 for none). */
 void lvb_worker_error(struct lvb_worker *w, const char *what, int err);
 
 int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
@@ -303,7 +305,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 unsigned int lvb_online_cpus(void);
-int lvb_pin_cpu(unsigned int i);
+int lvb_pin_cpus(int *cpus, unsigned int n);
 
 /* VmRSS and VmHWM of this process in KiB (0 when /proc is not readable). */
 void lvb_proc_memory(uint64_t *rss_kib, uint64_t *hwm_kib);

@@ -16,9 +16,11 @@
  * the headline is their arithmetic mean, as Alex Shi and Daniel Jordan reported it.
  *
  * The ceiling is the same threads doing only the memory work a read costs without any cache
- * management: zero a 4 KiB frame (as filling a hole does), copy it out. Each thread walks a
- * private ring of frames larger than the last-level cache, so the zeroing misses the cache as
- * it does on recycled page frames.
+ * management: zero a 4 KiB frame on first touch (as filling a hole does), copy it out. The
+ * readers of a shared file walk one ring of frames per container, and whoever reaches a frame
+ * first zeroes it (readtwice's second reader finds the page filled); a reader of its own file
+ * walks a ring of its own. Rings are larger than the last-level cache, so the zeroing misses
+ * the cache as it does on recycled page frames.
  */
 #define _GNU_SOURCE
 #include "lvbench.h"
@@ -32,7 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RT_READ_SIZE 4096u /* dd bs=4k */
+#define RT_READ_SIZE   4096u /* dd bs=4k */
+#define RT_MAX_THREADS 1024u
 
 struct rt_params {
 	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
@@ -42,9 +45,10 @@ struct rt_params {
 	bool no_kswapd;
 	unsigned int folio_order; /* page cache folios of 2^order pages */
 	bool shared;		  /* readtwice: the readers of a container share its file */
-	bool pin;		  /* each container's readers on one CPU (lvb_pin_cpu()) */
+	bool pin;		  /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
-	uint64_t real_size; /* of --file */
+	uint64_t real_size;	     /* of --file */
+	int pin_cpu[RT_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
 };
 
 #define RT(field) offsetof(struct rt_params, field)
@@ -121,8 +125,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		p->readers = p->shared ? 2 : 1;
 	if (opt->containers == LVB_UNSET) {
 		opt->containers = opt->compare ? 2 * cpus : cpus;
-		if (opt->containers > 1024 / p->readers)
-			opt->containers = 1024 / p->readers;
+		if (opt->containers > RT_MAX_THREADS / p->readers)
+			opt->containers = RT_MAX_THREADS / p->readers;
 	}
 	if (opt->memory_mib == LVB_UNSET)
 		opt->memory_mib = 2048;
@@ -135,15 +139,19 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
 		if (opt->sweep.v[i] > max_containers)
 			max_containers = opt->sweep.v[i];
-	if (max_containers * p->readers > 1024)
+	if (max_containers * p->readers > RT_MAX_THREADS)
 		return lvb_usage_error(
 			"--containers, --readers: %u containers x %u readers is more than 1024 "
 			"threads",
 			max_containers, p->readers);
 
-	if (p->pin && lvb_pin_cpu(0) < 0)
-		return lvb_usage_error("--pin: cannot read this process's CPU affinity: %s",
-				       strerror(errno));
+	if (p->pin) {
+		int err = lvb_pin_cpus(p->pin_cpu, max_containers);
+
+		if (err)
+			return lvb_usage_error("--pin: cannot read this process's CPU affinity: %s",
+					       strerror(-err));
+	}
 
 	if (p->file) {
 		struct stat st;
@@ -238,7 +246,7 @@ static void rt_step(struct lvb_worker *w)
 static void rt_pin(const struct rt_params *p, struct lvb_worker *w, unsigned int t)
 {
 	w->pin = p->pin;
-	w->cpu = p->pin ? lvb_pin_cpu(t / p->readers) : -1;
+	w->cpu = p->pin ? p->pin_cpu[t / p->readers] : -1;
 }
 
 static const struct lvb_thread_ops rt_thread_ops = {
@@ -362,25 +370,38 @@ out:
 #define CEIL_RING_THREAD (64ul << 20)
 #define CEIL_RING_MIN	 (64ul << 10)
 
+/*
+ * A ring of frames read by the readers of one file. @touched counts the frames ever reached:
+ * a reader at frame number pos >= touched is the first there and zeroes the frame, as the
+ * engine's first reader fills a page and its partner only copies it. Two readers that meet
+ * may both zero a frame, and a late store may lower the count by a frame or two: a little
+ * more memory work, never less.
+ */
+struct ceil_ring {
+	char *mem;
+	uint64_t touched; /* racy (relaxed): the only sharing between a ring's readers */
+} __attribute__((aligned(64)));
+
 struct ceil_thread {
-	char *ring;
-	size_t ring_bytes, off;
+	struct ceil_ring *ring;
+	uint64_t frames, pos; /* frames in the ring; frames this reader has read */
 	char *buf;
 } __attribute__((aligned(64)));
 
 static void ceil_step(struct lvb_worker *w)
 {
 	struct ceil_thread *ct = w->priv;
-	char *frame = ct->ring + ct->off;
+	char *frame = ct->ring->mem + ct->pos % ct->frames * RT_READ_SIZE;
 
-	memset(frame, 0, RT_READ_SIZE);
+	if (ct->pos >= __atomic_load_n(&ct->ring->touched, __ATOMIC_RELAXED)) {
+		memset(frame, 0, RT_READ_SIZE);
+		__atomic_store_n(&ct->ring->touched, ct->pos + 1, __ATOMIC_RELAXED);
+	}
 	/* Without this, the compiler may turn the copy of zeros into a second memset. */
 	__asm__ __volatile__("" : : "r"(frame) : "memory");
 	memcpy(ct->buf, frame, RT_READ_SIZE);
 	__asm__ __volatile__("" : : "r"(ct->buf) : "memory");
-	ct->off += RT_READ_SIZE;
-	if (ct->off == ct->ring_bytes)
-		ct->off = 0;
+	ct->pos++;
 	w->ops++;
 	w->amount += RT_READ_SIZE;
 }
@@ -407,48 +428,54 @@ static char *ceil_ring_alloc(size_t bytes)
 
 static int rt_ceiling(const struct lvb_common *opt, const void *params, struct lvb_ceiling *c)
 {
-	unsigned int n = opt->threads, nr_ready = 0;
-	struct lvb_env env = { .opt = opt, .design = LV_LOCK_LRUVEC };
+	const struct rt_params *p = params;
+	unsigned int n = opt->threads, nr_rings = p->shared ? opt->containers : n, nr_ready = 0;
+	struct lvb_env env = { .opt = opt, .design = LV_LOCK_LRUVEC, .label = "ceiling" };
 	struct lvb_result res = { 0 };
 	struct ceil_thread *threads;
 	struct lvb_worker *workers;
 	size_t total, ring;
 	double bytes = 0;
+	struct ceil_ring *rings;
 	int err = -ENOMEM;
 
-	ring = CEIL_RING_TOTAL / n > CEIL_RING_THREAD ? CEIL_RING_TOTAL / n : CEIL_RING_THREAD;
+	ring = CEIL_RING_TOTAL / nr_rings > CEIL_RING_THREAD ? CEIL_RING_TOTAL / nr_rings
+							     : CEIL_RING_THREAD;
 	total = machine_bytes(opt) / 2;
-	if (ring > total / n)
-		ring = total / n;
+	if (ring > total / nr_rings)
+		ring = total / nr_rings;
 	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
 	if (ring < CEIL_RING_MIN)
 		ring = CEIL_RING_MIN;
 
 	workers = lvb_zalloc(n * sizeof(*workers));
 	threads = lvb_zalloc(n * sizeof(*threads));
-	if (!workers || !threads)
+	rings = lvb_zalloc(nr_rings * sizeof(*rings));
+	if (!workers || !threads || !rings)
 		goto out;
+	/*
+	 * Faulted in before the clock starts: the ceiling is the steady state, where the engine
+	 * too recycles frames it touched before, and the kernel's page faults would only add
+	 * noise.
+	 */
+	for (unsigned int r = 0; r < nr_rings; r++)
+		if (!(rings[r].mem = ceil_ring_alloc(ring)))
+			goto out;
 	for (; nr_ready < n; nr_ready++) {
 		struct ceil_thread *ct = &threads[nr_ready];
 
-		/*
-		 * Faulted in before the clock starts: the ceiling is the steady state, where the
-		 * engine too recycles frames it touched before, and the kernel's page faults
-		 * would only add noise.
-		 */
-		ct->ring = ceil_ring_alloc(ring);
-		if (!ct->ring)
-			goto out;
-		ct->ring_bytes = ring;
+		ct->ring = &rings[p->shared ? nr_ready / p->readers : nr_ready];
+		ct->frames = ring / RT_READ_SIZE;
 		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
-		if (!ct->buf) {
-			free(ct->ring);
+		if (!ct->buf)
 			goto out;
-		}
 		workers[nr_ready].priv = ct;
-		rt_pin(params, &workers[nr_ready], nr_ready);
+		rt_pin(p, &workers[nr_ready], nr_ready);
 	}
 	err = lvb_run_threads(&env, workers, &ceil_thread_ops, &res);
+	/* Each failure is described already: a pinned thread that ran elsewhere, say. */
+	if (!err && res.failures)
+		err = -ECANCELED;
 	if (!err) {
 		for (unsigned int t = 0; t < n; t++)
 			bytes += (double)res.thread_amount[t];
@@ -456,16 +483,20 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 			.valid = res.elapsed > 0,
 			.threads = n,
 			.total = res.elapsed > 0 ? bytes * 1e-6 / res.elapsed : 0,
-			.what = "per 4 KiB step, memset a frame of a private ring and memcpy it "
-				"out",
+			.what = p->shared && p->readers > 1
+					? "per 4 KiB step, memcpy a frame of the container's ring "
+					  "out; the first reader to reach it memsets it first"
+					: "per 4 KiB step, memset a frame of a private ring and "
+					  "memcpy it out",
 		};
 	}
 	lvb_result_free(&res);
 out:
-	for (unsigned int t = 0; t < nr_ready; t++) {
-		free(threads[t].ring);
+	for (unsigned int t = 0; t < nr_ready; t++)
 		free(threads[t].buf);
-	}
+	for (unsigned int r = 0; rings && r < nr_rings; r++)
+		free(rings[r].mem);
+	free(rings);
 	free(threads);
 	free(workers);
 	return err;
@@ -522,7 +553,7 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	if (p->pin) {
 		fprintf(out, "Pinned (--pin): the readers of container 0, 1, ... on CPU");
 		for (unsigned int i = 0; i < opt->containers; i++)
-			fprintf(out, " %d", lvb_pin_cpu(i));
+			fprintf(out, " %d", p->pin_cpu[i]);
 		fputc('\n', out);
 	}
 	fprintf(out,
@@ -576,7 +607,7 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	if (!p->pin)
 		fputs("null", out);
 	for (unsigned int i = 0; p->pin && i < opt->containers; i++)
-		fprintf(out, "%s%d%s", i ? ", " : "[", lvb_pin_cpu(i),
+		fprintf(out, "%s%d%s", i ? ", " : "[", p->pin_cpu[i],
 			i + 1 == opt->containers ? "]" : "");
 }
 
