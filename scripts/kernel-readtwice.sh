@@ -12,7 +12,7 @@
 # (R counts every reader; MB = 10^6 bytes, as dd prints it; the mean is over readers, as Alex
 # Shi and Daniel Jordan reported it; the total is their sum.)
 #
-# Bash and coreutils only (truncate, dd, timeout, mktemp, df, nproc); --pin also needs taskset
+# Bash, coreutils (truncate, dd, timeout, mktemp, df) and getconf; --pin also needs taskset
 # (util-linux).
 set -u
 set -o pipefail
@@ -60,7 +60,9 @@ die_usage() {
 	exit 2
 }
 
-containers=$(nproc)
+# Online CPUs, as lvbench counts them (nproc would count only those this shell may use).
+online_cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || online_cpus=1
+containers=$online_cpus
 readers=2
 duration=5
 limit=
@@ -366,7 +368,7 @@ files+=("${outs[@]}")
 
 # ---- run --------------------------------------------------------------------------------------
 
-echo "kernel-readtwice: $(uname -sr), $(nproc) online CPUs, $containers containers x" \
+echo "kernel-readtwice: $(uname -sr), $online_cpus online CPUs, $containers containers x" \
 	"$readers dd (bs=4k) for $duration s, sparse files of $size on ${fstype:-?} ($dir)," \
 	"cgroups: $cg_mode${limit:+, limit $limit MiB each}"
 [ -n "$pin" ] && echo "kernel-readtwice: pinned (--pin): the dd of container 0, 1, ... on CPU" \

@@ -38,9 +38,9 @@ static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwi
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, 1024, NULL, "N",
 	  "memory cgroups; thread t runs in container t % N (default 16;\n"
-	  "readtwice/readonce/aim9: see their help)" },
+	  "readtwice/readonce/aim9/numa: see their help)" },
 	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, 1024, NULL, "N",
-	  "benchmark threads (default 32; not for readtwice/readonce/aim9)" },
+	  "benchmark threads (default 32; not for readtwice/readonce/aim9/numa)" },
 	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
 	  "length of one round in seconds, fractions allowed (default 5;\n"
 	  "aim9: of one iteration, see its help)" },
@@ -65,7 +65,8 @@ static const struct lvb_opt common_opts[] = {
 	  "NUMA nodes; thread t allocates on node t % N (default 1;\n"
 	  "numa: 2)" },
 	{ "memory", LVB_OPT_UINT, COMMON(memory_mib), 4, 65536, NULL, "MIB",
-	  "memory per node in MiB (default 256; readtwice/readonce: 2048)" },
+	  "memory per node in MiB (default 256; readtwice/readonce: 2048;\n"
+	  "numa: sized to its instances, see its help)" },
 	{ "seed", LVB_OPT_U64, COMMON(seed), 0, 0, NULL, "N",
 	  "seed of the per-thread random streams (default 1)" },
 	{ "json", LVB_OPT_FLAG, COMMON(json), 0, 0, NULL, NULL,
@@ -152,20 +153,19 @@ static void print_workloads(FILE *out)
 static const char output_help[] =
 	"Output: a table of ops/s per thread as mmtests compare prints it (Min, Max, Amean,\n"
 	"Hmean, Stddev, CoeffVar, BHmean-50/95/99 over the ops/s of every thread of every\n"
-	"round), the "
-	"lock table in the columns of perf lock report plus the contended fraction\n"
+	"round), the lock table in the columns of perf lock report plus the contended fraction\n"
 	"(contended/acquired) per lock class, vmstat counters and the thread-to-CPU ratio\n"
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
-	"(node first with compare), with the keys workload, lock, backend, threads, containers,\n"
-	"nodes, cpus, threads_per_cpu, duration_s, rounds, batch, seed, ops, ops_per_sec (all\n"
-	"threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, hmean, stddev,\n"
-	"amean, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
-	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], vmstat,\n"
-	"drain_all, counters and check (\"ok\" or \"failed\").\n"
+	"(node first with compare --by lock), with the keys workload, lock, backend, threads,\n"
+	"containers, nodes, cpus, threads_per_cpu, duration_s, rounds, batch, seed, ops,\n"
+	"ops_per_sec (all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max,\n"
+	"hmean, stddev, amean, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired,\n"
+	"contended, contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
+	"vmstat, drain_all, counters and check (\"ok\" or \"failed\").\n"
 	"Every round also runs lv_check() on the populated and on the emptied machine.\n"
 	"A progress line is shown on stderr when it is a terminal.\n"
-	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s\n"
-	"and add their keys to the JSON (see the workload's help).\n"
+	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
+	"and workloads add or replace JSON keys (see the workload's help).\n"
 	"Exit status: 0 success, 1 the run failed (library error or invariant violation,\n"
 	"described on stderr), 2 bad usage.\n";
 
@@ -186,7 +186,8 @@ static void usage_main(FILE *out)
 
 static const char compare_help[] =
 	"Runs the node (A, the baseline) and lruvec (B) designs alternately, ABAB..., --rounds\n"
-	"rounds each (default 3; readtwice/readonce: 5), every round on a fresh machine in this\n"
+	"rounds each (default 3; readtwice/readonce: 5; aim9: 2), every round on a fresh machine "
+	"in this\n"
 	"process, then prints them side by side. The percentage next to a value is relative to\n"
 	"the node design as in mmtests compare: new*100/base - 100 for Min, Max, Amean, Hmean,\n"
 	"BHmean-N and Total (higher is better), 100 - new*100/base for Stddev and CoeffVar (so\n"
