@@ -8,6 +8,8 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +258,15 @@ static inline long zero_or_pat(struct lv_mm *mm, uint64_t addr, int seed)
 		same &= buf[i] == pat(addr + i, (unsigned int)seed);
 	}
 	return !(zero || same);
+}
+
+/* start_ready - run @fn(@arg) in a new thread and wait until it sets *@ready (release). */
+static inline void start_ready(pthread_t *th, void *(*fn)(void *), void *arg, int *ready)
+{
+	if (pthread_create(th, NULL, fn, arg))
+		BAIL_OUT("pthread_create failed");
+	while (!__atomic_load_n(ready, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 #endif /* LV_TEST_H */

@@ -6,8 +6,6 @@
 
 #include "lvtest.h"
 
-#include <pthread.h>
-
 static void test_root(void)
 {
 	struct lv_config cfg = small_config();
@@ -379,15 +377,6 @@ static void test_reparent(enum lv_lock_design design)
 	is(lv_memcg_usage(p), 0, "%s: all uncharged from p", d);
 	is(lv_memcg_remove(p), 0, "%s: p removed", d);
 	finish(m, "reparent");
-}
-
-/* start_ready - run @fn(@arg) in a new thread and wait until it sets *@ready. */
-static void start_ready(pthread_t *th, void *(*fn)(void *), void *arg, int *ready)
-{
-	if (pthread_create(th, NULL, fn, arg))
-		BAIL_OUT("pthread_create failed");
-	while (!__atomic_load_n(ready, __ATOMIC_ACQUIRE))
-		sched_yield();
 }
 
 /*

@@ -8,8 +8,6 @@
 
 #include "lvtest.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <time.h>
 
 #define PAGE LV_PAGE_SIZE
@@ -666,10 +664,7 @@ static void *holder_thread(void *p)
 static void hold_start(pthread_t *t, struct holder *h, struct lv_lock *lock, long hold_us)
 {
 	*h = (struct holder){ .lock = lock, .hold_us = hold_us };
-	if (pthread_create(t, NULL, holder_thread, h))
-		BAIL_OUT("pthread_create failed");
-	while (!__atomic_load_n(&h->held, __ATOMIC_ACQUIRE))
-		sleep_us(100);
+	start_ready(t, holder_thread, h, &h->held);
 }
 
 /*

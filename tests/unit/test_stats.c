@@ -3,8 +3,6 @@
  * perf-lock-style report, the three lock backends, lv_bug_count and lv_check's report. */
 #include "lvtest.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 static uint64_t acquired(struct lv_machine *m, enum lv_lock_class cls)
@@ -419,10 +417,7 @@ static void test_retired_sum(void)
 	long ms;
 	pthread_t th;
 
-	if (pthread_create(&th, NULL, retire_churn, &a))
-		BAIL_OUT("pthread_create failed");
-	while (!__atomic_load_n(&a.ready, __ATOMIC_ACQUIRE))
-		sched_yield();
+	start_ready(&th, retire_churn, &a, &a.ready);
 	/* At least 300 ms and 1000 cycles and readings; at most 10 s on a very slow machine. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
