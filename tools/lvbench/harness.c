@@ -298,6 +298,22 @@ static void phase_wait(struct run_ctl *ctl, int phase)
 		pthread_cond_wait(&ctl->cond, &ctl->lock);
 }
 
+/* attr_pin - make threads created with @attr run on @cpu only. Return: 0 or an errno. */
+static int attr_pin(pthread_attr_t *attr, int cpu)
+{
+	size_t size = CPU_ALLOC_SIZE(cpu + 1);
+	cpu_set_t *set = cpu >= 0 ? CPU_ALLOC(cpu + 1) : NULL;
+	int err;
+
+	if (!set)
+		return cpu >= 0 ? ENOMEM : EINVAL;
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(cpu, size, set);
+	err = pthread_attr_setaffinity_np(attr, size, set);
+	CPU_FREE(set);
+	return err;
+}
+
 /*
  * pin_strayed - a pinned thread seen on another CPU: never pinned (a bug here), or moved by
  * someone else (taskset -a, a cpuset change, a CPU going offline). Either way the run did not
@@ -481,18 +497,8 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		err = pthread_attr_init(&attr);
 		if (err)
 			break;
-		if (w->pin) {
-			cpu_set_t *set = w->cpu >= 0 ? CPU_ALLOC(w->cpu + 1) : NULL;
-			size_t size = CPU_ALLOC_SIZE(w->cpu + 1);
-
-			err = set ? 0 : EINVAL;
-			if (set) {
-				CPU_ZERO_S(size, set);
-				CPU_SET_S(w->cpu, size, set);
-				err = pthread_attr_setaffinity_np(&attr, size, set);
-				CPU_FREE(set);
-			}
-		}
+		if (w->pin)
+			err = attr_pin(&attr, w->cpu);
 		if (!err)
 			err = pthread_create(&tids[created], &attr, worker_main, &args[created]);
 		pthread_attr_destroy(&attr);

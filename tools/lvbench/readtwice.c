@@ -629,15 +629,14 @@ static const struct lvb_rate rt_rate = {
 	"no --limit, --duration 5 (compare: 5 s x 5 rounds per design, about a minute on 2\n"      \
 	"CPUs), sparse files of 64 GiB, or 16 x the memory if that is larger.\n"                   \
 	"Output: MB/s per reader (MB = 10^6 bytes, like dd) in the mmtests rows, the total,\n"     \
-	"the ceiling (the same threads doing only the memory work of 4 KiB reads: memset a "       \
-	"frame\n"                                                                                  \
-	"on first touch, memcpy it out; no cache management) and each design's share of it,\n"     \
-	"the lock tables, reclaim and workingset counters, the process's VmHWM next to the\n"      \
-	"configured memory, and the line\n"                                                        \
+	"the ceiling (the same threads doing only the memory work of 4 KiB reads: memset\n"        \
+	"a frame on first touch, memcpy it out; no cache management) and each design's\n"          \
+	"share of it, the lock tables, reclaim and workingset counters, the process's\n"           \
+	"VmHWM next to the configured memory, and the line\n"                                      \
 	"  NAME: containers=C readers=N mean_mb_per_s_reader=X total_mb_per_s=Y\n"                 \
-	"(N: all readers, C x --readers; with compare, one per design, ending lock=DESIGN), "      \
-	"which\n"                                                                                  \
-	"scripts/kernel-readtwice.sh prints for the host kernel. JSON adds\n"                      \
+	"(N: all readers, C x --readers; with compare, one per design, ending\n"                   \
+	"lock=DESIGN), which scripts/kernel-readtwice.sh prints for the host kernel.\n"            \
+	"JSON adds\n"                                                                              \
 	"mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total, mb_per_s_round_total,\n"   \
 	"ceiling_mb_per_s, ceiling_fraction, readers, readers_per_container, file, file_size,\n"   \
 	"limit_mib, memory_mib, kswapd, pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib;\n"  \
