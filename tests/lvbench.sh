@@ -310,8 +310,10 @@ verdict "compare readtwice: both designs, lock tables, published numbers, summar
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
 row='+[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% +[0-9.]+%$'
-[ $rc -eq 0 ] && grep -Eq "^ +1 +2 $row" "$TMP/out" && grep -Eq "^ +2 +4 $row" "$TMP/out"
-verdict "compare readtwice --sweep 1,2: one row per container count" $?
+[ $rc -eq 0 ] && grep -Eq "^ +1 +2 $row" "$TMP/out" && grep -Eq "^ +2 +4 $row" "$TMP/out" &&
+	grep -q "^readtwice: 2 readers per container, " "$TMP/out" &&
+	grep -q "^no memcg limit, kswapd on, 4096-byte reads, folios of 1 page$" "$TMP/out"
+verdict "compare readtwice --sweep 1,2: the settings, one row per container count" $?
 
 PATH=/nonexistent "$LVBENCH" compare readtwice --sweep 1 --plot "$TMP/p.svg" >"$TMP/out" \
 	2>"$TMP/err"

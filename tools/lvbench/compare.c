@@ -504,7 +504,8 @@ static double sample_mean(const struct lvb_series *s)
 	return s->nr_samples ? sum / (double)s->nr_samples : 0;
 }
 
-static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt)
+static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
+			 const void *params)
 {
 	char per_plural[32];
 
@@ -516,6 +517,8 @@ static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct 
 	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
 		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch);
+	if (wl->describe)
+		wl->describe(out, opt, params);
 	fprintf(out, "%s per %s: arithmetic mean over the %ss of all rounds;\n", rate_unit(wl),
 		rate_per(wl), rate_per(wl));
 	fprintf(out, "cont: contended/acquired of the LRU lock; ceiling: per %s\n\n", rate_per(wl));
@@ -634,7 +637,7 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 	int ret = LVB_EXIT_OK;
 
 	if (!opt->json)
-		sweep_header(stdout, wl, opt);
+		sweep_header(stdout, wl, opt, params);
 	for (unsigned int i = 0; i < opt->sweep.n; i++) {
 		struct lvb_common o = *opt;
 		struct lvb_series series[2] = { 0 };

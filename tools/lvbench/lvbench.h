@@ -226,6 +226,8 @@ struct lvb_workload {
 	void (*print_extra)(FILE *out, const struct lvb_common *opt, const void *params,
 			    const struct lvb_series *s, unsigned int n,
 			    const struct lvb_ceiling *c);
+	/* Optional: the workload's own settings in one line (the header of a sweep). */
+	void (*describe)(FILE *out, const struct lvb_common *opt, const void *params);
 	/* Optional: more keys of the JSON object of one design (with lvb_json_*()). */
 	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
 			   const struct lvb_series *s, const struct lvb_ceiling *c);

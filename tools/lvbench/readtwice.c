@@ -523,33 +523,42 @@ static void print_summary_line(FILE *out, const char *name, const struct lvb_com
 		tag ? " lock=" : "", tag ? tag : "");
 }
 
+/* rt_describe - the workload's own settings, one line (also the header of a sweep). */
+static void rt_describe(FILE *out, const struct lvb_common *opt, const void *params)
+{
+	const struct rt_params *p = params;
+
+	(void)opt;
+	fprintf(out, "%s: %u reader%s per container, %s ", rt_name(p), p->readers,
+		p->readers > 1 ? "s" : "", p->shared ? "each container reading" : "each reading");
+	if (p->file)
+		fprintf(out, "%s (%.1f MiB);\n", p->file, (double)p->real_size / (1 << 20));
+	else
+		fprintf(out, "a sparse file of %.1f GiB;\n", (double)p->file_size / (1 << 30));
+	if (p->limit_mib)
+		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
+	else
+		fprintf(out, "no memcg limit, ");
+	fprintf(out, "kswapd %s, %u-byte reads, folios of %u page%s%s\n",
+		p->no_kswapd ? "off" : "on", RT_READ_SIZE, 1u << p->folio_order,
+		p->folio_order ? "s" : "",
+		p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
+}
+
 static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
 			   const struct lvb_series *s, unsigned int n, const struct lvb_ceiling *c)
 {
 	const struct rt_params *p = params;
 	uint64_t hwm = 0, rss = 0, mib = (uint64_t)opt->nodes * opt->memory_mib;
-	char size[48];
 
 	(void)c;
 	for (unsigned int d = 0; d < n; d++) {
 		hwm = s[d].vm_hwm_kib > hwm ? s[d].vm_hwm_kib : hwm;
 		rss = s[d].vm_rss_kib > rss ? s[d].vm_rss_kib : rss;
 	}
-	if (p->file)
-		snprintf(size, sizeof(size), "%s (%.1f MiB)", p->file,
-			 (double)p->real_size / (1 << 20));
-	else
-		snprintf(size, sizeof(size), "a sparse file of %.1f GiB",
-			 (double)p->file_size / (1 << 30));
-	fprintf(out, "\n%s: %u containers x %u reader%s (%u reader threads on %u CPUs), %s %s, ",
-		rt_name(p), opt->containers, p->readers, p->readers > 1 ? "s" : "", opt->threads,
-		lvb_online_cpus(), p->shared ? "each container reading" : "each reader reading",
-		size);
-	if (p->limit_mib)
-		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
-	else
-		fprintf(out, "no memcg limit, ");
-	fprintf(out, "kswapd %s, %u-byte reads\n", p->no_kswapd ? "off" : "on", RT_READ_SIZE);
+	fprintf(out, "\n%u containers, %u reader threads on %u CPUs\n", opt->containers,
+		opt->threads, lvb_online_cpus());
+	rt_describe(out, opt, params);
 	if (p->pin) {
 		fprintf(out, "Pinned (--pin): the readers of container 0, 1, ... on CPU");
 		for (unsigned int i = 0; i < opt->containers; i++)
@@ -660,6 +669,7 @@ const struct lvb_workload lvb_readtwice = {
 	.run = rt_run,
 	.ceiling = rt_ceiling,
 	.print_extra = rt_print_extra,
+	.describe = rt_describe,
 	.json_extra = rt_json_extra,
 };
 
@@ -679,5 +689,6 @@ const struct lvb_workload lvb_readonce = {
 	.run = rt_run,
 	.ceiling = rt_ceiling,
 	.print_extra = rt_print_extra,
+	.describe = rt_describe,
 	.json_extra = rt_json_extra,
 };
