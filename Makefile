@@ -5,12 +5,15 @@
 #   make bench        the main benchmark job (lvbench compare readtwice, built-in defaults)
 #   make tsan | asan  the torture and unit tests under ThreadSanitizer / AddressSanitizer
 #   make torture DURATION=seconds [SEED=n]   a long torture run of every design (debug build)
+#   make fuzz [FUZZ_SECONDS=n]  libFuzzer (clang) on the API's call sequences (tests/fuzz)
 
 CC       ?= cc
 BUILD    ?= build
 DURATION ?= 60
 SEED     ?= 1
 PROVE    ?= prove
+FUZZ_CC  ?= clang
+FUZZ_SECONDS ?= 60
 
 URCU_CFLAGS := $(shell pkg-config --cflags liburcu-bp 2>/dev/null)
 URCU_LIBS   := $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
@@ -32,7 +35,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 BENCH_SRCS := $(wildcard tools/lvbench/*.c)
 HDRS       := $(wildcard include/*.h src/*.h tests/*.h tests/unit/*.h tools/lvbench/*.h)
 
-.PHONY: all check bench tsan asan torture deps clean format
+.PHONY: all check bench tsan asan torture fuzz deps clean format
 all: $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so $(BUILD)/lvbench
 
 # One object tree per variant: $(BUILD)/<variant>/src/x.o
@@ -47,6 +50,9 @@ $(BUILD)/$(1)/tests/%: $(BUILD)/$(1)/tests/unit/%.o $(BUILD)/$(1)/liblruvec.a
 	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDFLAGS_$$*) $$(LDLIBS)
 $(BUILD)/$(1)/torture: $(BUILD)/$(1)/tests/stress/torture.o $(BUILD)/$(1)/liblruvec.a
 	$$(CC) $$(CFLAGS_$(1)) -pthread $$^ -o $$@ $$(LDLIBS)
+$(BUILD)/$(1)/fuzz_replay: tests/fuzz/fuzz_ops.c $(BUILD)/$(1)/liblruvec.a $(HDRS)
+	$$(CC) $$(BASE) $$(CFLAGS_$(1)) -DLV_FUZZ_REPLAY tests/fuzz/fuzz_ops.c \
+		$(BUILD)/$(1)/liblruvec.a -o $$@ $$(LDLIBS)
 endef
 $(foreach v,release debug tsan asan,$(eval $(call variant,$(v))))
 
@@ -63,9 +69,10 @@ deps:
 	@scripts/install-deps.sh
 
 check: deps
-	@$(MAKE) --no-print-directory $(call UNIT_BINS,debug) $(BUILD)/debug/torture $(BUILD)/lvbench
+	@$(MAKE) --no-print-directory $(call UNIT_BINS,debug) $(BUILD)/debug/torture $(BUILD)/lvbench \
+		$(BUILD)/debug/fuzz_replay
 	BUILD=$(BUILD) $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
-		tests/models/run-models.sh tests/lvbench.sh
+		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/lvbench
@@ -77,15 +84,31 @@ tsan: deps
 		VARIANT=tsan $(PROVE) -f $(call UNIT_BINS,tsan) tests/stress/torture.sh
 
 asan: deps
-	@$(MAKE) --no-print-directory $(call UNIT_BINS,asan) $(BUILD)/asan/torture
-	BUILD=$(BUILD) VARIANT=asan $(PROVE) -f $(call UNIT_BINS,asan) tests/stress/torture.sh
+	@$(MAKE) --no-print-directory $(call UNIT_BINS,asan) $(BUILD)/asan/torture \
+		$(BUILD)/asan/fuzz_replay
+	BUILD=$(BUILD) VARIANT=asan $(PROVE) -f $(call UNIT_BINS,asan) tests/stress/torture.sh \
+		tests/fuzz/replay.sh
 
 torture: deps
 	@$(MAKE) --no-print-directory $(BUILD)/debug/torture
 	BUILD=$(BUILD) TORTURE_DURATION=$(DURATION) TORTURE_SEED=$(SEED) $(PROVE) -v tests/stress/torture.sh
 
+# libFuzzer needs clang and its runtime (Debian: clang, libclang-rt-14-dev); not part of check.
+# New inputs go to $(BUILD)/fuzz-corpus, seeded from tests/fuzz/corpus; a crash is saved in
+# $(BUILD)/ as crash-*: add it to tests/fuzz/corpus once fixed, and check replays it.
+$(BUILD)/fuzz/fuzz_ops: tests/fuzz/fuzz_ops.c $(LIB_SRCS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE) -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined $(LIB_SRCS) tests/fuzz/fuzz_ops.c -o $@ $(LDLIBS)
+
+fuzz: $(BUILD)/fuzz/fuzz_ops
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz/fuzz_ops -max_total_time=$(FUZZ_SECONDS) -max_len=512 \
+		-artifact_prefix=$(BUILD)/ $(BUILD)/fuzz-corpus tests/fuzz/corpus
+
 format:
-	clang-format -i include/*.h src/*.[ch] tests/unit/*.[ch] tests/stress/*.c tools/lvbench/*.[ch]
+	clang-format -i include/*.h src/*.[ch] tests/unit/*.[ch] tests/stress/*.c tests/fuzz/*.c \
+		tools/lvbench/*.[ch]
 
 clean:
 	rm -rf $(BUILD)
