@@ -23,6 +23,7 @@
  * program that replays the inputs named on its command line (the corpus kept in
  * tests/fuzz/corpus, run by `make check`).
  */
+#define _GNU_SOURCE
 #include "lruvec.h"
 
 #include <errno.h>
@@ -31,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NR_FOLIOS 16
 #define NR_MEMCGS 6
@@ -38,6 +41,7 @@
 #define NR_MMS	  2
 #define MM_PAGES  64 /* each mm maps one region of this many pages */
 #define FILE_SIZE (2ul << 20)
+#define REAL_SIZE (256ul << 10) /* file 0 is a real file of this many bytes (a memfd) */
 
 struct input {
 	const uint8_t *p;
@@ -64,6 +68,7 @@ struct state {
 	struct owned folios[NR_FOLIOS];
 	struct lv_memcg *memcgs[NR_MEMCGS]; /* [0]: the root */
 	struct lv_file *files[NR_FILES];
+	int real_fd; /* behind files[0]; -1 if memfd_create() is not available */
 	struct lv_mm *mms[NR_MMS];
 	uint64_t mm_base[NR_MMS];
 	struct lv_memcg *mm_memcg[NR_MMS];
@@ -116,6 +121,25 @@ static void drop_folio(struct owned *o)
 	*o = (struct owned){ 0 };
 }
 
+/* drop_folios - release every folio we hold in one lv_folios_put() (isolation refs too). */
+static void drop_folios(struct state *s)
+{
+	struct lv_folio *batch[2 * NR_FOLIOS];
+	size_t n = 0;
+
+	for (int i = 0; i < NR_FOLIOS; i++) {
+		struct owned *o = &s->folios[i];
+
+		if (!o->folio)
+			continue;
+		batch[n++] = o->folio;
+		if (o->isolated)
+			batch[n++] = o->folio;
+		*o = (struct owned){ 0 };
+	}
+	lv_folios_put(batch, n);
+}
+
 static void op_folio(struct state *s, struct input *in, unsigned int op)
 {
 	struct owned *o = &s->folios[take(in) % NR_FOLIOS];
@@ -129,7 +153,7 @@ static void op_folio(struct state *s, struct input *in, unsigned int op)
 					  flags & LV_FOLIO_ANON);
 		return;
 	}
-	switch (op % 10) {
+	switch (op % 12) {
 	case 0:
 		/* Refused exactly when it is already the LRU's, or isolated. */
 		err = lv_folio_add_lru(o->folio);
@@ -189,6 +213,20 @@ static void op_folio(struct state *s, struct input *in, unsigned int op)
 		lv_folio_set_state(o->folio, (take(in) & 1) ? LV_PG_DIRTY : LV_PG_WRITEBACK,
 				   take(in) & 1);
 		break;
+	case 9:
+		/* A reference taken and dropped changes nothing: the count must come back. */
+		err = lv_folio_ref_count(o->folio);
+		lv_folio_get(o->folio);
+		if (!lv_folio_try_get(o->folio))
+			fail("try_get failed on a folio we hold");
+		lv_folio_put(o->folio);
+		lv_folio_put(o->folio);
+		if (lv_folio_ref_count(o->folio) != err)
+			fail("reference count %d, was %d", lv_folio_ref_count(o->folio), err);
+		break;
+	case 10:
+		drop_folios(s);
+		break;
 	default:
 		drop_folio(o);
 		break;
@@ -219,6 +257,28 @@ static void op_memcg(struct state *s, struct input *in)
 	s->memcgs[i] = NULL;
 }
 
+static unsigned char real_byte(uint64_t pos)
+{
+	return (unsigned char)(pos * 2654435761u >> 11);
+}
+
+/* real_file - a memfd holding real_byte() at every offset, or -1. */
+static int real_file(void)
+{
+	static unsigned char data[REAL_SIZE];
+	int fd = memfd_create("fuzz_ops", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (size_t k = 0; k < REAL_SIZE; k++)
+		data[k] = real_byte(k);
+	if (pwrite(fd, data, REAL_SIZE, 0) != (ssize_t)REAL_SIZE) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void op_file(struct state *s, struct input *in)
 {
 	int i = (int)(take(in) % NR_FILES);
@@ -227,7 +287,10 @@ static void op_file(struct state *s, struct input *in)
 	static char buf[3 * 4096];
 
 	if (!f) {
-		s->files[i] = lv_file_open(s->m, -1, FILE_SIZE);
+		bool real = i == 0 && s->real_fd >= 0;
+
+		s->files[i] =
+			lv_file_open(s->m, real ? s->real_fd : -1, real ? REAL_SIZE : FILE_SIZE);
 		if (!s->files[i])
 			fail("lv_file_open failed");
 		return;
@@ -243,14 +306,19 @@ static void op_file(struct state *s, struct input *in)
 		n = lv_file_read(f, pick_memcg(s, in), buf, len, off);
 		if (n < 0 && n != -ENOMEM)
 			fail("lv_file_read returned %ld", n);
-		for (long k = 0; k < n; k++)
-			if (buf[k])
-				fail("a hole read as %#x at %llu", buf[k] & 0xff,
-				     (unsigned long long)off + (unsigned long long)k);
+		for (long k = 0; k < n; k++) {
+			uint64_t pos = off + (uint64_t)k;
+			unsigned char want = i == 0 && s->real_fd >= 0 ? real_byte(pos) : 0;
+
+			if ((unsigned char)buf[k] != want)
+				fail("file %d reads %#x at %llu, not %#x", i, buf[k] & 0xff,
+				     (unsigned long long)pos, want);
+		}
 		break;
 	}
 	case 2:
-		if (lv_file_truncate(f, (uint64_t)take(in) * 8192))
+		/* The real file only shrinks: grown back, its cache refills from the same bytes. */
+		if (lv_file_truncate(f, (uint64_t)take(in) * (i == 0 ? 1024 : 8192)))
 			fail("lv_file_truncate failed");
 		break;
 	case 3:
@@ -290,7 +358,7 @@ static void op_mm(struct state *s, struct input *in)
 		return;
 	}
 	addr = s->mm_base[i] + page * LV_PAGE_SIZE;
-	switch (what % 7) {
+	switch (what % 9) {
 	case 0:
 	case 1: {
 		unsigned char b = mm_byte(addr);
@@ -335,6 +403,22 @@ static void op_mm(struct state *s, struct input *in)
 		lv_munmap(mm, addr, len);
 		break;
 	}
+	case 6: {
+		/* The heap grows and shrinks; its pages hold zeros or their own byte too. */
+		int64_t delta = ((int64_t)(take(in) % 9) - 4) * (int64_t)LV_PAGE_SIZE;
+		uint64_t old_brk;
+		int err = lv_mm_brk(mm, delta, &old_brk);
+
+		if (err && err != -ENOMEM && err != -EINVAL)
+			fail("lv_mm_brk returned %d", err);
+		if (!err && delta > 0 && lv_mm_memset(mm, old_brk, mm_byte(old_brk), 64) == -EFAULT)
+			fail("the grown heap at %#llx faults", (unsigned long long)old_brk);
+		break;
+	}
+	case 7:
+		if (lv_mm_set_node(mm, (int)(take(in) % s->nr_nodes)))
+			fail("lv_mm_set_node refused a good node");
+		break;
 	default:
 		lv_mm_destroy(mm);
 		s->mms[i] = NULL;
@@ -414,6 +498,8 @@ static void teardown(struct state *s)
 			fail("node %u: pages still isolated at the end", nid);
 	check(s, "at the end");
 	lv_machine_destroy(s->m);
+	if (s->real_fd >= 0)
+		close(s->real_fd);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -438,6 +524,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s.m)
 		fail("lv_machine_create failed");
 	s.nr_nodes = cfg.nr_nodes;
+	s.real_fd = real_file();
 	s.memcgs[0] = lv_memcg_root(s.m);
 
 	for (unsigned int step = 1; in.left; step++) {
