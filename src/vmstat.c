@@ -93,11 +93,11 @@ static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 }
 
 /* Context: m->memcg_mutex held. */
-static void for_each_listed_lock(struct lv_machine *m, const struct lock_walk *w)
+static void for_each_listed_lock(struct lv_machine *m, struct lock_walk *w)
 {
 	lockdep_assert_held(&m->memcg_mutex);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC || w->cls == LV_LOCK_CLASS_SHADOW)
-		for_each_lruvec_locked(m, true, walk_lruvec_lock, (void *)w);
+		for_each_lruvec_locked(m, true, walk_lruvec_lock, w);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, w->fn, w->arg);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MM)

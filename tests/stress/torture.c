@@ -1248,27 +1248,54 @@ static void *worker(void *arg)
 /*
  * totals_check - event and lock totals only grow. A removed memcg's counts move into the
  * retired totals when its RCU callback frees it, on another thread, while workers keep
- * counting: a memcg counted twice or dropped in that hand-over would show as a total that
- * shrinks between two looks. Called by the churner only (its own last values).
+ * counting; a closed file's and a destroyed mm's lock statistics move there at once. A count
+ * taken twice or dropped in that hand-over would show as a total that shrinks between two
+ * looks. Called by the churner only (its own last values).
  */
-static void totals_check(uint64_t *last_moved, uint64_t *last_acquired)
+static const enum lv_lock_class totals_classes[] = { LV_LOCK_CLASS_LRUVEC, LV_LOCK_CLASS_MAPPING,
+						     LV_LOCK_CLASS_MM };
+#define NR_TOTALS (1 + sizeof(totals_classes) / sizeof(totals_classes[0]))
+
+static void totals_check(uint64_t last[NR_TOTALS])
 {
-	struct lv_lock_stat st;
-	uint64_t moved = 0;
+	uint64_t now[NR_TOTALS] = { 0 };
 
 	for (int nid = 0; nid < nr_nodes; nid++)
-		moved += lv_node_stat(machine, nid, LV_PGMOVED);
-	lv_lock_stats(machine, LV_LOCK_CLASS_LRUVEC, &st);
-	if (moved < *last_moved || st.acquired < *last_acquired)
-		atomic_fetch_add(&totals_backwards, 1);
-	*last_moved = moved;
-	*last_acquired = st.acquired;
+		now[0] += lv_node_stat(machine, nid, LV_PGMOVED);
+	for (size_t i = 1; i < NR_TOTALS; i++) {
+		struct lv_lock_stat st;
+
+		lv_lock_stats(machine, totals_classes[i - 1], &st);
+		now[i] = st.acquired;
+	}
+	for (size_t i = 0; i < NR_TOTALS; i++) {
+		if (now[i] < last[i])
+			atomic_fetch_add(&totals_backwards, 1);
+		last[i] = now[i];
+	}
+}
+
+/* stats_reader - read the totals all run long, while others close files, destroy mms and
+ * remove memcgs: the readings a hand-over bug needs to show. */
+static atomic_ulong totals_readings;
+
+static void *stats_reader(void *arg)
+{
+	uint64_t last[NR_TOTALS] = { 0 };
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		totals_check(last);
+		atomic_fetch_add(&totals_readings, 1);
+		sched_yield(); /* a reader among the workers, not a hog of the memcg mutex */
+	}
+	return NULL;
 }
 
 static void *memcg_churner(void *arg)
 {
 	uint64_t s = opt.seed * 31 + (uintptr_t)arg;
-	uint64_t last_moved = 0, last_acquired = 0;
+	uint64_t last_totals[NR_TOTALS] = { 0 };
 
 	while (!atomic_load(&stop)) {
 		struct lv_memcg *parent = pick_memcg(&s);
@@ -1327,6 +1354,19 @@ static void *memcg_churner(void *arg)
 				lv_memcg_reclaim(tmp, 512);
 			}
 		}
+		{
+			/* A file of its own, read and closed: its mapping lock retires meanwhile.
+			 */
+			struct lv_file *f = lv_file_open(machine, -1, 1 << 20);
+			unsigned char buf[4096];
+
+			if (!f)
+				abort();
+			for (int k = 0; k < 4; k++)
+				if (lv_file_read(f, tmp, buf, sizeof(buf), (uint64_t)k * 4096) < 0)
+					break;
+			lv_file_close(f);
+		}
 		lv_lru_add_drain(machine);
 		/* Move our folios out while others may be touching them (or not), share them. */
 		for (int k = 0; k < n; k++) {
@@ -1352,7 +1392,7 @@ static void *memcg_churner(void *arg)
 		if (err)
 			abort();
 		atomic_fetch_add(&memcgs_removed, 1);
-		totals_check(&last_moved, &last_acquired);
+		totals_check(last_totals);
 	}
 	return NULL;
 }
@@ -1489,7 +1529,7 @@ static void mm_destroy_all(void)
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner, mm_churn;
+	pthread_t *tids, churner, mm_churn, reader;
 	unsigned long checked;
 	uint64_t migrated;
 	struct timespec ts;
@@ -1577,6 +1617,7 @@ int main(int argc, char **argv)
 	if (memcg)
 		pthread_create(&churner, NULL, memcg_churner, (void *)(uintptr_t)opt.threads);
 	pthread_create(&mm_churn, NULL, mm_churner, (void *)(uintptr_t)(opt.threads + 1));
+	pthread_create(&reader, NULL, stats_reader, NULL);
 	ts.tv_sec = (time_t)opt.duration;
 	ts.tv_nsec = (long)((opt.duration - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -1586,6 +1627,7 @@ int main(int argc, char **argv)
 	if (memcg)
 		pthread_join(churner, NULL);
 	pthread_join(mm_churn, NULL);
+	pthread_join(reader, NULL);
 	free(tids);
 
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
@@ -1671,8 +1713,10 @@ int main(int argc, char **argv)
 		   missing[0] ? "; never:" : "", missing);
 	}
 	ok(atomic_load(&totals_backwards) == 0,
-	   "event and lock totals never shrank across %lu removals and frees (%lu times)",
-	   atomic_load(&memcgs_removed), atomic_load(&totals_backwards));
+	   "event and lock totals (lruvec, mapping, mm) never shrank in %lu readings across %lu "
+	   "removals and frees, file closes and mm destroys (%lu times)",
+	   atomic_load(&totals_readings), atomic_load(&memcgs_removed),
+	   atomic_load(&totals_backwards));
 
 	ok(!memcg || nr_containers < 2 ||
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),

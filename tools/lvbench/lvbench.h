@@ -276,7 +276,8 @@ struct lvb_worker {
 	unsigned int id;
 	struct lvb_env *env;
 	void *priv; /* the workload's per-thread state */
-	bool pin;   /* set by the workload: the thread runs only on CPU @cpu (lvb_pin_cpus()) */
+	/* Set by the workload before lvb_run_threads(), constant during the run. */
+	bool pin; /* the thread runs only on CPU @cpu (lvb_pin_cpus()) */
 	int cpu;
 	uint64_t ops;
 	uint64_t amount; /* see &struct lvb_rate; unused without one */

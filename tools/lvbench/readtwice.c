@@ -379,19 +379,20 @@ out:
  */
 struct ceil_ring {
 	char *mem;
+	uint64_t frames;  /* constant */
 	uint64_t touched; /* racy (relaxed): the only sharing between a ring's readers */
 } __attribute__((aligned(64)));
 
 struct ceil_thread {
 	struct ceil_ring *ring;
-	uint64_t frames, pos; /* frames in the ring; frames this reader has read */
+	uint64_t pos; /* frames this reader has read */
 	char *buf;
 } __attribute__((aligned(64)));
 
 static void ceil_step(struct lvb_worker *w)
 {
 	struct ceil_thread *ct = w->priv;
-	char *frame = ct->ring->mem + ct->pos % ct->frames * RT_READ_SIZE;
+	char *frame = ct->ring->mem + ct->pos % ct->ring->frames * RT_READ_SIZE;
 
 	if (ct->pos >= __atomic_load_n(&ct->ring->touched, __ATOMIC_RELAXED)) {
 		memset(frame, 0, RT_READ_SIZE);
@@ -458,14 +459,15 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	 * too recycles frames it touched before, and the kernel's page faults would only add
 	 * noise.
 	 */
-	for (unsigned int r = 0; r < nr_rings; r++)
+	for (unsigned int r = 0; r < nr_rings; r++) {
+		rings[r].frames = ring / RT_READ_SIZE;
 		if (!(rings[r].mem = ceil_ring_alloc(ring)))
 			goto out;
+	}
 	for (; nr_ready < n; nr_ready++) {
 		struct ceil_thread *ct = &threads[nr_ready];
 
 		ct->ring = &rings[p->shared ? nr_ready / p->readers : nr_ready];
-		ct->frames = ring / RT_READ_SIZE;
 		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
 		if (!ct->buf)
 			goto out;
