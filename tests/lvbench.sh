@@ -87,7 +87,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 6))"
 n=0
 failed=0
 ok() {
@@ -396,6 +396,76 @@ else
 	not_ok "kernel-readtwice.sh --limit: inside memory cgroups with a limit (exit $rc)"
 	diag "$TMP/out" "$TMP/err"
 fi
+
+# ---- scripts/readtwice-vs-kernel.sh ------------------------------------------------------------
+
+RVK=scripts/readtwice-vs-kernel.sh
+check "readtwice-vs-kernel.sh: bash -n" bash -n "$RVK"
+
+# Fakes of both sides: each logs its arguments in one file (to see the alternation and the
+# shape each was given) and prints a summary line; the fake lvbench takes its rates in turn
+# from FAKE_RATES and prints refaults.
+cat >"$TMP/bin/fake-lvbench" <<'SH'
+#!/bin/sh
+echo "lvbench $*" >>"$FAKE_LOG"
+n=$(grep -c '^lvbench' "$FAKE_LOG")
+rate=$(echo "$FAKE_RATES" | cut -d' ' -f"$n")
+echo "workingset_refault $((n * 100))"
+echo "readtwice: containers=2 readers=4 mean_mb_per_s_reader=$rate total_mb_per_s=1.0"
+SH
+cat >"$TMP/bin/fake-kernel" <<'SH'
+#!/bin/sh
+echo "kernel $*" >>"$FAKE_LOG"
+[ -z "${FAKE_FAIL:-}" ] || { echo "no dd reported" >&2; exit 1; }
+echo "readtwice: containers=2 readers=4 mean_mb_per_s_reader=1800.0 total_mb_per_s=7200.0"
+SH
+chmod +x "$TMP/bin/fake-lvbench" "$TMP/bin/fake-kernel"
+fakes=(--lvbench "$TMP/bin/fake-lvbench" --kernel "$TMP/bin/fake-kernel")
+
+: >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="9000.0 7000.0 11000.0 8000.0" "$RVK" --rounds 4 --pin \
+	"${fakes[@]}" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+lv_args='lvbench readtwice --containers 2 --readers 2 --duration 5 --limit 512 --pin --folio-order 6'
+k_args='kernel --containers 2 --readers 2 --duration 5 --limit 512 --pin'
+want='readtwice-vs-kernel: containers=2 readers=4 rounds=4 lvbench_mb_per_s_reader=8500.0'
+want+=' kernel_mb_per_s_reader=1800.0 ratio=4.72 at_target=2/4 target=5'
+[ $rc -eq 0 ] && grep -qx "$want" "$TMP/out" &&
+	grep -Eq '^ +3 +11000\.0 +1800\.0 +6\.11x +300$' "$TMP/out" &&
+	[ "$(uniq -c "$TMP/log" | awk '{ print $1 }' | sort -u)" = 1 ] &&
+	[ "$(sort -u "$TMP/log")" = "$k_args"$'\n'"$lv_args" ] && [ "$(head -n 1 "$TMP/log")" = "$lv_args" ]
+verdict "readtwice-vs-kernel.sh: alternating runs in one shape, medians of an even count, rounds at 5x" $?
+
+: >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="5000.0" "$RVK" --rounds 1 --limit 0 --target 2.5 "${fakes[@]}" \
+	-- --memory 64 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'ratio=2.78 at_target=1/1 target=2.5$' "$TMP/out" &&
+	[ "$(cat "$TMP/log")" = "lvbench readtwice --containers 2 --readers 2 --duration 5 --memory 64
+kernel --containers 2 --readers 2 --duration 5" ]
+verdict "readtwice-vs-kernel.sh: options after -- replace lvbench's, --limit 0 is no limit" $?
+
+: >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="9000.0 9000.0" FAKE_FAIL=1 "$RVK" --rounds 2 "${fakes[@]}" \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'kernel failed (exit 1)' "$TMP/err" && grep -q 'no dd reported' "$TMP/err" &&
+	! grep -q 'median' "$TMP/out" && [ "$(wc -l <"$TMP/log")" -eq 2 ]
+verdict "readtwice-vs-kernel.sh: a failed run stops it with exit 1 and shows that run's output" $?
+
+rc=0
+for args in "--rounds 0" "--target 0" "--target x" "--limit -1" "--lvbench /nonexistent" "--bogus"; do
+	# shellcheck disable=SC2086
+	"$RVK" $args >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && grep -q -- "${args%% *}" "$TMP/err" && [ ! -s "$TMP/out" ] || rc=1
+done
+verdict "readtwice-vs-kernel.sh: usage errors exit 2 before running anything" $rc
+
+"$RVK" --rounds 1 --containers 1 --limit 0 --duration 0.3 --lvbench "$LVBENCH" -- --memory 64 \
+	--file-size 1G >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^readtwice-vs-kernel: containers=1 readers=2 rounds=1 lvbench_mb_per_s_reader=[0-9]+\.[0-9] kernel_mb_per_s_reader=[0-9]+\.[0-9] ratio=[0-9]+\.[0-9]{2} at_target=[01]/1 target=5$' "$TMP/out"
+verdict "readtwice-vs-kernel.sh: a short real round of both sides" $?
 
 # ---- aim9 -------------------------------------------------------------------------------------
 
