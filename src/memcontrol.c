@@ -715,11 +715,12 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
  * limit and retrying, as try_charge() does, before giving up; with @noretry, after one
  * reclaim pass (the kernel's __GFP_NORETRY: an optional large folio).
  * Return: 0, -ENOMEM or -ENOENT.
- * Context: may block (reclaim); no library lock held.
+ * Context: may block (reclaim, lv_lru_add_drain_all()); no library lock held.
  */
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 {
 	int fruitless = 0, err;
+	bool drained = false;
 
 	if (!memcg->parent)
 		return 0; /* the root is not charged */
@@ -740,6 +741,9 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
 		if (err != -ENOMEM || !retries || fruitless == 2)
 			break;
+		/* Larger than the limit itself: evicting would free nothing that helps. */
+		if (nr > __atomic_load_n(&over->max, __ATOMIC_RELAXED))
+			break;
 		/*
 		 * Over a limit, try_charge_upto() backs out before it looks at ->dying: do not
 		 * reclaim for a memcg being removed (a hint; the Dekker pair decides the rest).
@@ -749,10 +753,20 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 			break;
 		}
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
-		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32))
+		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32)) {
 			fruitless = 0;
-		else
+		} else if (!drained) {
+			/*
+			 * What is charged may all be queued in CPU batches, on no list that reclaim
+			 * scans: with a limit below what the batches hold (the kernel's limits
+			 * never are), nothing else would ever free it. Once per charge, as the
+			 * kernel drains its charge stocks once.
+			 */
+			lv_lru_add_drain_all(memcg->machine);
+			drained = true;
+		} else {
 			fruitless++;
+		}
 	}
 	css_put(memcg);
 	return err;

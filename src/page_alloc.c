@@ -288,6 +288,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	struct lv_machine *m = pgdat->machine;
 	unsigned long free = READ_ONCE(pgdat->zone.free_pages);
 	struct lruvec *stall = mem_cgroup_lruvec(memcg, pgdat);
+	bool lru_drained = false;
 	struct lv_folio *f;
 
 	if (free < pgdat->zone.watermark[WMARK_LOW])
@@ -310,10 +311,17 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	for (int retries = MAX_RECLAIM_RETRIES; !f && retries; retries--) {
 		/* Frames stranded in other slots' lists come first: they cost no reclaim. */
 		if (!drain_all_pages(pgdat)) {
+			unsigned long freed;
+
 			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
-			if (!try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order) &&
-			    retries < MAX_RECLAIM_RETRIES - 2)
+			freed = try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
+			if (!freed && !lru_drained) {
+				/* Page cache queued in other CPUs' batches is on no list yet. */
+				lv_lru_add_drain_all(m);
+				lru_drained = true;
+			} else if (!freed && retries < MAX_RECLAIM_RETRIES - 2) {
 				break; /* no progress twice: out of memory */
+			}
 		}
 		f = rmqueue(pgdat, order);
 	}

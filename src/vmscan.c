@@ -495,6 +495,12 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	size_t nr_memcgs = 1, start;
 
 	lockdep_assert_no_lru_lock();
+	/*
+	 * This CPU's queued folios count in the list sizes that decide how much to scan, and a
+	 * small memcg may have nothing else: drain them first (shrink_inactive_list() drains
+	 * again as it goes).
+	 */
+	lru_add_drain_try(m);
 	/* The memcgs to visit, each pinned: the kernel's mem_cgroup_iter. */
 	if (!mem_cgroup_disabled(m)) {
 		memcgs = mem_cgroup_snapshot(target ? target : m->root, &nr_memcgs);

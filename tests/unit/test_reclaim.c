@@ -10,7 +10,8 @@
 
 #include <time.h>
 
-#define PAGE LV_PAGE_SIZE
+#define PAGE		  LV_PAGE_SIZE
+#define LIMIT_BELOW_BATCH 16 /* pages: fewer than a batch holds */
 
 static void sleep_us(long us)
 {
@@ -200,6 +201,194 @@ static void test_limit_under_load(void)
 	is(lv_memcg_usage(a), 0, "limit: closed: usage 0");
 	is(lv_memcg_remove(a), 0, "limit: memcg removed");
 	finish(m, "limit");
+}
+
+/* ---- limits smaller than the batches --------------------------------------------------- */
+
+/*
+ * A limit below a batch's size: the folios charged so far may all still be queued in a CPU's
+ * lru_add batch, on no list, where reclaim cannot see them. The charge must drain them and
+ * reclaim, not fail. Sequential reads of a sparse file through a memcg of @limit pages, on
+ * one slot; Return: failed reads (usage above the limit is a failure too).
+ */
+static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_memcg *a;
+	struct lv_file *f;
+	unsigned char buf[PAGE];
+	unsigned long failed = 0;
+
+	cfg.batch_size = batch;
+	m = new_machine(&cfg);
+	a = new_memcg(m, NULL, "tiny");
+	f = new_file(m, 1024);
+	lv_memcg_set_max(a, limit);
+	for (uint64_t i = 0; i < 1024; i++)
+		failed += lv_file_read(f, a, buf, PAGE, i * PAGE) != (long)PAGE ||
+			  lv_memcg_usage(a) > limit;
+	ok(lv_memcg_stat(a, LV_PGSTEAL) >= 1024 - limit,
+	   "tiny limit %zu, batch %u: reclaim freed what did not fit (pgsteal %llu)", limit, batch,
+	   (unsigned long long)lv_memcg_stat(a, LV_PGSTEAL));
+	check_ok(m, "tiny limit");
+	lv_file_close(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "tiny limit %zu: memcg removed", limit);
+	finish(m, "tiny limit");
+	return failed;
+}
+
+struct slot_filler {
+	struct lv_file *file;
+	struct lv_memcg *memcg;
+	int cpu;
+	unsigned long failed;
+};
+
+static void *slot_filler_thread(void *p)
+{
+	struct slot_filler *sf = p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(sf->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) || sched_getcpu() != sf->cpu)
+		sf->failed = ~0ul;
+	else
+		sf->failed = read_pages(sf->file, sf->memcg, 0, LIMIT_BELOW_BATCH);
+	return NULL;
+}
+
+/*
+ * pin_apart - pin the calling thread to its first allowed CPU and find an allowed CPU of the
+ * other slot of a two-slot machine (slot = CPU % 2). @allowed receives the affinity to restore.
+ * Return: that CPU, or -1 (the caller skips) if there is none.
+ */
+static int pin_apart(cpu_set_t *allowed)
+{
+	int self = -1, other = -1;
+	cpu_set_t here;
+
+	if (sched_getaffinity(0, sizeof(*allowed), allowed))
+		BAIL_OUT("sched_getaffinity: %s", strerror(errno));
+	for (int c = 0; c < CPU_SETSIZE && other < 0; c++)
+		if (CPU_ISSET(c, allowed)) {
+			if (self < 0)
+				self = c;
+			else if (c % 2 != self % 2)
+				other = c;
+		}
+	if (other < 0)
+		return -1;
+	CPU_ZERO(&here);
+	CPU_SET(self, &here);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(here), &here))
+		BAIL_OUT("pthread_setaffinity_np: %s", strerror(errno));
+	return other;
+}
+
+/* fill_other_slot - on CPU @sf->cpu, read the first LIMIT_BELOW_BATCH pages of @sf->file. */
+static void fill_other_slot(struct slot_filler *sf)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, slot_filler_thread, sf))
+		BAIL_OUT("pthread_create failed");
+	pthread_join(t, NULL);
+}
+
+/*
+ * The other CPU's batch: a thread on another slot's CPU charges the whole limit and exits
+ * with its folios still queued there; the main thread's charge must drain that slot too
+ * (a local drain finds nothing). Needs two CPUs of different slots.
+ */
+static void test_limit_below_batch_other_slot(void)
+{
+	struct lv_config cfg = small_config();
+	struct slot_filler sf = { 0 };
+	struct lv_machine *m;
+	struct lv_memcg *a;
+	cpu_set_t allowed;
+
+	sf.cpu = pin_apart(&allowed);
+	if (sf.cpu < 0) {
+		skip("tiny limit, another slot's batch: needs two CPUs of different parity");
+		return;
+	}
+	cfg.nr_cpu_slots = 2;
+	m = new_machine(&cfg);
+	a = new_memcg(m, NULL, "tiny");
+	sf.file = new_file(m, 1024);
+	sf.memcg = a;
+	lv_memcg_set_max(a, LIMIT_BELOW_BATCH);
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "tiny limit, another slot's batch: the other CPU charged the limit");
+	is(lv_memcg_usage(a), LIMIT_BELOW_BATCH, "tiny limit, another slot's batch: memcg full");
+	is(read_pages(sf.file, a, LIMIT_BELOW_BATCH, 64), 0,
+	   "tiny limit, another slot's batch: reads on this CPU reclaim the other CPU's folios");
+	ok(lv_memcg_usage(a) <= LIMIT_BELOW_BATCH,
+	   "tiny limit, another slot's batch: at the limit");
+	check_ok(m, "tiny limit, other slot");
+	lv_file_close(sf.file);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "tiny limit, another slot's batch: memcg removed");
+	finish(m, "tiny limit, other slot");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
+/*
+ * The same for the node: the only reclaimable memory is page cache queued in another CPU's
+ * batch (the kernel's per-CPU batches never hold a node's last pages; ours can, with many
+ * slots and a small node). Allocations until one fails must have reclaimed it first.
+ */
+static void test_node_below_batch_other_slot(void)
+{
+	struct lv_config cfg = small_config();
+	struct slot_filler sf = { 0 };
+	struct lv_folio **held;
+	struct lv_machine *m;
+	cpu_set_t allowed;
+	size_t n = 0;
+
+	sf.cpu = pin_apart(&allowed);
+	if (sf.cpu < 0) {
+		skip("node, another slot's batch: needs two CPUs of different parity");
+		return;
+	}
+	cfg.nr_cpu_slots = 2;
+	m = new_machine(&cfg);
+	held = calloc(SMALL_PAGES + 1, sizeof(*held)); /* one more than the node has */
+	if (!held)
+		BAIL_OUT("out of memory");
+	sf.file = new_file(m, 1024);
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "node, another slot's batch: the other CPU read %d pages",
+	   LIMIT_BELOW_BATCH);
+	while (n <= SMALL_PAGES && (held[n] = lv_folio_alloc(m, 0, 0, NULL, 0)))
+		n++;
+	is(errno, ENOMEM, "node, another slot's batch: allocations end with ENOMEM (%zu made)", n);
+	ok(nstat(m, LV_PGSTEAL) >= LIMIT_BELOW_BATCH,
+	   "node, another slot's batch: reclaimed before failing (pgsteal %llu)",
+	   (unsigned long long)nstat(m, LV_PGSTEAL));
+	lv_folios_put(held, n);
+	free(held);
+	check_ok(m, "node, other slot");
+	lv_file_close(sf.file);
+	finish(m, "node, other slot");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
+static void test_limit_below_batch(void)
+{
+	static const size_t limits[] = { 1, 4, 16 };
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		is(read_under_tiny_limit(limits[i], LV_MAX_BATCH), 0,
+		   "tiny limit %zu under a batch of %u: every read succeeded at or under the limit",
+		   limits[i], LV_MAX_BATCH);
+	test_limit_below_batch_other_slot();
+	test_node_below_batch_other_slot();
 }
 
 /* ---- kswapd ---------------------------------------------------------------------------- */
@@ -1370,6 +1559,7 @@ int main(void)
 	test_reparent_page_cache();
 	test_reparent_under_load();
 	test_limit_under_load();
+	test_limit_below_batch();
 	test_kswapd();
 	return done_testing();
 }
