@@ -692,9 +692,9 @@ enum lv_stat_item {
 	LV_PGROTATED,
 	LV_PGMOVED,	 /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
 	LV_LOCK_RETRIES, /* folio_lruvec_lock re-check failures */
-	LV_PGSCAN,	       /* folios scanned on inactive lists by reclaim */
-	LV_PGSTEAL,	       /* folios reclaimed */
-	LV_PGREFILL,	       /* folios scanned on active lists */
+	LV_PGSCAN,	       /* pages scanned on inactive lists by reclaim */
+	LV_PGSTEAL,	       /* pages reclaimed */
+	LV_PGREFILL,	       /* pages scanned on active lists */
 	LV_WORKINGSET_REFAULT, /* page cache misses that found a shadow entry */
 	LV_WORKINGSET_ACTIVATE, /* refaults close enough to be activated */
 	LV_WORKINGSET_NODERECLAIM, /* page cache nodes of shadow entries freed */

@@ -194,7 +194,9 @@ static void list_move(struct list_head *entry, struct list_head *head)
  * isolate_lru_folios - move up to @nr_to_scan folios from the tail of list @lru to @dst.
  * Folios someone else pinned (PG_lru clear while still linked: their owner waits for this
  * lock) or that are being freed are passed over and moved to the head.
- * Return: pages isolated; *@nr_scanned folios looked at.
+ * Return: pages isolated; *@nr_scanned pages looked at (for pgscan and pgrefill, which count
+ * pages, as the kernel's do). @nr_to_scan counts folios, unlike the kernel's pages: a batch
+ * of large folios is then as many lock round trips as one of small folios.
  * Context: @lruvec's lock held.
  */
 static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru,
@@ -202,7 +204,7 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
 					unsigned long *nr_scanned)
 {
 	struct list_head *src = &lruvec->lists[lru];
-	unsigned long taken = 0, scanned = 0;
+	unsigned long taken = 0, scanned = 0, scanned_pages = 0;
 	struct list_head busy;
 
 	lockdep_assert_held(lruvec->lru_lock);
@@ -211,6 +213,8 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
 		struct lv_folio *folio = list_last_entry(src, struct lv_folio, lru);
 
 		scanned++;
+		/* Linked, so not freed under us: its order holds still (folios_put_refs()). */
+		scanned_pages += (unsigned long)folio_nr_pages(folio);
 		if (!folio_test_lru(folio) || !folio_try_get(folio)) {
 			list_move(&folio->lru, &busy);
 			continue;
@@ -229,7 +233,7 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
 	}
 	while (!list_empty(&busy))
 		list_move(busy.next, src);
-	*nr_scanned = scanned;
+	*nr_scanned = scanned_pages;
 	return taken;
 }
 

@@ -162,6 +162,10 @@ static void test_evict_refault(void)
 	   reclaimed);
 	is(lv_memcg_usage(cg), 4 * NR - reclaimed, "usage drops by the pages freed");
 	is(lv_file_cached_pages(f), 4 * NR - reclaimed, "the cache shrinks by them");
+	is(lv_memcg_stat(cg, LV_PGSTEAL), reclaimed, "pgsteal counts the pages freed");
+	ok(lv_memcg_stat(cg, LV_PGSCAN) >= reclaimed && lv_memcg_stat(cg, LV_PGSCAN) % NR == 0,
+	   "pgscan counts pages too, whole folios of them (%llu)",
+	   (unsigned long long)lv_memcg_stat(cg, LV_PGSCAN));
 	/* Reading the middle of an evicted folio finds a shadow: a quick refault activates it. */
 	lv_file_read(f, cg, buf, PAGE, 7 * PAGE);
 	ok(lv_memcg_stat(cg, LV_WORKINGSET_REFAULT) >= NR, "the refault is counted per page");
