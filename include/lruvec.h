@@ -427,8 +427,10 @@ struct lv_file;
 
 /**
  * lv_file_open - a page cache mapping over @fd (read with pread(2)) of @size bytes, or over
- * a sparse file of @size bytes whose holes read as zeros when @fd is -1. The descriptor stays
- * the caller's: it must remain open until lv_file_close(), which does not close it.
+ * a sparse file of @size bytes whose holes read as zeros when @fd is -1. @size, not the real
+ * file's size, bounds reads: bytes past the end of a shorter file read as zeros, and a longer
+ * file's bytes past @size are never read. The descriptor stays the caller's: it must remain
+ * open until lv_file_close(), which does not close it.
  * Return: the file, or NULL with errno EINVAL (@size is 0 or above 2^52, @fd < -1, or a real
  * @fd on a metadata-only machine, which has no frames for its bytes) or ENOMEM.
  * Context: may block.
