@@ -111,7 +111,9 @@ while [ $# -gt 0 ]; do
 		dir=$val
 		;;
 	--size)
-		[[ $val =~ ^[0-9]+[KMGTP]?$ ]] || die_usage "--size: '$val' is not a size (e.g. 1T, 64G)"
+		if ! [[ $val =~ ^[0-9]+[KMGTP]?$ ]] || [[ $val =~ ^0+[KMGTP]?$ ]]; then
+			die_usage "--size: '$val' is not a positive size (e.g. 1T, 64G)"
+		fi
 		size=$val
 		;;
 	--no-memcg) use_memcg= ;;

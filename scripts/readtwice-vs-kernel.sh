@@ -136,7 +136,7 @@ trap 'exit 143' TERM
 # run NAME CMD... - run one side into $out; print its mean MB/s per reader and, for lvbench,
 # its refaults ("-" for the kernel). Exits 1, showing the output, if it failed.
 run() {
-	local name=$1 rate rc
+	local name=$1 rate rc refaults
 	shift
 	"$@" >"$out" 2>&1
 	rc=$?
@@ -151,7 +151,8 @@ run() {
 		cat "$out" >&2
 		exit 1
 	fi
-	printf '%s %s\n' "$rate" "$(awk '$1 == "workingset_refault" { r = $2 } END { print r == "" ? "-" : r }' "$out")"
+	refaults=$(awk '$1 == "workingset_refault" { r = $2 } END { print r == "" ? "-" : r }' "$out")
+	printf '%s %s\n' "$rate" "$refaults"
 }
 
 echo "$tag: lvbench: ${lv_cmd[*]}"
@@ -179,7 +180,8 @@ printf '%s\n' "${results[@]}" | awk -v target="$target" -v c="$containers" \
 	END {
 		mlv = median(lv, n)
 		mk = median(k, n)
-		printf "%6s %10.1f %10.1f %7.2fx   (ratio of the medians)\n", "median", mlv, mk, mlv / mk
+		printf "%6s %10.1f %10.1f %7.2fx   (ratio of the medians)\n", "median", mlv, mk,
+		       mlv / mk
 		printf "rounds at or above %gx: %d of %d\n", target, hit, n
 		printf "%s: containers=%d readers=%d rounds=%d lvbench_mb_per_s_reader=%.1f " \
 		       "kernel_mb_per_s_reader=%.1f ratio=%.2f at_target=%d/%d target=%g\n",

@@ -50,6 +50,9 @@ bad=(
 	"--sweep|readtwice --sweep 1,2"
 	"--sweep|compare readtwice --sweep 1,,2"
 	"--sweep|compare readtwice --sweep 0,1"
+	"--sweep|compare readtwice --sweep 2,1"
+	"--sweep|compare readtwice --sweep 1,1"
+	"--containers|compare readtwice --sweep 1,2 --containers 3"
 	"--plot|compare readtwice --plot x.svg"
 	"--plot|readtwice --plot x.svg"
 	"--lock|compare readtwice --lock node"
@@ -87,7 +90,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 6))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 6 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -325,6 +328,30 @@ else
 	diag "$TMP/out" "$TMP/err"
 fi
 
+# With a (fake) gnuplot: an SVG that cannot be written, and a name that would smuggle
+# commands into gnuplot's script, are refused before the sweep, and gnuplot never runs.
+mkdir -p "$TMP/fakegp"
+printf '#!/bin/sh\ntouch "%s/fakegp/ran"\n' "$TMP" >"$TMP/fakegp/gnuplot"
+chmod +x "$TMP/fakegp/gnuplot"
+PATH="$TMP/fakegp:$PATH" "$LVBENCH" compare readtwice --sweep 1 --plot "$TMP/nodir/p.svg" \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot write '$TMP/nodir/p.svg'" "$TMP/err" && [ ! -s "$TMP/out" ] &&
+	[ ! -e "$TMP/fakegp/ran" ]
+verdict "--plot into a missing directory: exit 1 naming the file, before running anything" $?
+PATH="$TMP/fakegp:$PATH" "$LVBENCH" compare readtwice --sweep 1 \
+	--plot "$TMP/p.svg"$'\nsystem "touch '"$TMP"'/pwned"' >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q 'control character' "$TMP/err" && [ ! -e "$TMP/pwned" ] &&
+	[ ! -e "$TMP/fakegp/ran" ] && [ ! -e "$TMP/p.svg" ]
+verdict "--plot with a newline in the name: exit 2, no gnuplot" $?
+
+mkfifo "$TMP/fifo"
+timeout 20 "$LVBENCH" readtwice --file "$TMP/fifo" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "not a non-empty regular file" "$TMP/err"
+verdict "readtwice --file FIFO: exit 2 at once (not blocked opening it)" $?
+
 if command -v gnuplot >/dev/null 2>&1; then
 	"$LVBENCH" compare readtwice --sweep 1,2 --duration 0.3 --rounds 1 --memory 64 \
 		--plot "$TMP/p.svg" >"$TMP/out" 2>"$TMP/err"
@@ -339,6 +366,18 @@ fi
 
 KRT=scripts/kernel-readtwice.sh
 check "kernel-readtwice.sh: bash -n" bash -n "$KRT"
+
+rc=0
+for args in "--size 0" "--size 0G" "--size 1Q" "--containers 0" "--readers 1025" "--duration 0" \
+	"--limit 0" "--dir /nonexistent" "--bogus"; do
+	# shellcheck disable=SC2086
+	"$KRT" $args >"$TMP/out" 2>"$TMP/err"
+	if ! [ $? -eq 2 ] || ! grep -q -- "${args%% *}" "$TMP/err" || [ -s "$TMP/out" ]; then
+		rc=1
+		diag "$TMP/err"
+	fi
+done
+verdict "kernel-readtwice.sh: usage errors exit 2 naming the option, before any dd" $rc
 
 # dd picks the unit of its rate; the rate is taken from bytes and seconds unless those are 0.
 printf '3000000000 bytes (3.0 GB, 2.8 GiB) copied, 2 s, 1.5 GB/s\n' >"$TMP/k.dd-0-1"
@@ -426,15 +465,17 @@ fakes=(--lvbench "$TMP/bin/fake-lvbench" --kernel "$TMP/bin/fake-kernel")
 FAKE_LOG="$TMP/log" FAKE_RATES="9000.0 7000.0 11000.0 8000.0" "$RVK" --rounds 4 --pin \
 	"${fakes[@]}" >"$TMP/out" 2>"$TMP/err"
 rc=$?
-lv_args='lvbench readtwice --containers 2 --readers 2 --duration 5 --limit 512 --pin --folio-order 6'
+lv_args='lvbench readtwice --containers 2 --readers 2 --duration 5 --limit 512 --pin'
+lv_args+=' --folio-order 6'
 k_args='kernel --containers 2 --readers 2 --duration 5 --limit 512 --pin'
 want='readtwice-vs-kernel: containers=2 readers=4 rounds=4 lvbench_mb_per_s_reader=8500.0'
 want+=' kernel_mb_per_s_reader=1800.0 ratio=4.72 at_target=2/4 target=5'
 [ $rc -eq 0 ] && grep -qx "$want" "$TMP/out" &&
 	grep -Eq '^ +3 +11000\.0 +1800\.0 +6\.11x +300$' "$TMP/out" &&
 	[ "$(uniq -c "$TMP/log" | awk '{ print $1 }' | sort -u)" = 1 ] &&
-	[ "$(sort -u "$TMP/log")" = "$k_args"$'\n'"$lv_args" ] && [ "$(head -n 1 "$TMP/log")" = "$lv_args" ]
-verdict "readtwice-vs-kernel.sh: alternating runs in one shape, medians of an even count, rounds at 5x" $?
+	[ "$(sort -u "$TMP/log")" = "$k_args"$'\n'"$lv_args" ] &&
+	[ "$(head -n 1 "$TMP/log")" = "$lv_args" ]
+verdict "readtwice-vs-kernel.sh: alternation, one shape, an even count's medians, rounds at 5x" $?
 
 : >"$TMP/log"
 FAKE_LOG="$TMP/log" FAKE_RATES="5000.0" "$RVK" --rounds 1 --limit 0 --target 2.5 "${fakes[@]}" \
@@ -449,12 +490,14 @@ verdict "readtwice-vs-kernel.sh: options after -- replace lvbench's, --limit 0 i
 FAKE_LOG="$TMP/log" FAKE_RATES="9000.0 9000.0" FAKE_FAIL=1 "$RVK" --rounds 2 "${fakes[@]}" \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q 'kernel failed (exit 1)' "$TMP/err" && grep -q 'no dd reported' "$TMP/err" &&
+[ $rc -eq 1 ] && grep -q 'kernel failed (exit 1)' "$TMP/err" &&
+	grep -q 'no dd reported' "$TMP/err" &&
 	! grep -q 'median' "$TMP/out" && [ "$(wc -l <"$TMP/log")" -eq 2 ]
 verdict "readtwice-vs-kernel.sh: a failed run stops it with exit 1 and shows that run's output" $?
 
 rc=0
-for args in "--rounds 0" "--target 0" "--target x" "--limit -1" "--lvbench /nonexistent" "--bogus"; do
+for args in "--rounds 0" "--target 0" "--target x" "--limit -1" "--lvbench /nonexistent" \
+	"--bogus"; do
 	# shellcheck disable=SC2086
 	"$RVK" $args >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 2 ] && grep -q -- "${args%% *}" "$TMP/err" && [ ! -s "$TMP/out" ] || rc=1
@@ -464,7 +507,9 @@ verdict "readtwice-vs-kernel.sh: usage errors exit 2 before running anything" $r
 "$RVK" --rounds 1 --containers 1 --limit 0 --duration 0.3 --lvbench "$LVBENCH" -- --memory 64 \
 	--file-size 1G >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && grep -Eq '^readtwice-vs-kernel: containers=1 readers=2 rounds=1 lvbench_mb_per_s_reader=[0-9]+\.[0-9] kernel_mb_per_s_reader=[0-9]+\.[0-9] ratio=[0-9]+\.[0-9]{2} at_target=[01]/1 target=5$' "$TMP/out"
+want='^readtwice-vs-kernel: containers=1 readers=2 rounds=1 lvbench_mb_per_s_reader=[0-9]+\.[0-9]'
+want+=' kernel_mb_per_s_reader=[0-9]+\.[0-9] ratio=[0-9]+\.[0-9]{2} at_target=[01]/1 target=5$'
+[ $rc -eq 0 ] && grep -Eq "$want" "$TMP/out"
 verdict "readtwice-vs-kernel.sh: a short real round of both sides" $?
 
 # ---- aim9 -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include "lvbench.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -393,7 +394,12 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 				"--%s: '%s' is not a size (digits, then K, M, G or T)", o->name,
 				arg);
 		if (err || (double)u < o->min || (o->max && (double)u > o->max))
-			return lvb_usage_error("--%s: %s is out of range", o->name, arg);
+			return o->max ? lvb_usage_error(
+						"--%s: %s is out of range (%.0f..%.0f bytes)",
+						o->name, arg, o->min, o->max)
+				      : lvb_usage_error("--%s: %s is out of range (at least %.0f "
+							"bytes)",
+							o->name, arg, o->min);
 		*(uint64_t *)p = u;
 		return 0;
 	case LVB_OPT_STRING:
@@ -519,7 +525,36 @@ static int check_opts(const struct lvb_common *c)
 				       "(compare runs both modes)");
 	if (c->by == LVB_BY_DISABLE && c->sweep.n)
 		return lvb_usage_error("option '--sweep' applies to compare --by lock only");
+	for (unsigned int i = 1; i < c->sweep.n; i++)
+		if (c->sweep.v[i] <= c->sweep.v[i - 1])
+			return lvb_usage_error("--sweep: the container counts must increase "
+					       "(%u after %u)",
+					       c->sweep.v[i], c->sweep.v[i - 1]);
+	if (c->plot)
+		for (const char *s = c->plot; *s; s++)
+			if ((unsigned char)*s < ' ' || *s == 0x7f)
+				return lvb_usage_error("--plot: the file name holds a control "
+						       "character");
 	return 0;
+}
+
+/*
+ * plot_writable - can the SVG be written? Asked before a sweep that may take minutes. A file
+ * that did not exist is created to find out, and removed again.
+ */
+static bool plot_writable(const char *path)
+{
+	bool existed = access(path, F_OK) == 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
+
+	if (fd < 0) {
+		fprintf(stderr, "lvbench: --plot: cannot write '%s': %s\n", path, strerror(errno));
+		return false;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return true;
 }
 
 /* The columns to run: with compare both designs or both disable modes, else the one chosen. */
@@ -625,6 +660,13 @@ int main(int argc, char **argv)
 	}
 	if (common.by == LVB_UNSET)
 		common.by = wl->compare_by;
+	if (common.sweep.n && common.containers != LVB_UNSET) {
+		lvb_usage_error(
+			"option '--containers' does not apply with --sweep (the sweep gives "
+			"the container counts)");
+		free(params);
+		return LVB_EXIT_USAGE;
+	}
 	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
 		free(params);
 		return LVB_EXIT_USAGE;
@@ -636,6 +678,10 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"lvbench: --plot: gnuplot is not installed (Debian: apt-get install "
 			"gnuplot-nox)\n");
+		free(params);
+		return LVB_EXIT_FAIL;
+	}
+	if (common.plot && !plot_writable(common.plot)) {
 		free(params);
 		return LVB_EXIT_FAIL;
 	}

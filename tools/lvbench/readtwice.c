@@ -161,7 +161,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 			return lvb_usage_error(
 				"--file-size: does not apply with --file (the file's "
 				"size is used)");
-		fd = open(p->file, O_RDONLY | O_CLOEXEC);
+		/* Not blocking: a FIFO named by mistake is refused below, not waited on. */
+		fd = open(p->file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			return lvb_usage_error("--file: cannot open '%s': %s", p->file,
 					       strerror(errno));
