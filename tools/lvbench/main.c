@@ -80,7 +80,8 @@ static const struct lvb_opt common_opts[] = {
 static const struct lvb_opt compare_opts[] = {
 	{ "sweep", LVB_OPT_LIST, COMMON(sweep), 1, 1024, NULL, "N,N,...",
 	  "run the comparison once per container count and print one\n"
-	  "row per count (e.g. 1,2,4,8,16,32)" },
+	  "row per count; increasing (e.g. 1,2,4,8,16,32); not with\n"
+	  "--containers" },
 	{ "plot", LVB_OPT_STRING, COMMON(plot), 0, 0, NULL, "FILE.svg",
 	  "with --sweep: draw the rate per design against the container\n"
 	  "count with gnuplot (Debian: gnuplot-nox)" },
