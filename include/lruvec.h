@@ -551,7 +551,8 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
  * Return: 0; -EFAULT if some byte is outside every region (nothing written beyond the first
  * such page); -ENOMEM if a fault could not be charged or allocated (the pages before it hold
  * the data; nothing is leaked).
- * Context: may block (reclaim); takes the page_table_lock around each page.
+ * Context: may block (reclaim, the drain mutex as in lv_folio_alloc()); takes the
+ * page_table_lock around each page, and no lock while a fault allocates.
  */
 int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
 

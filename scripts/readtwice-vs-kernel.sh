@@ -36,6 +36,8 @@ Options:
                   kernel side needs memory cgroups for it, see kernel-readtwice.sh --help)
   --duration SEC  length of each run (default 5)
   --pin           both sides run each container's readers on one CPU (their --pin)
+  --dir DIR       where the kernel side puts its sparse files (its --dir; default: its
+                  own, under \${TMPDIR:-/tmp}); use ext4 or xfs, not tmpfs
   --target X      count the rounds whose ratio is at least X (default 5)
   --lvbench PATH  the lvbench to run (default: build/lvbench of this repository)
   --kernel PATH   the kernel side to run (default: kernel-readtwice.sh beside this script)
@@ -63,6 +65,7 @@ target=5
 lvbench=$here/../build/lvbench
 kernel=$here/kernel-readtwice.sh
 lv_extra=(--folio-order 6)
+k_dir=()
 
 while [ $# -gt 0 ]; do
 	opt=$1
@@ -72,7 +75,7 @@ while [ $# -gt 0 ]; do
 		opt=${opt%%=*}
 		;;
 	--rounds | --containers | --readers | --limit | --duration | --target | --lvbench | \
-		--kernel)
+		--kernel | --dir)
 		[ $# -ge 2 ] || die_usage "option '$opt' needs a value"
 		val=$2
 		shift
@@ -83,7 +86,7 @@ while [ $# -gt 0 ]; do
 		if ! [[ $val =~ ^[0-9]{1,4}$ ]] || [ "$val" -lt 1 ] || [ "$val" -gt 1024 ]; then
 			die_usage "$opt: '$val' is not an integer in 1..1024"
 		fi
-		printf -v "${opt#--}" %s "$val"
+		printf -v "${opt#--}" %s "$((10#$val))" # not octal
 		;;
 	--limit)
 		[[ $val =~ ^[0-9]{1,9}$ ]] || die_usage "--limit: '$val' is not a number of MiB"
@@ -104,6 +107,10 @@ while [ $# -gt 0 ]; do
 	--lvbench | --kernel)
 		[ -x "$val" ] && [ -f "$val" ] || die_usage "$opt: '$val' is not an executable file"
 		printf -v "${opt#--}" %s "$val"
+		;;
+	--dir)
+		[ -d "$val" ] && [ -w "$val" ] || die_usage "--dir: '$val' is not a writable directory"
+		k_dir=(--dir "$val")
 		;;
 	--pin) pin=--pin ;;
 	--)
@@ -126,7 +133,7 @@ shape=(--containers "$containers" --readers "$readers" --duration "$duration")
 [ "$limit" -gt 0 ] && shape+=(--limit "$limit")
 [ -n "$pin" ] && shape+=("$pin")
 lv_cmd=("$lvbench" readtwice "${shape[@]}" "${lv_extra[@]}")
-k_cmd=("$kernel" "${shape[@]}")
+k_cmd=("$kernel" "${shape[@]}" "${k_dir[@]}")
 
 out=$(mktemp "${TMPDIR:-/tmp}/readtwice-vs-kernel.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
@@ -134,7 +141,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # run NAME CMD... - run one side into $out; print its mean MB/s per reader and, for lvbench,
-# its refaults ("-" for the kernel). Exits 1, showing the output, if it failed.
+# its refaults ("-" for the kernel). Exits 1, showing the output, if it failed. Its warnings
+# (kernel-readtwice.sh's about tmpfs, say) go to stderr.
 run() {
 	local name=$1 rate rc refaults
 	shift
@@ -151,6 +159,7 @@ run() {
 		cat "$out" >&2
 		exit 1
 	fi
+	grep -i 'warning' "$out" >&2
 	refaults=$(awk '$1 == "workingset_refault" { r = $2 } END { print r == "" ? "-" : r }' "$out")
 	printf '%s %s\n' "$rate" "$refaults"
 }

@@ -741,9 +741,6 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 		/* Two full reclaim passes that freed nothing: the kernel would OOM here. */
 		if (err != -ENOMEM || !retries || fruitless == 2)
 			break;
-		/* Larger than the limit itself: evicting would free nothing that helps. */
-		if (nr > __atomic_load_n(&over->max, __ATOMIC_RELAXED))
-			break;
 		/*
 		 * Over a limit, try_charge_upto() backs out before it looks at ->dying: do not
 		 * reclaim for a memcg being removed (a hint; the Dekker pair decides the rest).
@@ -752,6 +749,9 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 			err = -ENOENT;
 			break;
 		}
+		/* Larger than the limit itself: evicting would free nothing that helps. */
+		if (nr > __atomic_load_n(&over->max, __ATOMIC_RELAXED))
+			break;
 		lruvec_count_event_atomic(&memcg->nodeinfo[0], EV_ALLOCSTALL, 1);
 		if (try_to_free_pages(memcg->machine, over, -1, nr > 32 ? (unsigned long)nr : 32)) {
 			fruitless = 0;

@@ -90,7 +90,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 6 + 3 + 1))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 7 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -456,6 +456,7 @@ cat >"$TMP/bin/fake-kernel" <<'SH'
 #!/bin/sh
 echo "kernel $*" >>"$FAKE_LOG"
 [ -z "${FAKE_FAIL:-}" ] || { echo "no dd reported" >&2; exit 1; }
+[ -z "${FAKE_WARN:-}" ] || echo "kernel-readtwice: warning: $FAKE_WARN" >&2
 echo "readtwice: containers=2 readers=4 mean_mb_per_s_reader=1800.0 total_mb_per_s=7200.0"
 SH
 chmod +x "$TMP/bin/fake-lvbench" "$TMP/bin/fake-kernel"
@@ -485,6 +486,15 @@ rc=$?
 	[ "$(cat "$TMP/log")" = "lvbench readtwice --containers 2 --readers 2 --duration 5 --memory 64
 kernel --containers 2 --readers 2 --duration 5" ]
 verdict "readtwice-vs-kernel.sh: options after -- replace lvbench's, --limit 0 is no limit" $?
+
+: >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="1 2 3 4 5 6 7 8 9" FAKE_WARN="on tmpfs" "$RVK" --rounds 08 \
+	--containers 09 --dir "$TMP" "${fakes[@]}" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^lvbench .*--containers 9 ' "$TMP/log")" -eq 8 ] &&
+	[ "$(grep -c "^kernel --containers 9 .* --dir $TMP\$" "$TMP/log")" -eq 8 ] &&
+	grep -q 'rounds=8 ' "$TMP/out" && [ "$(grep -c 'warning: on tmpfs' "$TMP/err")" -eq 8 ]
+verdict "readtwice-vs-kernel.sh: counts with leading zeros are decimal; --dir and warnings pass" $?
 
 : >"$TMP/log"
 FAKE_LOG="$TMP/log" FAKE_RATES="9000.0 9000.0" FAKE_FAIL=1 "$RVK" --rounds 2 "${fakes[@]}" \

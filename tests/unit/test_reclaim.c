@@ -219,6 +219,7 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	struct lv_file *f;
 	unsigned char buf[PAGE];
 	unsigned long failed = 0;
+	uint64_t drains;
 
 	cfg.batch_size = batch;
 	m = new_machine(&cfg);
@@ -228,6 +229,10 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	for (uint64_t i = 0; i < 1024; i++)
 		failed += lv_file_read(f, a, buf, PAGE, i * PAGE) != (long)PAGE ||
 			  lv_memcg_usage(a) > limit;
+	/* One slot: reclaim's own drain of it suffices, no sweep of every CPU. */
+	lv_drain_all_stats(m, &drains, NULL);
+	is(drains, 0, "tiny limit %zu, one slot: reclaim drained it locally, never every CPU",
+	   limit);
 	ok(lv_memcg_stat(a, LV_PGSTEAL) >= 1024 - limit,
 	   "tiny limit %zu, batch %u: reclaim freed what did not fit (pgsteal %llu)", limit, batch,
 	   (unsigned long long)lv_memcg_stat(a, LV_PGSTEAL));

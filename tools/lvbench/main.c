@@ -541,21 +541,30 @@ static int check_opts(const struct lvb_common *c)
 
 /*
  * plot_writable - can the SVG be written? Asked before a sweep that may take minutes. A file
- * that did not exist is created to find out, and removed again.
+ * this call creates (exclusively, so never someone else's, nor through a symlink) is removed
+ * again; an existing one is opened for writing, not truncated.
  */
 static bool plot_writable(const char *path)
 {
-	bool existed = access(path, F_OK) == 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 
-	if (fd < 0) {
-		fprintf(stderr, "lvbench: --plot: cannot write '%s': %s\n", path, strerror(errno));
-		return false;
-	}
-	close(fd);
-	if (!existed)
+	if (fd >= 0) {
+		close(fd);
 		unlink(path);
-	return true;
+		return true;
+	}
+	if (errno == EEXIST) {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
+		/* A dangling symlink: gnuplot creates its target, or says why it cannot. */
+		if (errno == ENOENT)
+			return true;
+	}
+	fprintf(stderr, "lvbench: --plot: cannot write '%s': %s\n", path, strerror(errno));
+	return false;
 }
 
 /* The columns to run: with compare both designs or both disable modes, else the one chosen. */
@@ -592,7 +601,7 @@ int main(int argc, char **argv)
 	const struct lvb_workload *wl;
 	struct lvb_common common;
 	struct lvb_variant v[2];
-	bool compare = false;
+	bool compare = false, containers_given;
 	void *params = NULL;
 	int first, ret;
 
@@ -661,14 +670,15 @@ int main(int argc, char **argv)
 	}
 	if (common.by == LVB_UNSET)
 		common.by = wl->compare_by;
-	if (common.sweep.n && common.containers != LVB_UNSET) {
-		lvb_usage_error(
-			"option '--containers' does not apply with --sweep (the sweep gives "
-			"the container counts)");
+	containers_given = common.containers != LVB_UNSET;
+	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
 		free(params);
 		return LVB_EXIT_USAGE;
 	}
-	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
+	if (common.sweep.n && containers_given) {
+		lvb_usage_error(
+			"option '--containers' does not apply with --sweep (the sweep gives "
+			"the container counts)");
 		free(params);
 		return LVB_EXIT_USAGE;
 	}

@@ -283,7 +283,8 @@ static struct rt_file *rt_open_files(struct lvb_env *env, const struct rt_params
 
 		f->size = p->file ? p->real_size : p->file_size;
 		if (p->file) {
-			f->fd = open(p->file, O_RDONLY | O_CLOEXEC);
+			/* Never blocks on a FIFO swapped in since rt_prepare() looked. */
+			f->fd = open(p->file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 			if (f->fd < 0) {
 				*err = -errno;
 				fprintf(stderr, "lvbench: %s: %s\n", p->file, strerror(errno));
