@@ -266,31 +266,41 @@ static void *slot_filler_thread(void *p)
 }
 
 /*
- * pin_apart - pin the calling thread to its first allowed CPU and find an allowed CPU of the
- * other slot of a two-slot machine (slot = CPU % 2). @allowed receives the affinity to restore.
- * Return: that CPU, or -1 (the caller skips) if there is none.
+ * two_slot_machine - a small machine of two CPU slots (slot = CPU % 2), the calling thread
+ * pinned to its first allowed CPU and @sf->cpu set to an allowed CPU of the other slot.
+ * @allowed receives the affinity to restore.
+ * Return: the machine, or NULL (after a skip naming @what) without two such CPUs.
  */
-static int pin_apart(cpu_set_t *allowed)
+static struct lv_machine *two_slot_machine(struct slot_filler *sf, cpu_set_t *allowed,
+					   const char *what)
 {
-	int self = -1, other = -1;
+	struct lv_config cfg = small_config();
+	int self = -1;
 	cpu_set_t here;
 
 	if (sched_getaffinity(0, sizeof(*allowed), allowed))
 		BAIL_OUT("sched_getaffinity: %s", strerror(errno));
-	for (int c = 0; c < CPU_SETSIZE && other < 0; c++)
+	sf->cpu = -1;
+	for (int c = 0; c < CPU_SETSIZE && sf->cpu < 0; c++)
 		if (CPU_ISSET(c, allowed)) {
 			if (self < 0)
 				self = c;
 			else if (c % 2 != self % 2)
-				other = c;
+				sf->cpu = c;
 		}
-	if (other < 0)
-		return -1;
+	if (sf->cpu < 0) {
+		char reason[128];
+
+		snprintf(reason, sizeof(reason), "%s: needs two CPUs of different parity", what);
+		skip(reason);
+		return NULL;
+	}
 	CPU_ZERO(&here);
 	CPU_SET(self, &here);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(here), &here))
 		BAIL_OUT("pthread_setaffinity_np: %s", strerror(errno));
-	return other;
+	cfg.nr_cpu_slots = 2;
+	return new_machine(&cfg);
 }
 
 /* fill_other_slot - on CPU @sf->cpu, read the first LIMIT_BELOW_BATCH pages of @sf->file. */
@@ -310,19 +320,14 @@ static void fill_other_slot(struct slot_filler *sf)
  */
 static void test_limit_below_batch_other_slot(void)
 {
-	struct lv_config cfg = small_config();
 	struct slot_filler sf = { 0 };
 	struct lv_machine *m;
 	struct lv_memcg *a;
 	cpu_set_t allowed;
 
-	sf.cpu = pin_apart(&allowed);
-	if (sf.cpu < 0) {
-		skip("tiny limit, another slot's batch: needs two CPUs of different parity");
+	m = two_slot_machine(&sf, &allowed, "tiny limit, another slot's batch");
+	if (!m)
 		return;
-	}
-	cfg.nr_cpu_slots = 2;
-	m = new_machine(&cfg);
 	a = new_memcg(m, NULL, "tiny");
 	sf.file = new_file(m, 1024);
 	sf.memcg = a;
@@ -349,20 +354,15 @@ static void test_limit_below_batch_other_slot(void)
  */
 static void test_node_below_batch_other_slot(void)
 {
-	struct lv_config cfg = small_config();
 	struct slot_filler sf = { 0 };
 	struct lv_folio **held;
 	struct lv_machine *m;
 	cpu_set_t allowed;
 	size_t n = 0;
 
-	sf.cpu = pin_apart(&allowed);
-	if (sf.cpu < 0) {
-		skip("node, another slot's batch: needs two CPUs of different parity");
+	m = two_slot_machine(&sf, &allowed, "node, another slot's batch");
+	if (!m)
 		return;
-	}
-	cfg.nr_cpu_slots = 2;
-	m = new_machine(&cfg);
 	held = calloc(SMALL_PAGES + 1, sizeof(*held)); /* one more than the node has */
 	if (!held)
 		BAIL_OUT("out of memory");
