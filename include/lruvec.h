@@ -19,7 +19,10 @@
  * flavour). lv_check() requires a quiescent machine.
  *
  * Errors: functions return 0 or a negative errno, or NULL with errno set. Bad input from the
- * caller is reported, never aborts, and never loses a page.
+ * caller (a value out of range, an object of another machine, a folio in the wrong state) is
+ * reported, never aborts, and never loses a page. A NULL handle is bad input only where a
+ * function lists EINVAL for it (the creating, removing, reading and migrating calls); the
+ * per-folio calls, the drains and the statistics take valid handles, as the kernel's do.
  *
  * Caveats:
  *  - A folio handle is valid while the caller holds a reference on it. Using a folio after the
@@ -151,8 +154,8 @@ struct lv_memcg *lv_memcg_root(struct lv_machine *m);
 /**
  * lv_memcg_create - create a child of @parent (NULL means the root) with no limit.
  * @name: a label for reports, copied (at most 63 bytes used); may be NULL.
- * Return: the memcg, or NULL with errno EINVAL (memcg disabled, or @parent being removed) or
- * ENOMEM.
+ * Return: the memcg, or NULL with errno EINVAL (memcg disabled, or @parent being removed),
+ * ENOSPC (65535 memcgs exist, the kernel's limit of memcg ids) or ENOMEM.
  * Context: may block; takes the machine's memcg tree mutex.
  */
 struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name);
@@ -416,8 +419,9 @@ struct lv_latency {
 void lv_lru_cache_disable_latency(struct lv_machine *m, struct lv_latency *out);
 
 /**
- * lv_latency_percentile - the latency below which @pct percent (0..100) of the samples lie:
- * the upper bound of the bucket holding that rank (the maximum for 100). 0 with no samples.
+ * lv_latency_percentile - the latency below which @pct percent (0..100; less counts as 0, more
+ * as 100) of the samples lie: the upper bound of the bucket holding that rank (the maximum
+ * for 100). 0 with no samples.
  */
 uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct);
 
@@ -538,7 +542,10 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
  * lv_munmap - unmap [@addr, @addr + @len) from the regions it covers, releasing the pages;
  * a region cut in the middle keeps both sides (split as the kernel splits a VMA), a region
  * emptied is removed. Ranges with nothing mapped are ignored, as munmap(2) does.
- * Return: 0, -EINVAL (@addr not page aligned, @len 0), -ENOMEM (no memory to split).
+ * The pages leave the mapping at once; a page faulted in so recently that its CPU's lru_add
+ * batch still holds it stays charged until that batch drains (lv_lru_add_drain_all()).
+ * Return: 0, -EINVAL (@addr not page aligned, @len 0, the range wraps past 2^64, or it
+ * overlaps the heap, which only lv_mm_brk() shrinks), -ENOMEM (no memory to split).
  */
 int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
 
@@ -571,8 +578,9 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
  * LV_MADV_COLD queues them for deactivation, LV_MADV_FREE cleans them and queues them for
  * the lazyfree move to the inactive file list (reclaim may then free them; a later write
  * keeps them), LV_MADV_DONTNEED unmaps them.
- * Return: 0, -EINVAL (bad advice, @addr not page aligned), -ENOMEM (part of the range is
- * outside every region: the rest is still advised, as madvise(2) does).
+ * Return: 0, -EINVAL (bad advice, @addr not page aligned, the range wraps past 2^64),
+ * -ENOMEM (part of the range is outside every region: the rest is still advised, as
+ * madvise(2) does).
  */
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
 

@@ -509,8 +509,9 @@ static int unmap_regions(struct lv_mm *mm, uint64_t start, uint64_t end, struct 
 	struct list_head *pos, *n;
 
 	lockdep_assert_held(&mm->page_table_lock);
-	if (start < mm->heap->end && end > mm->heap->start)
-		return -EINVAL; /* the heap shrinks only through lv_mm_brk() */
+	/* The heap shrinks only through lv_mm_brk(); an empty heap is nothing to overlap. */
+	if (mm->heap->start < mm->heap->end && start < mm->heap->end && end > mm->heap->start)
+		return -EINVAL;
 	list_for_each_safe (pos, n, &mm->vmas) {
 		struct vm_area *vma = list_entry(pos, struct vm_area, list);
 		uint64_t s, e;
@@ -543,18 +544,31 @@ static int unmap_regions(struct lv_mm *mm, uint64_t start, uint64_t end, struct 
 	return 0;
 }
 
+/*
+ * page_range - the pages [*@start, *@end) of the bytes [@addr, @addr + @len), which must begin
+ * on a page boundary and not wrap past 2^64 (munmap(2) refuses such a range as well).
+ * Return: false if they do not.
+ */
+static bool page_range(uint64_t addr, size_t len, uint64_t *start, uint64_t *end)
+{
+	if ((addr & (LV_PAGE_SIZE - 1)) || (len && len - 1 > UINT64_MAX - addr))
+		return false;
+	*start = addr >> PAGE_SHIFT;
+	*end = *start + pages_up(len);
+	return true;
+}
+
 int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 {
-	uint64_t start = addr >> PAGE_SHIFT, end;
 	struct vm_area *tail = NULL;
 	struct mmu_gather tlb;
 	struct list_head dead;
+	uint64_t start, end;
 	size_t want = 0;
 	int err;
 
-	if ((addr & (LV_PAGE_SIZE - 1)) || !len || pages_up(len) > UINT64_MAX - start)
+	if (!len || !page_range(addr, len, &start, &end))
 		return -EINVAL;
-	end = start + pages_up(len);
 	INIT_LIST_HEAD(&dead);
 	for (;;) {
 		tlb_gather_mmu(&tlb, mm, end - start);
@@ -708,15 +722,14 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len)
 
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 {
-	uint64_t start = addr >> PAGE_SHIFT, end, covered = 0;
+	uint64_t start, end, covered = 0;
 	struct mmu_gather tlb;
 	struct list_head *pos;
 	struct vm_area *vma;
 
-	if ((addr & (LV_PAGE_SIZE - 1)) || pages_up(len) > UINT64_MAX - start ||
+	if (!page_range(addr, len, &start, &end) ||
 	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
 		return -EINVAL;
-	end = start + pages_up(len);
 	/*
 	 * Folios still in this CPU's lru_add batch could be neither deactivated nor freed. As
 	 * the kernel's lru_add_drain(), this is local: folios queued on another slot (the add

@@ -543,6 +543,8 @@ uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct)
 		return 0;
 	if (pct >= 100)
 		return lat->max_ns;
+	if (!(pct > 0))
+		pct = 0; /* a negative or NaN rank would not convert */
 	rank = (uint64_t)(pct / 100 * (double)total);
 	if (rank >= total)
 		rank = total - 1;

@@ -603,6 +603,8 @@ static void test_disable_latency(void)
 	is(lv_latency_percentile(&made, 100), 1010, "latency: p100 is the maximum");
 	made.max_ns = 5000;
 	is(lv_latency_percentile(&made, 95), 1024, "latency: p95 is the bucket's upper bound");
+	is(lv_latency_percentile(&made, -5), 6, "latency: below p0 counts as p0, the first bucket");
+	is(lv_latency_percentile(&made, __builtin_nan("")), 6, "latency: NaN counts as p0");
 }
 
 /* The release path: last references on LRU, queued and isolated folios. */

@@ -161,11 +161,19 @@ static void test_errors(void)
 		if (write_pat(mm, addr, PAGE, 1))
 			BAIL_OUT("write failed");
 		rc = lv_munmap(mm, addr, SIZE_MAX);
-		ok(rc == -EINVAL || read_rc(mm, addr, 1) == -EFAULT,
-		   "munmap: len SIZE_MAX refuses or unmaps (got %d, region still mapped)", rc);
+		ok(rc == -EINVAL && read_rc(mm, addr, 1) == 0,
+		   "munmap: len SIZE_MAX wraps past 2^64 -> -EINVAL, nothing unmapped (got %d)",
+		   rc);
 		rc = lv_madvise(mm, addr, SIZE_MAX, LV_MADV_DONTNEED);
-		ok(rc == -EINVAL || rc == -ENOMEM,
-		   "madvise: len SIZE_MAX is refused or reports the unmapped part (got %d)", rc);
+		ok(rc == -EINVAL && read_rc(mm, addr, 1) == 0,
+		   "madvise: len SIZE_MAX wraps past 2^64 -> -EINVAL, nothing advised (got %d)",
+		   rc);
+		is(lv_munmap(mm, UINT64_MAX & ~(PAGE - 1), 2 * PAGE), -EINVAL,
+		   "munmap: two pages from the last one wrap -> -EINVAL");
+		is(lv_munmap(mm, UINT64_MAX & ~(PAGE - 1), PAGE), 0,
+		   "munmap: the last page of 2^64, mapped or not -> 0");
+		is(lv_madvise(mm, UINT64_MAX & ~(PAGE - 1), PAGE + 1, LV_MADV_COLD), -EINVAL,
+		   "madvise: one byte past 2^64 -> -EINVAL");
 		if (read_rc(mm, addr, 1) == 0)
 			lv_madvise(mm, addr, PAGE, LV_MADV_DONTNEED);
 		lv_lru_add_drain_all(m);
@@ -438,8 +446,10 @@ static void test_mmap(void)
 	is(lv_memcg_usage(a), 0, "unmap all: usage 0");
 	is(nstat(m, LV_NR_FREE), free0, "unmap all: every page back on the node");
 
-	/* The heap shrinks only through brk. */
+	/* The heap shrinks only through brk; an empty heap is nothing to overlap. */
 	lv_mm_brk(mm, 0, &heap);
+	is(lv_munmap(mm, heap - PAGE, 2 * PAGE), 0, "munmap: across an empty heap -> 0");
+	is(lv_munmap(mm, 0, 1ull << 46), 0, "munmap: 64 TiB from 0, nothing mapped -> 0");
 	is(lv_mm_brk(mm, 4 * PAGE, NULL), 0, "heap: 4 pages");
 	is(write_pat(mm, heap, 4 * PAGE, 5), 0, "heap: written");
 	is(lv_munmap(mm, heap, PAGE), -EINVAL, "munmap: the heap's first page -> -EINVAL");
