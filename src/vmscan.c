@@ -500,9 +500,9 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 
 	lockdep_assert_no_lru_lock();
 	/*
-	 * This CPU's queued folios count in the list sizes that decide how much to scan, and a
-	 * small memcg may have nothing else: drain them first (shrink_inactive_list() drains
-	 * again as it goes).
+	 * Folios queued in this CPU's batches are on no list, so the list sizes that decide how
+	 * much to scan leave them out, and a small memcg may have nothing else: drain them first
+	 * (shrink_inactive_list() drains again as it goes).
 	 */
 	lru_add_drain_try(m);
 	/* The memcgs to visit, each pinned: the kernel's mem_cgroup_iter. */
