@@ -328,6 +328,7 @@ void lv_folio_deactivate(struct lv_folio *folio);
 /**
  * lv_deactivate_file_folio - queue a file folio whose invalidation failed: dirty or under
  * writeback → head of the inactive list with PG_reclaim; clean → tail; mapped → untouched.
+ * No-op for an anon (swap-backed) folio, an unevictable one, or one not on an LRU.
  */
 void lv_deactivate_file_folio(struct lv_folio *folio);
 

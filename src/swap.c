@@ -375,7 +375,8 @@ void lv_folio_deactivate(struct lv_folio *folio)
 
 void lv_deactivate_file_folio(struct lv_folio *folio)
 {
-	if (folio_test_unevictable(folio) || !folio_test_lru(folio))
+	/* An anon folio is not the page cache's to invalidate (as lazyfree ignores a file one). */
+	if (folio_test_swapbacked(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
 		return;
 	folio_batch_add_and_move(folio, FB_DEACTIVATE_FILE);
 }

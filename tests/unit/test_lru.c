@@ -193,6 +193,7 @@ static void test_deactivate_file(void)
 	struct lv_folio *dirty = alloc_or_bail(m, 0, 0, NULL, 0);
 	struct lv_folio *wb = alloc_or_bail(m, 0, 0, NULL, 0);
 	struct lv_folio *mapped = alloc_or_bail(m, 0, 0, NULL, 0);
+	struct lv_folio *anon = alloc_or_bail(m, 0, 0, NULL, LV_FOLIO_ANON);
 	struct lv_folio *all[] = { clean, cleanact, dirty, wb, mapped };
 
 	for (int i = 0; i < 5; i++)
@@ -243,6 +244,18 @@ static void test_deactivate_file(void)
 	is(S(LV_NR_ACTIVE_FILE), 1, "only the mapped folio is active");
 	is(S(LV_NR_INACTIVE_FILE), 2 + 1 + 1 + 1, "the rest is inactive file");
 
+	/* An anon folio is not page cache: it stays where it is. */
+	lv_folio_add_lru(anon);
+	lv_lru_add_drain(m);
+	lv_folio_activate(anon);
+	lv_lru_add_drain(m);
+	lv_deactivate_file_folio(anon);
+	lv_lru_add_drain(m);
+	ok(lv_folio_test(anon, LV_PG_ACTIVE) && lv_folio_test(anon, LV_PG_SWAPBACKED),
+	   "anon: untouched (still active anon)");
+	is(S(LV_PGDEACTIVATE), 2, "anon: no pgdeactivate");
+	is(S(LV_NR_ACTIVE_ANON), 1, "anon: still on the active anon list");
+
 	/* Writeback ends on the PG_reclaim folio: rotate it. */
 	is(lv_folio_set_state(wb, LV_PG_WRITEBACK, false), 0, "writeback ends");
 	ok(!lv_folio_test(wb, LV_PG_WRITEBACK), "writeback flag cleared");
@@ -260,6 +273,7 @@ static void test_deactivate_file(void)
 	check_ok(m, "deactivate_file scenario");
 	for (int i = 0; i < 5; i++)
 		lv_folio_put(all[i]);
+	lv_folio_put(anon);
 	finish(m, "deactivate_file machine");
 }
 
