@@ -85,6 +85,11 @@ bad=(
 	"--nodes|numa --nodes 0"
 	"--lock|compare numa --by lock --lock node"
 	"--instances|churn --instances 2"
+	"--disable|churn --disable rcu"
+	"--disable|aim9 --disable sweep"
+	"--by disable|compare churn --by disable"
+	"--by disable|compare aim9 --by disable"
+	"--memory|aim9 --containers 256 --memory 4"
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
@@ -203,8 +208,8 @@ grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q 'Lock statistics, node design' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
 	grep -Eq '^contended/acquired +[0-9.]+% +[0-9.]+%$' "$TMP/out" &&
-	grep -qF "thread-to-core ratio $ratio" "$TMP/out"
-verdict "compare churn: both designs, percentages, lock tables, thread-to-core ratio" $?
+	grep -qF "thread-to-CPU ratio $ratio" "$TMP/out"
+verdict "compare churn: both designs, percentages, lock tables, thread-to-CPU ratio" $?
 
 "$LVBENCH" compare churn --duration 0.5 --rounds 1 --containers 2 --threads 4 --json \
 	>"$TMP/json" 2>"$TMP/err"

@@ -118,6 +118,15 @@ static int aim9_prepare(struct lvb_common *opt, void *params)
 		opt->duration = opt->compare ? AIM9_COMPARE_DURATION : AIM9_DURATION;
 	if (opt->rounds == LVB_UNSET)
 		opt->rounds = opt->compare ? AIM9_COMPARE_ROUNDS : 1;
+	/*
+	 * A page_test call holds 16 touched pages at most (each shrink releases the last
+	 * round's), and a preempted thread keeps them: every container may hold them at once.
+	 * With their page tables, 128 KiB each, and 2 MiB for the watermarks and the batches.
+	 */
+	if (opt->memory_mib != LVB_UNSET && opt->memory_mib < opt->containers / 8 + 2)
+		return lvb_usage_error("--memory: %u MiB is too little for %u containers (at least "
+				       "%u MiB: 128 KiB each and 2 MiB)",
+				       opt->memory_mib, opt->containers, opt->containers / 8 + 2);
 	return 0;
 }
 

@@ -198,7 +198,7 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "",
 			opt->duration);
 	fprintf(out,
-		"%u containers, %u %ss on %u online CPUs (thread-to-core ratio %.2f),\n"
+		"%u containers, %u %ss on %u online CPUs (thread-to-CPU ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
 		opt->containers, opt->threads, rate_per(wl), cpus, (double)opt->threads / cpus,
 		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
@@ -384,7 +384,8 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 	for (unsigned int d = 0; d < n; d++)
 		v[d] = (double)s[d].ops;
 	table_row(out, "ops", v, n, " %14.0f");
-	fprintf(out, "%-28s", "lv_check");
+	/* Not only lv_check(): a thread's unexpected answer fails the run as well. */
+	fprintf(out, "%-28s", "checks (answers, lv_check)");
 	for (unsigned int d = 0; d < n; d++)
 		fprintf(out, " %14s", s[d].failures ? "FAILED" : "ok");
 	fputc('\n', out);

@@ -163,8 +163,9 @@ static const char output_help[] =
 	"ops_per_sec (all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max,\n"
 	"hmean, stddev, amean, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired,\n"
 	"contended, contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
-	"vmstat, drain_all, counters and check (\"ok\" or \"failed\").\n"
-	"Every round also runs lv_check() on the populated and on the emptied machine.\n"
+	"vmstat, drain_all, counters and check (\"ok\" or \"failed\": failed when a thread got an\n"
+	"answer it did not expect or a check at the end failed; the row \"checks\" of the\n"
+	"tables). Every round also runs lv_check() on the populated and on the emptied machine.\n"
 	"A progress line is shown on stderr when it is a terminal.\n"
 	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
 	"and workloads add or replace JSON keys (see the workload's help).\n"
@@ -220,7 +221,8 @@ static void usage_compare(FILE *out, const struct lvb_workload *wl)
 	}
 	fprintf(out, "\nOptions of compare:\n");
 	print_opts(out, compare_opts);
-	fprintf(out, "\nOptions of every workload (--lock excepted):\n");
+	fprintf(out, "\nOptions of every workload (--lock only with --by disable: --by lock runs "
+		     "both designs):\n");
 	print_opts(out, common_opts);
 	fprintf(out, "\n%s", output_help);
 }
@@ -672,6 +674,15 @@ int main(int argc, char **argv)
 		common.by = wl->compare_by;
 	containers_given = common.containers != LVB_UNSET;
 	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
+		free(params);
+		return LVB_EXIT_USAGE;
+	}
+	if (wl->compare_by != LVB_BY_DISABLE &&
+	    (common.disable != LVB_UNSET || common.by == LVB_BY_DISABLE)) {
+		lvb_usage_error(
+			"options '--disable' and '--by disable' apply to numa only (%s never "
+			"calls lv_lru_cache_disable)",
+			wl->name);
 		free(params);
 		return LVB_EXIT_USAGE;
 	}

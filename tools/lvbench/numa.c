@@ -132,11 +132,12 @@ static int numa_prepare(struct lvb_common *opt, void *params)
 	need = (uint64_t)p->instances * (NUMA_REGION >> 20) + 16ull * opt->nodes;
 	have = (uint64_t)opt->nodes * opt->memory_mib;
 	if (need > have)
-		return lvb_usage_error("--memory: %u instances x %lu MiB do not fit in %u node%s x "
-				       "%u MiB (at least %llu MiB per node)",
-				       p->instances, NUMA_REGION >> 20, opt->nodes,
-				       opt->nodes > 1 ? "s" : "", opt->memory_mib,
-				       (unsigned long long)((need + opt->nodes - 1) / opt->nodes));
+		return lvb_usage_error(
+			"--memory: %u instances x %lu MiB and 16 MiB per node do not "
+			"fit in %u node%s x %u MiB (at least %llu MiB per node)",
+			p->instances, NUMA_REGION >> 20, opt->nodes, opt->nodes > 1 ? "s" : "",
+			opt->memory_mib,
+			(unsigned long long)((need + opt->nodes - 1) / opt->nodes));
 	return 0;
 }
 
@@ -564,15 +565,20 @@ static void numa_published(FILE *out, const struct lvb_series *s, unsigned int n
 	fprintf(out,
 		"\nPublished stress-ng 0.14 NUMA results, bogo ops/s (Michael Larabel, Ryzen 9 "
 		"5950X,\n16 cores / 32 threads, one NUMA node, 2022-05):\n");
-	fprintf(out, "  %-52s %9.2f\n", "v5.17 (lru_add_drain_all on every CPU)", PUB_V517);
-	fprintf(out, "  %-52s %9.2f\n", "v5.18 (synchronize_rcu: the regression)", PUB_V518);
-	fprintf(out, "  %-52s %9.2f\n", "v5.18 + synchronize_rcu_expedited (31733463372e)",
+	fprintf(out, "  %-58s %9.2f\n", "v5.17 (lru_add_drain_all on every CPU)", PUB_V517);
+	fprintf(out, "  %-58s %9.2f\n", "v5.18 (synchronize_rcu: the regression)", PUB_V518);
+	fprintf(out, "  %-58s %9.2f\n", "v5.18 + synchronize_rcu_expedited (31733463372e)",
 		PUB_V518_FIX);
 	fprintf(out, "  published ratio v5.17/v5.18 = %.2f/%.2f = %.1fx; fixed/v5.18 = %.1fx\n",
 		PUB_V517, PUB_V518, PUB_V517 / PUB_V518, PUB_V518_FIX / PUB_V518);
-	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, "  this run: %-42s %9.2f\n", mode_label(s[d].disable),
-			lvb_series_rate(&s[d]));
+	for (unsigned int d = 0; d < n; d++) {
+		char label[64];
+
+		/* Both columns of compare --by lock share a mode: name the design too. */
+		snprintf(label, sizeof(label), "this run, %s: %s", lvb_lock_names[s[d].design],
+			 mode_label(s[d].disable));
+		fprintf(out, "  %-58s %9.2f\n", label, lvb_series_rate(&s[d]));
+	}
 	if (rcu && sweep)
 		fprintf(out, "  measured ratio sweep/rcu = %.2f/%.2f = %.1fx\n",
 			lvb_series_rate(sweep), lvb_series_rate(rcu),
@@ -674,8 +680,9 @@ const struct lvb_workload lvb_numa = {
 		"before disabling); a status query. That is 22 lru_cache_disable/enable pairs\n"
 		"and 19 memsets of 4 MiB per op.\n"
 		"--disable selects how lv_lru_cache_disable waits: sweep (lock and drain every\n"
-		"CPU slot, the cost of fixed kernels; default) or rcu (synchronize_rcu first,\n"
-		"Linux 5.18's regression). compare numa runs both (--by disable is numa's\n"
+		"CPU slot, the cost of fixed kernels; default), rcu (synchronize_rcu first,\n"
+		"Linux 5.18's regression) or rcu-expedited (liburcu's grace period only, as the\n"
+		"5.19 fix). compare numa runs rcu and sweep (--by disable is numa's\n"
 		"default; --by lock compares the lock designs instead, in the --disable mode).\n"
 		"Defaults: --instances = online CPUs, --nodes 2 (so pages really move; with 1\n"
 		"nothing moves, as on the published one-node machine), --containers 1\n"
