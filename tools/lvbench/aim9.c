@@ -482,8 +482,8 @@ const struct lvb_workload lvb_aim9 = {
 		"JSON adds test, iterations, ops_per_call, touch, pages_per_sec (null for\n"
 		"brk_test) and iteration_ops_per_sec (one array per container and round);\n"
 		"ops_per_sec is the object {n, min, max, amean, hmean, stddev, coeffvar,\n"
-		"bhmean50, bhmean95, bhmean99} averaged over containers, ops_per_sec_total the\n"
-		"ops of all containers per second.",
+		"bhmean50, bhmean95, bhmean99} averaged over containers (in place of\n"
+		"ops_per_sec_per_thread), ops_per_sec_total the ops of all containers per second.",
 	.opts = aim9_opts,
 	.params_size = sizeof(struct aim9_params),
 	.defaults = aim9_defaults,

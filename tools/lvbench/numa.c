@@ -701,8 +701,10 @@ const struct lvb_workload lvb_numa = {
 		"  numa: instances=N nodes=N disable=MODE lock=DESIGN bogo_ops_per_sec=X\n"
 		"  disable_p50_us=X disable_p99_us=X disable_max_us=X\n"
 		"JSON adds disable, instances, region_pages, bogo_ops_per_sec, disable_latency_ns\n"
-		"{calls, p50, p99, max, mean}, bogo_ops_per_sec_instance {stats},\n"
-		"bogo_ops_per_sec_total, pgmigrate_success, pgmigrate_fail and\n"
+		"{calls, p50, p99, max, mean}, bogo_ops_per_sec_instance_mean,\n"
+		"bogo_ops_per_sec_instance {stats}, bogo_ops_per_sec_total and\n"
+		"bogo_ops_per_sec_round_total (in place of the generic ops_per_sec_per_thread and\n"
+		"round_ops_per_sec), pgmigrate_success, pgmigrate_fail and\n"
 		"published_bogo_ops_per_sec; counters has disable_pairs, migrate_unmoved,\n"
 		"move_enomem and move_ebusy.",
 	.opts = numa_opts,
