@@ -592,6 +592,8 @@ aim9_json "compare aim9 --json: node then lruvec, two rounds" page_test node,lru
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+	grep -q '^lvbench compare aim9: node vs lruvec lru_lock, ABAB order, 1 round of 0.3 s ' \
+		"$TMP/out" &&
 	grep -Eq '^Hmean +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
 	grep -Eq '^CoeffVar +page_test +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
 	grep -Eq '^BHmean-99 +page_test ' "$TMP/out" &&
@@ -600,7 +602,7 @@ rc=$?
 	grep -Eq '^Hmean +page_test +34355\.40 \(   0\.00%\) +35810\.90 \(   4\.24%\)$' "$TMP/out" &&
 	grep -Eq '^lruvec design: [0-9]+ pages faulted and released per second per thread$' \
 		"$TMP/out"
-verdict "compare aim9: both designs with percentages, lock tables, published numbers" $?
+verdict "compare aim9: a round of 3 iterations, both designs, lock tables, published numbers" $?
 
 "$LVBENCH" compare aim9 --test brk_test --duration 0.1 --iterations 2 --rounds 1 \
 	--containers 1 >"$TMP/out" 2>"$TMP/err"

@@ -130,6 +130,14 @@ static int aim9_prepare(struct lvb_common *opt, void *params)
 	return 0;
 }
 
+/* A round is every container's --iterations iterations of --duration seconds each. */
+static double aim9_round_seconds(const struct lvb_common *opt, const void *params)
+{
+	const struct aim9_params *p = params;
+
+	return p->iterations * opt->duration;
+}
+
 static unsigned int aim9_nr_threads(const struct lvb_common *opt, const void *params)
 {
 	(void)params;
@@ -492,4 +500,5 @@ const struct lvb_workload lvb_aim9 = {
 	.run = aim9_run,
 	.print_extra = aim9_print_extra,
 	.json_extra = aim9_json_extra,
+	.round_seconds = aim9_round_seconds,
 };

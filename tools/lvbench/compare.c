@@ -173,30 +173,37 @@ void lvb_print_row(FILE *out, const char *stat, const char *name, const double *
 	print_row(out, stat, name, v, n, lower_better);
 }
 
+/* round_seconds - how long one round of @wl lasts (aim9: its iterations of --duration each). */
+static double round_seconds(const struct lvb_workload *wl, const struct lvb_common *opt,
+			    const void *params)
+{
+	return wl->round_seconds ? wl->round_seconds(opt, params) : opt->duration;
+}
+
 static void print_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
-			 const struct lvb_series *s, unsigned int n)
+			 const void *params, const struct lvb_series *s, unsigned int n)
 {
 	unsigned int cpus = lvb_online_cpus();
+	double secs = round_seconds(wl, opt, params);
 
 	if (opt->by == LVB_BY_DISABLE && n > 1)
 		fprintf(out,
 			"lvbench compare %s: %s vs %s lru_cache_disable, %s lru_lock, ABAB order, "
 			"%u round%s of %g s per mode\n",
 			wl->name, s[0].column, s[1].column, lvb_lock_names[s[0].design],
-			opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+			opt->rounds, opt->rounds > 1 ? "s" : "", secs);
 	else if (opt->by == LVB_BY_DISABLE)
 		fprintf(out, "lvbench %s: %s lru_cache_disable, %s lru_lock, %u round%s of %g s\n",
 			wl->name, lvb_disable_names[s[0].disable], lvb_lock_names[s[0].design],
-			opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+			opt->rounds, opt->rounds > 1 ? "s" : "", secs);
 	else if (n > 1)
 		fprintf(out,
 			"lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
 			"of %g s per design\n",
-			wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+			wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", secs);
 	else
 		fprintf(out, "lvbench %s: %s lru_lock, %u round%s of %g s\n", wl->name,
-			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "",
-			opt->duration);
+			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "", secs);
 	fprintf(out,
 		"%u containers, %u %ss on %u online CPUs (thread-to-CPU ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
@@ -415,7 +422,7 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 		       const void *params, const struct lvb_series *s, unsigned int n,
 		       const struct lvb_ceiling *c)
 {
-	print_header(out, wl, opt, s, n);
+	print_header(out, wl, opt, params, s, n);
 	if (print_stats_table(out, wl, s, n))
 		return -ENOMEM;
 	print_ceiling(out, wl, s, n, c);
@@ -514,7 +521,7 @@ static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct 
 	fprintf(out,
 		"lvbench compare %s --sweep: node vs lruvec lru_lock, ABAB order, %u round%s of "
 		"%g s per design and container count\n",
-		wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", opt->duration);
+		wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", round_seconds(wl, opt, params));
 	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
 		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch);
@@ -568,7 +575,7 @@ static void gnuplot_string(FILE *gp, const char *s)
 }
 
 static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *opt,
-		      const struct sweep_point *pts, unsigned int n)
+		      const void *params, const struct sweep_point *pts, unsigned int n)
 {
 	unsigned int lo = pts[0].containers, hi = pts[0].containers;
 	bool ceiling = false;
@@ -599,8 +606,8 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 		"\nset title 'lvbench compare %s: %s per %s (mean), %u round%s of %g s, "
 		"%u MiB x %u node%s, %u CPUs'\n",
 		wl->name, rate_unit(wl), rate_per(wl), opt->rounds, opt->rounds > 1 ? "s" : "",
-		opt->duration, opt->memory_mib, opt->nodes, opt->nodes > 1 ? "s" : "",
-		lvb_online_cpus());
+		round_seconds(wl, opt, params), opt->memory_mib, opt->nodes,
+		opt->nodes > 1 ? "s" : "", lvb_online_cpus());
 	fprintf(gp, "set xlabel 'containers (memory cgroups)'\nset ylabel '%s per %s'\n",
 		rate_unit(wl), rate_per(wl));
 	fprintf(gp, "set logscale x 2\nset xrange [%g:%g]\nset xtics (", lo / 1.4, hi * 1.4);
@@ -671,7 +678,7 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 			return ret;
 	}
 	if (opt->plot) {
-		if (sweep_plot(wl, opt, pts, opt->sweep.n))
+		if (sweep_plot(wl, opt, params, pts, opt->sweep.n))
 			ret = LVB_EXIT_FAIL;
 		else if (!opt->json)
 			printf("\nPlot written to %s\n", opt->plot);

@@ -214,6 +214,8 @@ struct lvb_workload {
 	 * lvb_usage_error().
 	 */
 	int (*prepare)(struct lvb_common *opt, void *params);
+	/* Optional: the length of one round in seconds, when it is not opt->duration. */
+	double (*round_seconds)(const struct lvb_common *opt, const void *params);
 	/* Optional: the thread count @opt implies (a sweep changes opt->containers). */
 	unsigned int (*nr_threads)(const struct lvb_common *opt, const void *params);
 	const struct lvb_rate *rate; /* NULL: ops/s per thread */
