@@ -716,6 +716,7 @@ enum lv_stat_item {
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
 	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
 	LV_WORKINGSET_NODES,   /* a count, not an event: shadow-only page cache nodes listed */
+	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so every CPU was drained */
 	LV_NR_STAT_ITEMS
 };
 

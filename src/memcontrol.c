@@ -763,6 +763,7 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 			 * kernel drains its charge stocks once.
 			 */
 			lv_lru_add_drain_all(memcg->machine);
+			lruvec_count_event_atomic(&over->nodeinfo[0], EV_RECLAIM_DRAIN, 1);
 			drained = true;
 		} else {
 			fruitless++;

@@ -318,6 +318,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 			if (!freed && !lru_drained) {
 				/* Page cache queued in other CPUs' batches is on no list yet. */
 				lv_lru_add_drain_all(m);
+				lruvec_count_event_atomic(stall, EV_RECLAIM_DRAIN, 1);
 				lru_drained = true;
 			} else if (!freed && retries < MAX_RECLAIM_RETRIES - 2) {
 				break; /* no progress twice: out of memory */

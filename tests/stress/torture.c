@@ -68,6 +68,13 @@ static atomic_ulong charged_at_removal;	    /* pages the removals had to reparen
 static atomic_ulong unevictable_at_removal; /* ... of which mlocked (found in the memmap) */
 static atomic_ulong totals_backwards;	    /* machine totals seen to shrink (see totals_check()) */
 static struct lv_memcg *leftover;
+/*
+ * A tenant whose limit is below a CPU batch, read through now and then by every thread: its
+ * charges can find all its pages queued in other CPUs' batches, and must drain them
+ * (reclaim_drain) rather than fail. Set up once, written by no one after; removed at the end.
+ */
+#define TINY_PAGES 4
+static struct lv_memcg *tiny;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
 
@@ -1206,7 +1213,7 @@ static void *worker(void *arg)
 		} else if (r < 320) {
 			op_release(&s);
 		} else if (r < 600) {
-			op_read(&s, pick_memcg(&s));
+			op_read(&s, tiny && rnd(&s) % 4 == 0 ? tiny : pick_memcg(&s));
 		} else if (r < 603) {
 			lv_file_truncate(trunc_file, rnd(&s) % (4 << 20));
 			lv_file_truncate(trunc_file, 4 << 20);
@@ -1586,6 +1593,10 @@ int main(int argc, char **argv)
 		nr_containers = opt.containers;
 		if (nr_containers > 1)
 			lv_memcg_set_max(containers[1], 256); /* one tenant at its limit */
+		tiny = lv_memcg_create(machine, NULL, "tiny");
+		if (!tiny)
+			abort();
+		lv_memcg_set_max(tiny, TINY_PAGES);
 	}
 
 	{
@@ -1702,6 +1713,11 @@ int main(int argc, char **argv)
 			{ "memcg removal", atomic_load(&memcgs_removed), true },
 			{ "reparenting", atomic_load(&charged_at_removal), true },
 			{ "unevictable reparenting", atomic_load(&unevictable_at_removal), true },
+			/* Only a batch larger than the tiny limit can hold all of its pages. */
+			{ "reclaim drain",
+			  tiny && opt.batch > TINY_PAGES ? lv_memcg_stat(tiny, LV_RECLAIM_DRAIN)
+							 : 1,
+			  true },
 		};
 		char missing[512] = "";
 
@@ -1721,6 +1737,9 @@ int main(int argc, char **argv)
 	ok(!memcg || nr_containers < 2 ||
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
 	   "limited memcg within its limit");
+	ok(!tiny || lv_memcg_usage(tiny) <= TINY_PAGES,
+	   "tenant limited to %d pages within it (%llu reclaim passes drained every CPU)",
+	   TINY_PAGES, tiny ? (unsigned long long)lv_memcg_stat(tiny, LV_RECLAIM_DRAIN) : 0);
 
 	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
 		struct lv_folio *f = atomic_exchange(&table[i], NULL);
@@ -1760,7 +1779,9 @@ int main(int argc, char **argv)
 		ok(all_free, "every page returned to the allocator");
 	}
 	{
-		bool zero = true, removed = !leftover || lv_memcg_remove(leftover) == 0;
+		bool zero = !tiny || lv_memcg_usage(tiny) == 0;
+		bool removed = (!leftover || lv_memcg_remove(leftover) == 0) &&
+			       (!tiny || lv_memcg_remove(tiny) == 0);
 
 		for (int i = nr_containers - 1; i >= 0; i--) {
 			if (lv_memcg_usage(containers[i]) != 0) {

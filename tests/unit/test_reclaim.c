@@ -233,6 +233,8 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	lv_drain_all_stats(m, &drains, NULL);
 	is(drains, 0, "tiny limit %zu, one slot: reclaim drained it locally, never every CPU",
 	   limit);
+	is(lv_memcg_stat(a, LV_RECLAIM_DRAIN), 0, "tiny limit %zu, one slot: no reclaim_drain",
+	   limit);
 	ok(lv_memcg_stat(a, LV_PGSTEAL) >= 1024 - limit,
 	   "tiny limit %zu, batch %u: reclaim freed what did not fit (pgsteal %llu)", limit, batch,
 	   (unsigned long long)lv_memcg_stat(a, LV_PGSTEAL));
@@ -339,6 +341,9 @@ static void test_limit_below_batch_other_slot(void)
 	   "tiny limit, another slot's batch: reads on this CPU reclaim the other CPU's folios");
 	ok(lv_memcg_usage(a) <= LIMIT_BELOW_BATCH,
 	   "tiny limit, another slot's batch: at the limit");
+	ok(lv_memcg_stat(a, LV_RECLAIM_DRAIN) > 0,
+	   "tiny limit, another slot's batch: reclaim_drain counted on the memcg (%llu)",
+	   (unsigned long long)lv_memcg_stat(a, LV_RECLAIM_DRAIN));
 	check_ok(m, "tiny limit, other slot");
 	lv_file_close(sf.file);
 	lv_lru_add_drain_all(m);
@@ -376,6 +381,7 @@ static void test_node_below_batch_other_slot(void)
 	ok(nstat(m, LV_PGSTEAL) >= LIMIT_BELOW_BATCH,
 	   "node, another slot's batch: reclaimed before failing (pgsteal %llu)",
 	   (unsigned long long)nstat(m, LV_PGSTEAL));
+	ok(nstat(m, LV_RECLAIM_DRAIN) > 0, "node, another slot's batch: reclaim_drain counted");
 	lv_folios_put(held, n);
 	free(held);
 	check_ok(m, "node, other slot");

@@ -364,6 +364,7 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 		LV_WORKINGSET_NODERECLAIM,
 		LV_ALLOCSTALL,
 		LV_RECLAIM_SKIP_BUSY,
+		LV_RECLAIM_DRAIN,
 	};
 	double v[2];
 

@@ -263,6 +263,7 @@ static const enum lv_stat_item json_vmstat_items[] = {
 	LV_WORKINGSET_NODERECLAIM,
 	LV_ALLOCSTALL,
 	LV_RECLAIM_SKIP_BUSY,
+	LV_RECLAIM_DRAIN,
 };
 
 /* json_rounds - the per-round totals of @s as a JSON array. */
