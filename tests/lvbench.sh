@@ -90,12 +90,13 @@ bad=(
 	"--by disable|compare churn --by disable"
 	"--by disable|compare aim9 --by disable"
 	"--memory|aim9 --containers 256 --memory 4"
+	"--touch|aim9 --test brk_test --touch stores"
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 8 + 18 + 5 + 4 + 7 + 3 + 1))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 18 + 5 + 4 + 7 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -149,6 +150,18 @@ for h in "${helps[@]}"; do
 		test $rc -eq 0 -a -s "$TMP/out" -a ! -s "$TMP/err"
 	grep -q '^Usage:' "$TMP/out" || diag "$TMP/out"
 done
+
+# compare's help opens with the comparison the workload makes by default.
+first_para() { "$LVBENCH" "$@" | sed -n 3p; }
+check "compare numa --help: opens with --by disable (its default)" \
+	grep -q '^--by disable (numa' <(first_para compare numa --help)
+check "compare churn --help: opens with --by lock (its default)" \
+	grep -q '^--by lock ' <(first_para compare churn --help)
+
+# One container, one reader: counts in the singular.
+"$LVBENCH" readtwice --containers 1 --readers 1 --memory 64 --duration 0.2 >"$TMP/out" 2>&1
+grep -q '^1 container, 1 reader thread on [0-9]* CPUs*$' "$TMP/out"
+verdict "readtwice --containers 1 --readers 1: '1 container, 1 reader thread'" $?
 
 # JSON of one design: the keys scripts rely on, sane values, nothing on a non-tty stderr.
 "$LVBENCH" churn --duration 1 --containers 2 --threads 4 --json >"$TMP/json" 2>"$TMP/err"

@@ -71,7 +71,7 @@ static const char *const aim9_touch_names[] = {
 struct aim9_params {
 	unsigned int test;	 /* enum aim9_test */
 	unsigned int iterations; /* per container and round */
-	unsigned int touch;	 /* enum aim9_touch */
+	unsigned int touch;	 /* enum aim9_touch, or LVB_UNSET until prepared */
 };
 
 #define AIM9(field) offsetof(struct aim9_params, field)
@@ -93,9 +93,7 @@ static void aim9_defaults(void *params)
 {
 	struct aim9_params *p = params;
 
-	*p = (struct aim9_params){ .test = AIM9_PAGE_TEST,
-				   .iterations = 12,
-				   .touch = AIM9_TOUCH_PAGE };
+	*p = (struct aim9_params){ .test = AIM9_PAGE_TEST, .iterations = 12, .touch = LVB_UNSET };
 }
 
 /*
@@ -108,7 +106,14 @@ static void aim9_defaults(void *params)
 
 static int aim9_prepare(struct lvb_common *opt, void *params)
 {
-	(void)params;
+	struct aim9_params *p = params;
+
+	if (p->touch != LVB_UNSET && !aim9_tests[p->test].touch)
+		return lvb_usage_error("aim9: option '--touch' does not apply to %s (it touches no "
+				       "page)",
+				       aim9_test_names[p->test]);
+	if (p->touch == LVB_UNSET)
+		p->touch = AIM9_TOUCH_PAGE;
 	if (opt->threads != LVB_UNSET)
 		return lvb_usage_error("aim9: option '--threads' does not apply (one aim9 thread "
 				       "per container: use --containers)");
@@ -124,9 +129,10 @@ static int aim9_prepare(struct lvb_common *opt, void *params)
 	 * With their page tables, 128 KiB each, and 2 MiB for the watermarks and the batches.
 	 */
 	if (opt->memory_mib != LVB_UNSET && opt->memory_mib < opt->containers / 8 + 2)
-		return lvb_usage_error("--memory: %u MiB is too little for %u containers (at least "
-				       "%u MiB: 128 KiB each and 2 MiB)",
-				       opt->memory_mib, opt->containers, opt->containers / 8 + 2);
+		return lvb_usage_error("--memory: %u MiB is too little for %u container%s (at "
+				       "least %u MiB: 128 KiB each and 2 MiB)",
+				       opt->memory_mib, opt->containers,
+				       lvb_plural(opt->containers), opt->containers / 8 + 2);
 	return 0;
 }
 
@@ -398,8 +404,8 @@ static void aim9_print_extra(FILE *out, const struct lvb_common *opt, const void
 	fprintf(out,
 		"\naim9 %s: %u container%s, one aim9 thread each, %u iteration%s of %g s per "
 		"container and round;\n",
-		test, opt->containers, opt->containers > 1 ? "s" : "", p->iterations,
-		p->iterations > 1 ? "s" : "", opt->duration);
+		test, opt->containers, lvb_plural(opt->containers), p->iterations,
+		lvb_plural(p->iterations), opt->duration);
 	fprintf(out,
 		"per call: sbrk(+1 MiB), %u x { sbrk(-64 KiB), 16 x { sbrk(+4 KiB)%s } }, "
 		"brk(oldbrk) = %u ops\n",

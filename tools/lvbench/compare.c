@@ -191,24 +191,25 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 			"lvbench compare %s: %s vs %s lru_cache_disable, %s lru_lock, ABAB order, "
 			"%u round%s of %g s per mode\n",
 			wl->name, s[0].column, s[1].column, lvb_lock_names[s[0].design],
-			opt->rounds, opt->rounds > 1 ? "s" : "", secs);
+			opt->rounds, lvb_plural(opt->rounds), secs);
 	else if (opt->by == LVB_BY_DISABLE)
 		fprintf(out, "lvbench %s: %s lru_cache_disable, %s lru_lock, %u round%s of %g s\n",
 			wl->name, lvb_disable_names[s[0].disable], lvb_lock_names[s[0].design],
-			opt->rounds, opt->rounds > 1 ? "s" : "", secs);
+			opt->rounds, lvb_plural(opt->rounds), secs);
 	else if (n > 1)
 		fprintf(out,
 			"lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
 			"of %g s per design\n",
-			wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", secs);
+			wl->name, opt->rounds, lvb_plural(opt->rounds), secs);
 	else
 		fprintf(out, "lvbench %s: %s lru_lock, %u round%s of %g s\n", wl->name,
-			lvb_lock_names[s[0].design], opt->rounds, opt->rounds > 1 ? "s" : "", secs);
+			lvb_lock_names[s[0].design], opt->rounds, lvb_plural(opt->rounds), secs);
 	fprintf(out,
-		"%u containers, %u %ss on %u online CPUs (thread-to-CPU ratio %.2f),\n"
+		"%u container%s, %u %s%s on %u online CPU%s (thread-to-CPU ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
-		opt->containers, opt->threads, rate_per(wl), cpus, (double)opt->threads / cpus,
-		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		opt->containers, lvb_plural(opt->containers), opt->threads, rate_per(wl),
+		lvb_plural(opt->threads), cpus, lvb_plural(cpus), (double)opt->threads / cpus,
+		opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch, (unsigned long long)opt->seed);
 }
 
@@ -430,7 +431,7 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out, "\nLock statistics, %s %s (perf lock report columns, %u round%s)\n",
 			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design", s[d].rounds,
-			s[d].rounds > 1 ? "s" : "");
+			lvb_plural(s[d].rounds));
 		lvb_print_locks(out, &s[d]);
 	}
 	print_contention(out, s, n);
@@ -457,7 +458,8 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 
 	memset(ceiling, 0, sizeof(*ceiling));
 	if (wl->ceiling) {
-		lvb_progress_label("%s, %u containers, ceiling", wl->name, opt->containers);
+		lvb_progress_label("%s, %u container%s, ceiling", wl->name, opt->containers,
+				   lvb_plural(opt->containers));
 		err = wl->ceiling(opt, params, ceiling);
 		if (err) {
 			fprintf(stderr, "lvbench: %s, ceiling: %s\n", wl->name, strerror(-err));
@@ -470,8 +472,9 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 			struct lvb_common o = *opt;
 
 			o.disable = variants[d].disable;
-			lvb_progress_label("%s, %u containers, %s %s, run %u/%u", wl->name,
-					   opt->containers, variants[d].name, noun, ++done, total);
+			lvb_progress_label("%s, %u container%s, %s %s, run %u/%u", wl->name,
+					   opt->containers, lvb_plural(opt->containers),
+					   variants[d].name, noun, ++done, total);
 			err = wl->run(&o, params, variants[d].design, &res);
 			if (!err)
 				err = lvb_series_add(&series[d], wl, &res);
@@ -522,9 +525,9 @@ static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct 
 	fprintf(out,
 		"lvbench compare %s --sweep: node vs lruvec lru_lock, ABAB order, %u round%s of "
 		"%g s per design and container count\n",
-		wl->name, opt->rounds, opt->rounds > 1 ? "s" : "", round_seconds(wl, opt, params));
-	fprintf(out, "%u online CPUs, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
-		opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		wl->name, opt->rounds, lvb_plural(opt->rounds), round_seconds(wl, opt, params));
+	fprintf(out, "%u online CPU%s, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
+		lvb_plural(lvb_online_cpus()), opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch);
 	if (wl->describe)
 		wl->describe(out, opt, params);
@@ -605,10 +608,10 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 	gnuplot_string(gp, opt->plot);
 	fprintf(gp,
 		"\nset title 'lvbench compare %s: %s per %s (mean), %u round%s of %g s, "
-		"%u MiB x %u node%s, %u CPUs'\n",
-		wl->name, rate_unit(wl), rate_per(wl), opt->rounds, opt->rounds > 1 ? "s" : "",
-		round_seconds(wl, opt, params), opt->memory_mib, opt->nodes,
-		opt->nodes > 1 ? "s" : "", lvb_online_cpus());
+		"%u MiB x %u node%s, %u CPU%s'\n",
+		wl->name, rate_unit(wl), rate_per(wl), opt->rounds, lvb_plural(opt->rounds),
+		round_seconds(wl, opt, params), opt->memory_mib, opt->nodes, lvb_plural(opt->nodes),
+		lvb_online_cpus(), lvb_plural(lvb_online_cpus()));
 	fprintf(gp, "set xlabel 'containers (memory cgroups)'\nset ylabel '%s per %s'\n",
 		rate_unit(wl), rate_per(wl));
 	fprintf(gp, "set logscale x 2\nset xrange [%g:%g]\nset xtics (", lo / 1.4, hi * 1.4);
@@ -686,7 +689,7 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 	}
 	if (failures) {
 		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",
-			failures, failures > 1 ? "s" : "");
+			failures, lvb_plural(failures));
 		ret = LVB_EXIT_FAIL;
 	}
 	fflush(stdout);
@@ -722,7 +725,7 @@ int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const
 	failures = count_failures(series, nr_designs);
 	if (failures) {
 		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",
-			failures, failures > 1 ? "s" : "");
+			failures, lvb_plural(failures));
 		ret = LVB_EXIT_FAIL;
 	}
 out:

@@ -323,6 +323,12 @@ int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const
 void lvb_print_row(FILE *out, const char *stat, const char *name, const double *v, unsigned int n,
 		   bool lower_better);
 
+/* "s" after a count of @n things unless it is one: "%u round%s", n, lvb_plural(n). */
+static inline const char *lvb_plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* ---- statistics and output (report.c) -------------------------------------------------------- */
 
 /** struct lvb_stats - the mmtests compare rows (benchmarks.md §2.4), higher is better. */

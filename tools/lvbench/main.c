@@ -187,11 +187,12 @@ static void usage_main(FILE *out)
 	fprintf(out, "\n%s", output_help);
 }
 
-static const char compare_help[] =
-	"Runs the node (A, the baseline) and lruvec (B) designs alternately, ABAB..., --rounds\n"
-	"rounds each (default 3; readtwice/readonce: 5; aim9: 2), every round on a fresh machine "
-	"in this\n"
-	"process, then prints them side by side. The percentage next to a value is relative to\n"
+/* compare --by lock, every workload's default but numa's. */
+static const char compare_lock_help[] =
+	"--by lock (the default of every workload but numa) runs the node (A, the baseline) and\n"
+	"lruvec (B) designs alternately, ABAB..., --rounds rounds each (default 3;\n"
+	"readtwice/readonce: 5; aim9: 2), every round on a fresh machine in this process,\n"
+	"then prints them side by side. The percentage next to a value is relative to\n"
 	"the node design as in mmtests compare: new*100/base - 100 for Min, Max, Amean, Hmean,\n"
 	"BHmean-N and Total (higher is better), 100 - new*100/base for Stddev and CoeffVar (so\n"
 	"less variance is positive).\n"
@@ -199,17 +200,25 @@ static const char compare_help[] =
 	"lines per container count).\n"
 	"--sweep prints one compact row per container count instead of the full tables: the\n"
 	"mean rate per thread of each design, their ratio, the contended fraction of the LRU\n"
-	"lock of each design and, where the workload has one, the ceiling.\n"
-	"--by disable (numa's default) compares the two lru_cache_disable modes instead, in\n"
-	"the --lock design (default lruvec): rcu (A, the baseline: synchronize_rcu first, the\n"
-	"Linux 5.18 regression) and sweep (B: lock and drain every CPU slot, the cost of fixed\n"
-	"kernels); --json then gives the rcu object, then the sweep object. --disable does\n"
-	"not apply then, and --sweep only applies to --by lock.\n";
+	"lock of each design and, where the workload has one, the ceiling.\n";
 
+/* compare --by disable, numa's default and numa's only. */
+static const char compare_disable_help[] =
+	"--by disable (numa's default) compares the two lru_cache_disable modes rather than\n"
+	"the two designs, in the --lock design (default lruvec): rcu (A, the baseline:\n"
+	"synchronize_rcu first, the Linux 5.18 regression) and sweep (B: lock and drain every\n"
+	"CPU slot, the cost of fixed kernels), alternately, --rounds rounds each, with the\n"
+	"percentages of mmtests compare relative to rcu; --json then gives the rcu object, then\n"
+	"the sweep object. --disable does not apply then, and --sweep only applies to --by lock.\n";
+
+/* The text of the comparison the workload makes by default comes first. */
 static void usage_compare(FILE *out, const struct lvb_workload *wl)
 {
-	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s\n", wl ? wl->name : "WORKLOAD",
-		compare_help);
+	bool disable_first = wl && wl->compare_by == LVB_BY_DISABLE;
+
+	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s%s\n", wl ? wl->name : "WORKLOAD",
+		disable_first ? compare_disable_help : compare_lock_help,
+		disable_first ? compare_lock_help : compare_disable_help);
 	if (wl) {
 		fprintf(out, "%s\n", wl->help);
 		if (wl->opts) {

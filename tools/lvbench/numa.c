@@ -135,7 +135,7 @@ static int numa_prepare(struct lvb_common *opt, void *params)
 		return lvb_usage_error(
 			"--memory: %u instances x %lu MiB and 16 MiB per node do not "
 			"fit in %u node%s x %u MiB (at least %llu MiB per node)",
-			p->instances, NUMA_REGION >> 20, opt->nodes, opt->nodes > 1 ? "s" : "",
+			p->instances, NUMA_REGION >> 20, opt->nodes, lvb_plural(opt->nodes),
 			opt->memory_mib,
 			(unsigned long long)((need + opt->nodes - 1) / opt->nodes));
 	return 0;
@@ -596,12 +596,13 @@ static void numa_print_extra(FILE *out, const struct lvb_common *opt, const void
 
 	(void)c;
 	fprintf(out,
-		"\nnuma: %u instance%s (threads) on %u CPUs, %u container%s, %u node%s x %u MiB, "
+		"\nnuma: %u instance%s (threads) on %u CPU%s, %u container%s, %u node%s x %u MiB, "
 		"a 4 MiB region\n(1024 pages) each; per bogo op %d lru_cache_disable/enable pairs "
 		"and %d memsets of 4 MiB.\n",
-		p->instances, p->instances > 1 ? "s" : "", lvb_online_cpus(), opt->containers,
-		opt->containers > 1 ? "s" : "", opt->nodes, opt->nodes > 1 ? "s" : "",
-		opt->memory_mib, NUMA_DISABLES_OP, NUMA_MEMSETS_OP);
+		p->instances, lvb_plural(p->instances), lvb_online_cpus(),
+		lvb_plural(lvb_online_cpus()), opt->containers, lvb_plural(opt->containers),
+		opt->nodes, lvb_plural(opt->nodes), opt->memory_mib, NUMA_DISABLES_OP,
+		NUMA_MEMSETS_OP);
 	fprintf(out, "Bogo ops/s (real time) = bogo ops of all instances / mean wall time per "
 		     "instance.\n\n");
 	fprintf(out, "%-34s", "");

@@ -534,7 +534,7 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 
 	(void)opt;
 	fprintf(out, "%s: %u reader%s per container, %s ", rt_name(p), p->readers,
-		p->readers > 1 ? "s" : "", p->shared ? "each container reading" : "each reading");
+		lvb_plural(p->readers), p->shared ? "each container reading" : "each reading");
 	if (p->file)
 		fprintf(out, "%s (%.1f MiB);\n", p->file, (double)p->real_size / (1 << 20));
 	else
@@ -560,8 +560,9 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 		hwm = s[d].vm_hwm_kib > hwm ? s[d].vm_hwm_kib : hwm;
 		rss = s[d].vm_rss_kib > rss ? s[d].vm_rss_kib : rss;
 	}
-	fprintf(out, "\n%u containers, %u reader threads on %u CPUs\n", opt->containers,
-		opt->threads, lvb_online_cpus());
+	fprintf(out, "\n%u container%s, %u reader thread%s on %u CPU%s\n", opt->containers,
+		lvb_plural(opt->containers), opt->threads, lvb_plural(opt->threads),
+		lvb_online_cpus(), lvb_plural(lvb_online_cpus()));
 	rt_describe(out, opt, params);
 	if (p->pin) {
 		fprintf(out, "Pinned (--pin): the readers of container 0, 1, ... on CPU");
@@ -572,7 +573,7 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	fprintf(out,
 		"Memory: configured %llu MiB (%u node%s x %u MiB); lvbench VmHWM %.1f MiB (%.1f%% "
 		"of configured), VmRSS %.1f MiB at the end of a run\n",
-		(unsigned long long)mib, opt->nodes, opt->nodes > 1 ? "s" : "", opt->memory_mib,
+		(unsigned long long)mib, opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
 		(double)hwm / 1024, mib ? 100.0 * (double)hwm / 1024 / (double)mib : 0,
 		(double)rss / 1024);
 
