@@ -223,14 +223,15 @@ const char *lv_memcg_name(const struct lv_memcg *memcg);
  * A charge over a limit first reclaims from the memcg at its limit (memcg limit reclaim), an
  * allocation below the node's min watermark or failing reclaims from the node (direct
  * reclaim), and one below the low watermark wakes the node's kswapd. When a reclaim pass
- * frees nothing, every CPU's batches are drained once (folios queued there are on no list
- * reclaim can scan, and with a small limit or node they may be all there is) and reclaim
- * tries again. A charge of more pages than the limit itself fails at once.
+ * frees nothing, the folios of that memcg (and its descendants) or of that node that any
+ * CPU's batches hold are flushed once, and only those (queued folios are on no list reclaim
+ * can scan, and with a small limit or node they may be all there is); then reclaim tries
+ * again. A charge of more pages than the limit itself fails at once.
  * Return: the folio with one reference held by the caller, not on any LRU; or NULL with errno
  * EINVAL (bad node, order or flags), ENOENT (@memcg is being removed), ENOMEM (after reclaim,
  * the node still has no free block of that order, or the charge still exceeds a limit).
- * Context: may block (reclaim, the drain mutex); takes zone, page-list, slot, LRU and mapping
- * locks. The caller holds no library lock.
+ * Context: may block (reclaim); takes zone, page-list, slot, LRU and mapping locks. The
+ * caller holds no library lock.
  */
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags);
@@ -453,8 +454,7 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * after some bytes), or -EIO (reading @fd failed: every reader waiting for that page gets
  * -EIO and the page is dropped), -ENOMEM (the charge or the allocation failed after
  * reclaim), -ENOENT (@memcg is being removed and a page had to be charged), -EINVAL.
- * Context: may block (fill, reclaim, the drain mutex); takes the mapping lock, slot and
- * lruvec locks.
+ * Context: may block (fill, reclaim); takes the mapping lock, slot and lruvec locks.
  */
 long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
 		  uint64_t off);
@@ -559,8 +559,8 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
  * Return: 0; -EFAULT if some byte is outside every region (nothing written beyond the first
  * such page); -ENOMEM if a fault could not be charged or allocated (the pages before it hold
  * the data; nothing is leaked).
- * Context: may block (reclaim, the drain mutex as in lv_folio_alloc()); takes the
- * page_table_lock around each page, and no lock while a fault allocates.
+ * Context: may block (reclaim, as in lv_folio_alloc()); takes the page_table_lock around
+ * each page, and no lock while a fault allocates.
  */
 int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
 

@@ -549,6 +549,7 @@ void folio_add_lru(struct lv_folio *folio);
 void folio_putback_lru(struct lv_folio *folio);
 void drain_slot(struct cpu_slot *slot);
 void lru_add_drain_try(struct lv_machine *m);
+void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid);
 bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */

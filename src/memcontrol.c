@@ -715,7 +715,7 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
  * limit and retrying, as try_charge() does, before giving up; with @noretry, after one
  * reclaim pass (the kernel's __GFP_NORETRY: an optional large folio).
  * Return: 0, -ENOMEM or -ENOENT.
- * Context: may block (reclaim, lv_lru_add_drain_all()); no library lock held.
+ * Context: may block (reclaim, lru_add_drain_scope()); no library lock held.
  */
 int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 {
@@ -762,7 +762,7 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 			 * never are), nothing else would ever free it. Once per charge, as the
 			 * kernel drains its charge stocks once.
 			 */
-			lv_lru_add_drain_all(memcg->machine);
+			lru_add_drain_scope(memcg->machine, over, -1);
 			lruvec_count_event_atomic(&over->nodeinfo[0], EV_RECLAIM_DRAIN, 1);
 			drained = true;
 		} else {

@@ -317,7 +317,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 			freed = try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 			if (!freed && !lru_drained) {
 				/* Page cache queued in other CPUs' batches is on no list yet. */
-				lv_lru_add_drain_all(m);
+				lru_add_drain_scope(m, NULL, pgdat->node_id);
 				lruvec_count_event_atomic(stall, EV_RECLAIM_DRAIN, 1);
 				lru_drained = true;
 			} else if (!freed && retries < MAX_RECLAIM_RETRIES - 2) {

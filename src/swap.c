@@ -474,6 +474,73 @@ done:
 	lv_lock_release(&m->drain_mutex);
 }
 
+/*
+ * folio_in_scope - is @folio one a reclaimer of @memcg's subtree (@memcg non-NULL) or of node
+ * @nid could free? Context: RCU read lock (a stale ->memcg of a folio on a list may be freed
+ * with its memcg; the walk up then still reads valid, constant ->parent pointers).
+ */
+static bool folio_in_scope(struct lv_folio *folio, struct lv_memcg *memcg, int nid)
+{
+	if (!memcg)
+		return folio_nid(folio) == nid;
+	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
+	     c = c->parent)
+		if (c == memcg)
+			return true;
+	return false;
+}
+
+/*
+ * lru_add_drain_scope - flush, from every slot's batches, the folios in one reclaimer's scope
+ * (folio_in_scope()) and leave the other folios queued, in their order.
+ *
+ * A reclaim pass that freed nothing calls it once, in case what it may free is all queued
+ * (design.md 40: a memcg limit below what the batches hold). Flushing whole slots, as
+ * lv_lru_add_drain_all() does, would put every other tenant's queued folios on their lists
+ * too, taking their lruvec locks and emptying their batches, on behalf of one tenant at its
+ * limit; the kernel's charge path likewise drains only the stocks of the memcg over its limit
+ * (drain_all_stock()). Every batch is searched, not only lru_add: a folio queued to move
+ * holds a batch reference, and reclaim passes over a folio someone else holds.
+ *
+ * There is no generation protocol: a slot that peeks empty is skipped. A folio queued by a
+ * charge that is still in flight may be missed either way (the kernel's window too), and the
+ * caller's retries see it later.
+ *
+ * Context: no library lock held; takes each slot's lock in turn, then lruvec locks.
+ */
+void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
+{
+	smp_mb(); /* our own queued folios are seen by the peeks below */
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		struct cpu_slot *slot = &m->slots[s];
+
+		if (!cpu_needs_drain(slot))
+			continue;
+		lv_lock_acquire(&slot->lock);
+		for (int op = 0; op < NR_FBATCHES; op++) {
+			struct folio_batch *fb = &slot->fbatch[op], mine;
+			unsigned int keep = 0;
+
+			mine.nr = 0;
+			rcu_read_lock();
+			for (unsigned int i = 0; i < fb->nr; i++) {
+				struct lv_folio *folio = fb->folios[i];
+
+				if (folio_in_scope(folio, memcg, nid))
+					mine.folios[mine.nr++] = folio;
+				else
+					fb->folios[keep++] = folio;
+			}
+			rcu_read_unlock();
+			if (!mine.nr)
+				continue;
+			WRITE_ONCE(fb->nr, keep);
+			folio_batch_move_lru(&mine, op);
+		}
+		lv_lock_release(&slot->lock);
+	}
+}
+
 void lv_lru_add_drain_all(struct lv_machine *m)
 {
 	__atomic_fetch_add(&m->drain_calls, 1, __ATOMIC_RELAXED);

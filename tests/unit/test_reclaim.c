@@ -249,6 +249,7 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 struct slot_filler {
 	struct lv_file *file;
 	struct lv_memcg *memcg;
+	unsigned int pages; /* to read; 0: LIMIT_BELOW_BATCH */
 	int cpu;
 	unsigned long failed;
 };
@@ -263,18 +264,20 @@ static void *slot_filler_thread(void *p)
 	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) || sched_getcpu() != sf->cpu)
 		sf->failed = ~0ul;
 	else
-		sf->failed = read_pages(sf->file, sf->memcg, 0, LIMIT_BELOW_BATCH);
+		sf->failed = read_pages(sf->file, sf->memcg, 0,
+					sf->pages ? sf->pages : LIMIT_BELOW_BATCH);
 	return NULL;
 }
 
 /*
- * two_slot_machine - a small machine of two CPU slots (slot = CPU % 2), the calling thread
- * pinned to its first allowed CPU and @sf->cpu set to an allowed CPU of the other slot.
+ * two_slot_machine - a small machine of two CPU slots (slot = CPU % 2) and @nr_nodes nodes,
+ * the calling thread pinned to its first allowed CPU and @sf->cpu set to an allowed CPU of
+ * the other slot.
  * @allowed receives the affinity to restore.
  * Return: the machine, or NULL (after a skip naming @what) without two such CPUs.
  */
 static struct lv_machine *two_slot_machine(struct slot_filler *sf, cpu_set_t *allowed,
-					   const char *what)
+					   unsigned int nr_nodes, const char *what)
 {
 	struct lv_config cfg = small_config();
 	int self = -1;
@@ -302,10 +305,11 @@ static struct lv_machine *two_slot_machine(struct slot_filler *sf, cpu_set_t *al
 	if (pthread_setaffinity_np(pthread_self(), sizeof(here), &here))
 		BAIL_OUT("pthread_setaffinity_np: %s", strerror(errno));
 	cfg.nr_cpu_slots = 2;
+	cfg.nr_nodes = nr_nodes;
 	return new_machine(&cfg);
 }
 
-/* fill_other_slot - on CPU @sf->cpu, read the first LIMIT_BELOW_BATCH pages of @sf->file. */
+/* fill_other_slot - on CPU @sf->cpu, read the first @sf->pages pages of @sf->file. */
 static void fill_other_slot(struct slot_filler *sf)
 {
 	pthread_t t;
@@ -327,7 +331,7 @@ static void test_limit_below_batch_other_slot(void)
 	struct lv_memcg *a;
 	cpu_set_t allowed;
 
-	m = two_slot_machine(&sf, &allowed, "tiny limit, another slot's batch");
+	m = two_slot_machine(&sf, &allowed, 1, "tiny limit, another slot's batch");
 	if (!m)
 		return;
 	a = new_memcg(m, NULL, "tiny");
@@ -365,7 +369,7 @@ static void test_node_below_batch_other_slot(void)
 	cpu_set_t allowed;
 	size_t n = 0;
 
-	m = two_slot_machine(&sf, &allowed, "node, another slot's batch");
+	m = two_slot_machine(&sf, &allowed, 1, "node, another slot's batch");
 	if (!m)
 		return;
 	held = calloc(SMALL_PAGES + 1, sizeof(*held)); /* one more than the node has */
@@ -390,6 +394,104 @@ static void test_node_below_batch_other_slot(void)
 	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 }
 
+/*
+ * Only the reclaimer's own folios are flushed. Another CPU's lru_add batch holds a child
+ * memcg's folios, charged up to its parent's limit, and a sibling tenant's; a charge in the
+ * child must flush the child's folios (found through the hierarchy) and leave the sibling's
+ * queued: flushing them would take the sibling's lruvec lock on the child's behalf.
+ */
+static void test_limit_drain_scope(void)
+{
+	struct slot_filler sf = { 0 };
+	struct lv_memcg *parent, *child, *other;
+	struct lv_file *other_file;
+	struct lv_machine *m;
+	cpu_set_t allowed;
+
+	m = two_slot_machine(&sf, &allowed, 1, "drain scope, memcg");
+	if (!m)
+		return;
+	parent = new_memcg(m, NULL, "parent");
+	child = new_memcg(m, parent, "child");
+	other = new_memcg(m, NULL, "other");
+	lv_memcg_set_max(parent, LIMIT_BELOW_BATCH);
+	other_file = new_file(m, 1024);
+	sf.file = other_file;
+	sf.memcg = other;
+	sf.pages = 8; /* with the child's 16, fewer than a batch: all stay queued */
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "drain scope, memcg: the other CPU read 8 pages for the sibling");
+	sf.file = new_file(m, 1024);
+	sf.memcg = child;
+	sf.pages = LIMIT_BELOW_BATCH;
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "drain scope, memcg: and the parent's limit for the child");
+	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, memcg: the sibling's folios are queued, on no list");
+	is(read_pages(sf.file, child, LIMIT_BELOW_BATCH, 8), 0,
+	   "drain scope, memcg: reads in the child reclaim its queued folios");
+	ok(lv_memcg_stat(parent, LV_RECLAIM_DRAIN) > 0,
+	   "drain scope, memcg: reclaim_drain counted on the parent at its limit (%llu)",
+	   (unsigned long long)lv_memcg_stat(parent, LV_RECLAIM_DRAIN));
+	ok(lv_memcg_stat(child, LV_PGSTEAL) > 0, "drain scope, memcg: the child's folios freed");
+	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, memcg: the sibling's folios are still queued");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 8,
+	   "drain scope, memcg: a full drain puts the sibling's 8 on its list");
+	check_ok(m, "drain scope, memcg");
+	lv_file_close(sf.file);
+	lv_file_close(other_file);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(child), 0, "drain scope, memcg: child removed");
+	is(lv_memcg_remove(parent), 0, "drain scope, memcg: parent removed");
+	is(lv_memcg_remove(other), 0, "drain scope, memcg: sibling removed");
+	finish(m, "drain scope, memcg");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
+/*
+ * The same for nodes: node 0 runs out while the other CPU's batch holds page cache of node 1
+ * (a file read allocates on its CPU's node: slot 1, node 1). Node 0's reclaim drain must
+ * leave it queued.
+ */
+static void test_node_drain_scope(void)
+{
+	struct slot_filler sf = { 0 };
+	struct lv_folio **held;
+	struct lv_machine *m;
+	cpu_set_t allowed;
+	size_t n = 0;
+
+	m = two_slot_machine(&sf, &allowed, 2, "drain scope, node");
+	if (!m)
+		return;
+	held = calloc(SMALL_PAGES + 1, sizeof(*held));
+	if (!held)
+		BAIL_OUT("out of memory");
+	sf.file = new_file(m, 1024);
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "drain scope, node: the other CPU read %d pages", LIMIT_BELOW_BATCH);
+	is(lv_node_stat(m, 1, LV_NR_FILE_PAGES), LIMIT_BELOW_BATCH,
+	   "drain scope, node: they are on node 1");
+	while (n <= SMALL_PAGES && (held[n] = lv_folio_alloc(m, 0, 0, NULL, 0)))
+		n++;
+	is(errno, ENOMEM, "drain scope, node: node 0 runs out (%zu allocations)", n);
+	ok(lv_node_stat(m, 0, LV_RECLAIM_DRAIN) > 0, "drain scope, node: node 0 drained (%llu)",
+	   (unsigned long long)lv_node_stat(m, 0, LV_RECLAIM_DRAIN));
+	is(lv_node_stat(m, 1, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, node: node 1's folios are still queued");
+	lv_lru_add_drain_all(m);
+	is(lv_node_stat(m, 1, LV_NR_INACTIVE_FILE), LIMIT_BELOW_BATCH,
+	   "drain scope, node: a full drain puts them on node 1's list");
+	lv_folios_put(held, n);
+	free(held);
+	check_ok(m, "drain scope, node");
+	lv_file_close(sf.file);
+	finish(m, "drain scope, node");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
 static void test_limit_below_batch(void)
 {
 	static const size_t limits[] = { 1, 4, 16 };
@@ -400,6 +502,8 @@ static void test_limit_below_batch(void)
 		   limits[i], LV_MAX_BATCH);
 	test_limit_below_batch_other_slot();
 	test_node_below_batch_other_slot();
+	test_limit_drain_scope();
+	test_node_drain_scope();
 }
 
 /* ---- kswapd ---------------------------------------------------------------------------- */
