@@ -163,7 +163,8 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
 /**
  * lv_memcg_remove - remove a memcg without children or address spaces, like rmdir(2) of a
  * cgroup. Its folios move to its parent (the kernel's LRU reparenting): every folio on its
- * LRU lists, after every CPU's batches are drained, goes to the tail of the same list of the
+ * LRU lists, after its folios are flushed from every CPU's batches (other memcgs' stay
+ * queued), goes to the tail of the same list of the
  * parent, in its order (so the parent's reclaim takes a removed tenant's page cache first),
  * and is charged to the parent from then on; the parent's usage does not change, since it
  * already counted them, and no limit is checked. Its page cache stays cached. Folios in
@@ -182,9 +183,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * lv_folio_isolate_lru(), or allocated and never added, by the caller): the memcg is then
  * usable again and the folios already moved (unevictable ones included) stay with the
  * parent; -EINVAL for the root or NULL.
- * Context: may block (drains every CPU, sleeps while waiting); takes the memcg tree mutex,
- * the drain mutex and slot locks, its lruvec locks and then its parent's (nested), and its
- * shadow locks and then its parent's (nested). The caller holds no library lock.
+ * Context: may block (sleeps while waiting); takes the memcg tree mutex, slot locks, its
+ * lruvec locks and then its parent's (nested), and its shadow locks and then its parent's
+ * (nested). The caller holds no library lock.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 

@@ -42,11 +42,11 @@
  * rebound to the parent under both lruvec locks and moved to the tail of the parent's list,
  * each unevictable one (counted, linked nowhere) is found by a walk of the node's descriptors
  * and moved to the parent's count the same way, and the charge goes with them, which is only
- * the child's level of the page counters (the parent's already counts it). Folios queued in
- * per-CPU lru_add batches are drained onto the lists between passes, and folios in transit
- * (isolated by reclaim or a migration, or charged and not yet added) are waited for, briefly:
- * a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what was moved
- * stays moved; the memcg is then usable again. Removal and charging race through a Dekker
+ * the child's level of the page counters (the parent's already counts it). Its folios queued
+ * in per-CPU batches are flushed onto the lists first (lru_add_drain_scope()), and folios in
+ * transit (isolated by reclaim or a migration, or charged and not yet added) are waited for,
+ * briefly: a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what was
+ * moved stays moved; the memcg is then usable again. Removal and charging race through a Dekker
  * pair: the remover sets ->dying then reads ->usage, a charger adds to ->usage then reads
  * ->dying (both seq_cst), so at least one of them sees the other and backs out. The lists of
  * shadow-only page cache nodes move to the parent's lruvecs (filemap.c), which are then shrunk
@@ -493,10 +493,12 @@ static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *par
 
 /*
  * memcg_reparent_folios - move every LRU folio charged to @memcg, and its charge, to the
- * parent. A pass that leaves charges behind drains every CPU's batches: folios queued for the
- * LRU are on no list until then, and a folio in transit (charged before the memcg was marked
- * dying, or isolated by reclaim or a migration) may be queued at any time, by a thread that
- * then never adds to that batch again. Between passes we sleep a millisecond.
+ * parent. Each pass first flushes @memcg's folios from every CPU's batches (and only its own:
+ * the other tenants' stay queued), so that folios queued for the LRU are on a list and moves
+ * queued for its folios are applied on its own lists, then moves what is linked. A folio in
+ * transit (charged before the memcg was marked dying, or isolated by reclaim or a migration)
+ * may be queued at any time, by a thread that then never adds to that batch again: between
+ * passes we sleep a millisecond.
  * Return: 0 when nothing is charged to @memcg any more; -EBUSY if something still is after
  * REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated and never added by
  * the caller).
@@ -507,6 +509,7 @@ static int memcg_reparent_folios(struct lv_memcg *memcg)
 	struct lv_machine *m = memcg->machine;
 
 	for (int pass = 0;; pass++) {
+		lru_add_drain_scope(m, memcg, -1); /* cheap when the batches are empty */
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 			struct lruvec *lruvec = &memcg->nodeinfo[nid];
 			struct lruvec *parent = &memcg->parent->nodeinfo[nid];
@@ -524,7 +527,6 @@ static int memcg_reparent_folios(struct lv_memcg *memcg)
 			return -EBUSY;
 		if (pass)
 			usleep(1000);
-		lv_lru_add_drain_all(m); /* cheap when the batches are empty */
 	}
 }
 

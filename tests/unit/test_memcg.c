@@ -262,8 +262,8 @@ static void test_remove(void)
 
 	/*
 	 * Folios on the LRU move to the parent: g from c's active list, with a deactivation
-	 * queued that the removal's drain then applies on p's list; f queued for lru_add, on no
-	 * list until that drain, and moved by the next pass.
+	 * queued that the removal's drain of c's folios applies first; f queued for lru_add, on
+	 * no list until that drain.
 	 */
 	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
 	lv_folio_add_lru(g);

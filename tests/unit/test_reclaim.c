@@ -407,6 +407,7 @@ static void test_limit_drain_scope(void)
 	struct lv_file *other_file;
 	struct lv_machine *m;
 	cpu_set_t allowed;
+	size_t usage;
 
 	m = two_slot_machine(&sf, &allowed, 1, "drain scope, memcg");
 	if (!m)
@@ -436,6 +437,18 @@ static void test_limit_drain_scope(void)
 	ok(lv_memcg_stat(child, LV_PGSTEAL) > 0, "drain scope, memcg: the child's folios freed");
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
 	   "drain scope, memcg: the sibling's folios are still queued");
+	/*
+	 * The child's last reads are queued in this CPU's batch: the removal flushes them and
+	 * moves them to the parent, and only them (closing a file would flush every batch).
+	 */
+	usage = lv_memcg_usage(child);
+	is(lv_memcg_remove(child), 0, "drain scope, memcg: child removed");
+	is(lv_memcg_stat(parent, LV_NR_INACTIVE_FILE) + lv_memcg_stat(parent, LV_NR_ACTIVE_FILE),
+	   usage,
+	   "drain scope, memcg: its %zu pages, queued ones included, are on the parent's lists",
+	   usage);
+	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, memcg: the removal left the sibling's folios queued");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 8,
 	   "drain scope, memcg: a full drain puts the sibling's 8 on its list");
@@ -443,7 +456,6 @@ static void test_limit_drain_scope(void)
 	lv_file_close(sf.file);
 	lv_file_close(other_file);
 	lv_lru_add_drain_all(m);
-	is(lv_memcg_remove(child), 0, "drain scope, memcg: child removed");
 	is(lv_memcg_remove(parent), 0, "drain scope, memcg: parent removed");
 	is(lv_memcg_remove(other), 0, "drain scope, memcg: sibling removed");
 	finish(m, "drain scope, memcg");
