@@ -717,7 +717,8 @@ enum lv_stat_item {
 	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
 	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
 	LV_WORKINGSET_NODES,   /* a count, not an event: shadow-only page cache nodes listed */
-	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so every CPU was drained */
+	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so the memcg's (or node's)
+				  folios were flushed from every CPU's batches */
 	LV_NR_STAT_ITEMS
 };
 

@@ -309,6 +309,16 @@ struct lruvec {
 
 /* ---- Nodes and the page allocator ---------------------------------------------------------- */
 
+/*
+ * struct drain_gate - one drain scope's coalescing (swap.c, "Draining"): the machine's for
+ * lv_lru_add_drain_all(), a node's and a memcg's for reclaim's scoped drains, so that
+ * concurrent drains of one scope make one sweep and never wait on another scope's.
+ */
+struct drain_gate {
+	struct lv_lock mutex ____cacheline_aligned; /* class drain: held for a sweep */
+	unsigned long gen;			    /* atomic: sweeps begun */
+};
+
 enum { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 
 /* struct zone - one zone per node: the buddy allocator. */
@@ -328,6 +338,7 @@ struct pglist_data {
 	char *frames;		    /* constant: data arena, NULL if metadata only */
 	struct zone zone;
 	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
+	struct drain_gate drain;		       /* reclaim's drains of this node */
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
@@ -381,6 +392,7 @@ struct lv_memcg {
 	struct rcu_head rcu_put;    /* dropping the tree's reference after removal */
 	/* memcg tree mutex: on machine->dying_memcgs from removal until the free (statistics) */
 	struct list_head dying_list;
+	struct drain_gate drain;  /* drains of its subtree: limit reclaim and removal */
 	struct lruvec nodeinfo[]; /* one per node, constant count */
 };
 
@@ -400,8 +412,7 @@ struct lv_machine {
 	struct list_head dying_memcgs; /* memcg_mutex: removed memcgs not freed yet */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
-	struct lv_lock drain_mutex ____cacheline_aligned;
-	unsigned long drain_gen;	    /* atomic: lru_drain_gen */
+	struct drain_gate drain;	    /* lv_lru_add_drain_all(): lru_drain_gen, its mutex */
 	uint64_t drain_calls, drain_sweeps; /* atomic */
 	int lru_disable_count;		    /* atomic */
 	struct lv_latency disable_latency;  /* atomic adds: lv_lru_cache_disable() timings */
@@ -550,6 +561,7 @@ void folio_putback_lru(struct lv_folio *folio);
 void drain_slot(struct cpu_slot *slot);
 void lru_add_drain_try(struct lv_machine *m);
 void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid);
+void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */

@@ -77,6 +77,7 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 	INIT_LIST_HEAD(&memcg->sibling);
 	INIT_LIST_HEAD(&memcg->dying_list);
 	snprintf(memcg->name, sizeof(memcg->name), "%s", name ? name : "");
+	drain_gate_init(m, &memcg->drain);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		lruvec_init(&memcg->nodeinfo[nid], m->nodes[nid], memcg);
 	return memcg;
@@ -88,6 +89,7 @@ static void memcg_free(struct lv_memcg *memcg)
 		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
 		lv_lock_destroy(&memcg->nodeinfo[nid].shadow_lock);
 	}
+	lv_lock_destroy(&memcg->drain.mutex);
 	free(memcg);
 }
 
@@ -119,6 +121,7 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
 				 &lruvec->shadow_lock);
 	}
+	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_DRAIN], &memcg->drain.mutex);
 }
 
 /*

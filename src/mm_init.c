@@ -43,7 +43,7 @@ static void machine_free(struct lv_machine *m)
 		node_exit(m, (int)nid);
 	cpu_slots_exit(m);
 	lv_lock_destroy(&m->memcg_mutex);
-	lv_lock_destroy(&m->drain_mutex);
+	lv_lock_destroy(&m->drain.mutex);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_destroy(&m->fill_wait[i].lock);
 		pthread_cond_destroy(&m->fill_wait[i].cond);
@@ -75,7 +75,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 		m->nr_slots = 1;
 	m->cfg.nr_cpu_slots = m->nr_slots;
 	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
-	lv_lock_init(&m->drain_mutex, cfg->lock_backend, LV_LOCK_CLASS_DRAIN);
+	drain_gate_init(m, &m->drain);
 	INIT_LIST_HEAD(&m->files);
 	INIT_LIST_HEAD(&m->mms);
 	INIT_LIST_HEAD(&m->dying_memcgs);

@@ -523,6 +523,7 @@ int node_init(struct lv_machine *m, int nid)
 	}
 	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE);
 	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE);
+	drain_gate_init(m, &pgdat->drain);
 	lruvec_init(&pgdat->__lruvec, pgdat, NULL);
 	for (int o = 0; o <= LV_MAX_ORDER; o++)
 		INIT_LIST_HEAD(&pgdat->zone.free_area[o]);
@@ -565,6 +566,7 @@ void node_exit(struct lv_machine *m, int nid)
 		munmap(pgdat->frames, pgdat->nr_pages * LV_PAGE_SIZE);
 	lv_lock_destroy(&pgdat->zone.lock);
 	lv_lock_destroy(&pgdat->lru_lock);
+	lv_lock_destroy(&pgdat->drain.mutex);
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
 	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
 	free(pgdat->memmap);

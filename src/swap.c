@@ -27,7 +27,17 @@
  * Draining all slots. lv_lru_add_drain_all() keeps the kernel's generation protocol (A)–(D):
  * a caller samples the generation after a full fence; under the drain mutex, if the
  * generation moved, a sweep that began after our sample already covers our folios and we
- * return. Otherwise we advance it, fence, and sweep every slot that has work.
+ * return. Otherwise we advance it, fence, and sweep every slot that has work. A slot's count
+ * is peeked without its lock, so it drops only once the folios it counted are on their lists
+ * (or freed): a sweep that sees a zero has nothing in transit to miss.
+ *
+ * Draining a scope. Reclaim that freed nothing, and a memcg's removal, flush only the folios
+ * of one memcg's subtree or of one node, from every batch of every slot, and leave the
+ * others queued in order (lru_add_drain_scope()): one tenant's limit never flushes another
+ * tenant's batches into its lists under its lruvec locks. The same protocol runs on the
+ * scope's own gate (struct drain_gate: the memcg's, the node's; the machine's is
+ * lv_lru_add_drain_all()'s), so concurrent drains of a scope coalesce and wait on no other
+ * scope's mutex; a slot is locked only if a look without its lock finds a folio of the scope.
  *
  * Disabling the cache. lv_lru_cache_disable() raises the count and then, in sweep mode, locks
  * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
@@ -37,8 +47,8 @@
  * period instead; that costs milliseconds once threads outnumber cores, which is the
  * stress-ng NUMA regression.
  *
- * Lock order: drain mutex → slot lock → lruvec lock. Frees happen after the lruvec unlock,
- * possibly under the slot lock (pcp and zone locks rank below it).
+ * Lock order: a drain gate's mutex (one at a time) → slot lock → lruvec lock. Frees happen after
+ * the lruvec unlock, possibly under the slot lock (pcp and zone locks rank below it).
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -274,7 +284,7 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 	rcu_read_lock();
 	slot = this_cpu_slot_lock(m);
 	fbatch = &slot->fbatch[op];
-	fbatch->folios[fbatch->nr] = folio;
+	WRITE_ONCE(fbatch->folios[fbatch->nr], folio); /* slot_holds_scope() reads it unlocked */
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
 	if (fbatch->nr >= m->cfg.batch_size || folio_test_large(folio) || lru_cache_disabled(m))
 		folio_batch_move_lru(fbatch, op);
@@ -435,7 +445,10 @@ void lru_add_drain_try(struct lv_machine *m)
 	lv_lock_release(&slot->lock);
 }
 
-/* A racy peek: the generation protocol's fences make a stale zero harmless (see above). */
+/*
+ * A racy peek: the generation protocol's fences make a stale zero harmless, and a count drops
+ * only after its folios are on their lists (see above).
+ */
 static bool cpu_needs_drain(struct cpu_slot *slot)
 {
 	for (int op = 0; op < NR_FBATCHES; op++)
@@ -444,107 +457,183 @@ static bool cpu_needs_drain(struct cpu_slot *slot)
 	return false;
 }
 
-static void drain_all_slots(struct lv_machine *m, bool force_all_slots)
-{
-	unsigned long this_gen;
-
-	/* (A) our batch stores must be visible before we sample the generation. */
-	smp_mb();
-	/* (B) */
-	this_gen = smp_load_acquire(&m->drain_gen);
-	/* Our own slot first: it helps everyone, and it needs no mutex. */
-	lv_lru_add_drain(m);
-
-	lv_lock_acquire(&m->drain_mutex);
-	/*
-	 * (C) the generation moved after (B): a sweep that started after we sampled has read
-	 * every slot after its fence (D), so it saw our folios. Nothing left for us to do.
-	 */
-	if (!force_all_slots && this_gen != READ_ONCE(m->drain_gen))
-		goto done;
-	/* (D) advance, then fence before reading any slot's counts. */
-	__atomic_store_n(&m->drain_gen, m->drain_gen + 1, __ATOMIC_RELAXED);
-	smp_mb();
-	if (!force_all_slots)
-		__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
-	for (unsigned int s = 0; s < m->nr_slots; s++)
-		if (force_all_slots || cpu_needs_drain(&m->slots[s]))
-			drain_slot(&m->slots[s]);
-done:
-	lv_lock_release(&m->drain_mutex);
-}
+/*
+ * struct drain_scope - what a scoped drain flushes: the folios charged in @memcg's subtree, or
+ * with @memcg NULL those of node @nid.
+ */
+struct drain_scope {
+	struct lv_memcg *memcg;
+	int nid;
+};
 
 /*
- * folio_in_scope - is @folio one a reclaimer of @memcg's subtree (@memcg non-NULL) or of node
- * @nid could free? Context: RCU read lock (a stale ->memcg of a folio on a list may be freed
- * with its memcg; the walk up then still reads valid, constant ->parent pointers).
+ * folio_in_scope - is @folio one a reclaimer of @scope could free? Context: RCU read lock: a
+ * memcg read from ->memcg stays allocated until the section ends (its free waits for a grace
+ * period), and so do its ancestors.
  */
-static bool folio_in_scope(struct lv_folio *folio, struct lv_memcg *memcg, int nid)
+static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *scope)
 {
-	if (!memcg)
-		return folio_nid(folio) == nid;
+	if (!scope->memcg)
+		return folio_nid(folio) == scope->nid;
 	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
 	     c = c->parent)
-		if (c == memcg)
+		if (c == scope->memcg)
 			return true;
 	return false;
 }
 
 /*
- * lru_add_drain_scope - flush, from every slot's batches, the folios in one reclaimer's scope
- * (folio_in_scope()) and leave the other folios queued, in their order.
- *
- * A reclaim pass that freed nothing calls it once, in case what it may free is all queued
- * (design.md 40: a memcg limit below what the batches hold). Flushing whole slots, as
- * lv_lru_add_drain_all() does, would put every other tenant's queued folios on their lists
- * too, taking their lruvec locks and emptying their batches, on behalf of one tenant at its
- * limit; the kernel's charge path likewise drains only the stocks of the memcg over its limit
- * (drain_all_stock()). Every batch is searched, not only lru_add: a folio queued to move
- * holds a batch reference, and reclaim passes over a folio someone else holds.
- *
- * There is no generation protocol: a slot that peeks empty is skipped. A folio queued by a
- * charge that is still in flight may be missed either way (the kernel's window too), and the
- * caller's retries see it later.
- *
- * Context: no library lock held; takes each slot's lock in turn, then lruvec locks.
+ * slot_holds_scope - a look, without the slot lock, for a folio of @scope in @slot's batches.
+ * The pointers may be stale: a descriptor lives as long as the machine, and a stale ->memcg
+ * is NULL or a memcg RCU still protects, so the worst is a wrong answer, which the caller
+ * lives with (see lru_add_drain_scope()).
  */
-void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
+static bool slot_holds_scope(struct cpu_slot *slot, const struct drain_scope *scope)
 {
-	smp_mb(); /* our own queued folios are seen by the peeks below */
+	bool found = false;
+
+	rcu_read_lock();
+	for (int op = 0; op < NR_FBATCHES && !found; op++) {
+		struct folio_batch *fb = &slot->fbatch[op];
+		unsigned int nr = READ_ONCE(fb->nr);
+
+		for (unsigned int i = 0; i < nr && i < LV_MAX_BATCH && !found; i++) {
+			struct lv_folio *folio = READ_ONCE(fb->folios[i]);
+
+			found = folio && folio_in_scope(folio, scope);
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * drain_slot_scope - flush @slot's folios of @scope, in every batch, in order, and leave the
+ * others queued, in order. Context: @slot's lock held.
+ */
+static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *scope)
+{
+	lockdep_assert_held(&slot->lock);
+	for (int op = 0; op < NR_FBATCHES; op++) {
+		struct folio_batch *fb = &slot->fbatch[op], mine;
+		unsigned int keep = 0;
+
+		mine.nr = 0;
+		rcu_read_lock();
+		for (unsigned int i = 0; i < fb->nr; i++) {
+			struct lv_folio *folio = fb->folios[i];
+
+			if (folio_in_scope(folio, scope))
+				mine.folios[mine.nr++] = folio;
+			else
+				WRITE_ONCE(fb->folios[keep++], folio);
+		}
+		rcu_read_unlock();
+		if (!mine.nr)
+			continue;
+		/*
+		 * The count drops only once our folios are on their lists: a drain that peeks
+		 * this slot (cpu_needs_drain()) and sees it empty must find nothing still in
+		 * transit. Until then the slots from @keep on hold stale pointers that only
+		 * lock holders and slot_holds_scope() read.
+		 */
+		folio_batch_move_lru(&mine, op);
+		WRITE_ONCE(fb->nr, keep);
+	}
+}
+
+/*
+ * sweep_slots - steps (A)-(D) on @gate, then a sweep of every slot: each one's batches whole
+ * (@scope NULL; every slot with @force_all_slots, else those with work), or only the folios
+ * of @scope, in the slots a look finds them in.
+ * Return: whether this call swept (false: a sweep begun after our sample covered us).
+ * Context: no library lock held; takes @gate's mutex, then slot locks one at a time, then
+ * lruvec locks.
+ */
+static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
+			const struct drain_scope *scope, bool force_all_slots)
+{
+	unsigned long this_gen;
+	bool swept = false;
+
+	/* (A) our batch stores must be visible before we sample the generation. */
+	smp_mb();
+	/* (B) */
+	this_gen = smp_load_acquire(&gate->gen);
+	/* Our own slot first: it helps everyone, and it needs no mutex. */
+	if (!scope)
+		lv_lru_add_drain(m);
+
+	lv_lock_acquire(&gate->mutex);
+	/*
+	 * (C) the generation moved after (B): a sweep that started after we sampled has read
+	 * every slot after its fence (D), so it saw our folios. Nothing left for us to do.
+	 */
+	if (!force_all_slots && this_gen != READ_ONCE(gate->gen))
+		goto done;
+	/* (D) advance, then fence before reading any slot's counts or folios. */
+	__atomic_store_n(&gate->gen, gate->gen + 1, __ATOMIC_RELAXED);
+	smp_mb();
+	swept = true;
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		struct cpu_slot *slot = &m->slots[s];
 
-		if (!cpu_needs_drain(slot))
-			continue;
-		lv_lock_acquire(&slot->lock);
-		for (int op = 0; op < NR_FBATCHES; op++) {
-			struct folio_batch *fb = &slot->fbatch[op], mine;
-			unsigned int keep = 0;
-
-			mine.nr = 0;
-			rcu_read_lock();
-			for (unsigned int i = 0; i < fb->nr; i++) {
-				struct lv_folio *folio = fb->folios[i];
-
-				if (folio_in_scope(folio, memcg, nid))
-					mine.folios[mine.nr++] = folio;
-				else
-					fb->folios[keep++] = folio;
-			}
-			rcu_read_unlock();
-			if (!mine.nr)
-				continue;
-			WRITE_ONCE(fb->nr, keep);
-			folio_batch_move_lru(&mine, op);
+		if (!scope) {
+			if (force_all_slots || cpu_needs_drain(slot))
+				drain_slot(slot);
+		} else if (slot_holds_scope(slot, scope)) {
+			lv_lock_acquire(&slot->lock);
+			drain_slot_scope(slot, scope);
+			lv_lock_release(&slot->lock);
 		}
-		lv_lock_release(&slot->lock);
 	}
+done:
+	lv_lock_release(&gate->mutex);
+	return swept;
+}
+
+/*
+ * lru_add_drain_scope - flush, from every slot's batches, the folios of @memcg's subtree
+ * (@memcg non-NULL) or of node @nid, and leave the other folios queued, in their order.
+ *
+ * A reclaim pass that freed nothing calls it once, in case what it may free is all queued
+ * (design.md 40: a memcg limit below what the batches hold), and so does a memcg's removal
+ * before each reparenting pass. Flushing whole slots, as lv_lru_add_drain_all() does, would
+ * put every other tenant's queued folios on their lists too, taking their lruvec locks and
+ * emptying their batches on behalf of one tenant; the kernel's charge likewise drains only
+ * the stocks of the memcg over its limit (drain_all_stock()). Every batch is searched, not
+ * only lru_add: a folio queued to move holds a batch reference, and reclaim passes over a
+ * folio someone else holds.
+ *
+ * Concurrent drains of one scope coalesce on that scope's gate (the memcg's, or the node's),
+ * as lv_lru_add_drain_all()'s do on the machine's: a tenant at its limit, many threads at
+ * once, makes one sweep at a time and waits on its own mutex, not on anyone else's. A slot is
+ * locked only when a look without its lock finds a folio of the scope there, so the sweeps
+ * leave alone the slot locks other tenants add under. A folio queued by a charge still in
+ * flight may be missed (the kernel's window too); the caller's retries, or the removal's next
+ * pass, see it later.
+ *
+ * Context: no library lock held; takes the scope's drain mutex, then slot locks one at a
+ * time, then lruvec locks.
+ */
+void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
+{
+	struct drain_scope scope = { memcg, nid };
+
+	sweep_slots(m, memcg ? &memcg->drain : &m->nodes[nid]->drain, &scope, false);
+}
+
+void drain_gate_init(struct lv_machine *m, struct drain_gate *gate)
+{
+	lv_lock_init(&gate->mutex, m->cfg.lock_backend, LV_LOCK_CLASS_DRAIN);
+	gate->gen = 0;
 }
 
 void lv_lru_add_drain_all(struct lv_machine *m)
 {
 	__atomic_fetch_add(&m->drain_calls, 1, __ATOMIC_RELAXED);
-	drain_all_slots(m, false);
+	if (sweep_slots(m, &m->drain, NULL, false))
+		__atomic_fetch_add(&m->drain_sweeps, 1, __ATOMIC_RELAXED);
 }
 
 void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps)
@@ -648,7 +737,7 @@ void lv_lru_cache_disable(struct lv_machine *m)
 		synchronize_rcu();
 		if (m->cfg.disable_mode == LV_DISABLE_RCU)
 			kernel_grace_period();
-		drain_all_slots(m, true);
+		sweep_slots(m, &m->drain, NULL, true);
 	} else {
 		/* Each slot lock taken after the raise is the proof for that slot (see the top). */
 		for (unsigned int s = 0; s < m->nr_slots; s++)

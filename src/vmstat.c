@@ -65,11 +65,12 @@ const char *lv_stat_name(enum lv_stat_item item)
 /* ---- lock statistics ---------------------------------------------------------------------- */
 
 /*
- * Two kinds of locks. Fixed ones live as long as the machine (node, zone, CPU slots, drain and
- * memcg mutexes). Listed ones live in objects on lists under the memcg tree mutex (lruvecs, open
- * files, mms); an object that goes away adds its lock's statistics to m->retired_lock_stats
- * under that mutex, so a sum walks the lists and adds the retired totals in one hold of it:
- * an object retired in between would otherwise be counted twice, or not at all.
+ * Two kinds of locks. Fixed ones live as long as the machine (node, zone, CPU slots, the
+ * machine's and the nodes' drain mutexes, the memcg mutex). Listed ones live in objects on lists
+ * under the memcg tree mutex (lruvecs, memcgs' drain mutexes, open files, mms); an object that goes
+ * away adds its lock's statistics to m->retired_lock_stats under that mutex, so a sum walks the
+ * lists and adds the retired totals in one hold of it: an object retired in between would otherwise
+ * be counted twice, or not at all.
  */
 struct lock_walk {
 	int cls; /* a class, or -1: every class */
@@ -80,7 +81,8 @@ struct lock_walk {
 static bool lock_class_listed(int cls)
 {
 	return cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW ||
-	       cls == LV_LOCK_CLASS_MAPPING || cls == LV_LOCK_CLASS_MM;
+	       cls == LV_LOCK_CLASS_MAPPING || cls == LV_LOCK_CLASS_MM ||
+	       cls == LV_LOCK_CLASS_DRAIN;
 }
 
 static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
@@ -91,13 +93,18 @@ static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 		w->fn(&lruvec->own_lock, w->arg);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_SHADOW)
 		w->fn(&lruvec->shadow_lock, w->arg);
+	/* A memcg's drain mutex, once: with its first node's lruvec. */
+	if (lruvec->memcg && lruvec == &lruvec->memcg->nodeinfo[0] &&
+	    (w->cls < 0 || w->cls == LV_LOCK_CLASS_DRAIN))
+		w->fn(&lruvec->memcg->drain.mutex, w->arg);
 }
 
 /* Context: m->memcg_mutex held. */
 static void for_each_listed_lock(struct lv_machine *m, struct lock_walk *w)
 {
 	lockdep_assert_held(&m->memcg_mutex);
-	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC || w->cls == LV_LOCK_CLASS_SHADOW)
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC || w->cls == LV_LOCK_CLASS_SHADOW ||
+	    w->cls == LV_LOCK_CLASS_DRAIN)
 		for_each_lruvec_locked(m, true, walk_lruvec_lock, w);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, w->fn, w->arg);
@@ -122,8 +129,11 @@ static void for_each_fixed_lock(struct lv_machine *m, const struct lock_walk *w)
 			if (cls < 0 || cls == LV_LOCK_CLASS_PCP)
 				w->fn(&m->pcp[s * m->cfg.nr_nodes + nid].lock, w->arg);
 	}
-	if (cls < 0 || cls == LV_LOCK_CLASS_DRAIN)
-		w->fn(&m->drain_mutex, w->arg);
+	if (cls < 0 || cls == LV_LOCK_CLASS_DRAIN) {
+		w->fn(&m->drain.mutex, w->arg);
+		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+			w->fn(&m->nodes[nid]->drain.mutex, w->arg);
+	}
 	if (cls < 0 || cls == LV_LOCK_CLASS_MEMCG)
 		w->fn(&m->memcg_mutex, w->arg);
 }
@@ -146,10 +156,9 @@ void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_
 	memset(out, 0, sizeof(*out));
 	if ((unsigned int)cls >= LV_NR_LOCK_CLASSES)
 		return;
-	if (!lock_class_listed(cls)) {
-		for_each_fixed_lock(m, &w);
+	for_each_fixed_lock(m, &w);
+	if (!lock_class_listed(cls))
 		return;
-	}
 	lv_lock_acquire(&m->memcg_mutex);
 	for_each_listed_lock(m, &w);
 	lv_lock_stat_merge(out, &m->retired_lock_stats[cls]);

@@ -30,6 +30,16 @@
  *                      for every slot that needs a drain (racy peek of the
  *                      batch count): slot lock, flush, slot unlock
  *                      unlock drain mutex
+ *     scoper     (with -DSCOPE, which leaves out the plain adder to keep the
+ *                search small) adds its own folio, then reclaim's scoped drain
+ *                (lru_add_drain_scope()): the same protocol on its own
+ *                gate (scope_mutex, scope_gen), and for every slot where a
+ *                look without the lock finds a folio of the scope (folios
+ *                1 and 3; folio 2 is another tenant's): slot lock, take
+ *                the scope's folios out of the batch, keep the others in
+ *                order, put the taken ones on the LRU, then lower the count,
+ *                slot unlock.  Folio 1, a drainer's, is in the scope, so a
+ *                drain_all() may meet the scoped drain moving it.
  *   Promela interleaves statements under sequential consistency, so the
  *   smp_mb() of (A) and (D) are implicit; the model checks the protocol
  *   logic (ordering of steps, coalescing), not the C11/LKMM barriers.
@@ -43,7 +53,9 @@
  *                    folio on the LRU, and no unlocked slot holds folios.
  *   drainer (on return)   its own folio, added before the call, is on the
  *                    LRU -- coalescing through the generation counter never
- *                    loses a caller's folio.
+ *                    loses a caller's folio, and a scoped drain moving it
+ *                    never hides it from the peek.
+ *   scoper (on return)    its own folio is on the LRU.
  *   init (end state)      no folio is lost (each added folio is on the LRU
  *                    or in exactly one batch) and, since the cache was
  *                    disabled and never re-enabled, all are on the LRU.
@@ -63,6 +75,10 @@
  *                   before our add, bumps gen, and we skip at (C).
  *   BUG_RACY_SWEEP  lv_lru_cache_disable() flushes without taking the slot
  *                   lock: an append racing with the flush is lost.
+ *   BUG_SCOPE_COUNT_EARLY  (with SCOPE) the scoped drain lowers the batch
+ *                   count before the folios it took out are on the LRU: a
+ *                   drain_all() peeks the slot empty meanwhile and returns
+ *                   with the drainer's folio in transit (found by review).
  *
  * MAPPING TO C
  *   slot_lock[s]   the per-slot lock of struct cpu_batch (slot lock)
@@ -73,11 +89,19 @@
  *   disable_count  lru_disable_count; disabler = lv_lru_cache_disable()
  *   gen, drain_mutex, drain_all()  lru_drain_gen, the static mutex and
  *                  lv_lru_add_drain_all()
+ *   scope_gen, scope_mutex, scope_drain()  a memcg's drain_gate and
+ *                  lru_add_drain_scope() (slot_holds_scope(),
+ *                  drain_slot_scope())
  */
 
 #define NSLOT 2
 #define CAP   2
+#ifdef SCOPE
+#define NF    4         /* folio 0: plain adder; 1, 2: the drainers; 3: the scoper */
+#else
 #define NF    3         /* folio 0: plain adder; 1, 2: the drainers */
+#endif
+#define IN_SCOPE(f) ((f) != 2)
 
 bit  slot_lock[NSLOT];
 byte cnt[NSLOT];
@@ -88,6 +112,9 @@ byte disable_count;
 bit  disabled_done;             /* lv_lru_cache_disable() has returned */
 byte gen;                       /* lru_drain_gen */
 bit  drain_mutex;
+byte scope_gen;                 /* the scope's drain_gate */
+bit  scope_mutex;
+byte mine[CAP];                 /* the scoper's folios taken out of a batch */
 
 inline lock(m)   { atomic { m == 0 -> m = 1 } }
 inline unlock(m) { m = 0 }
@@ -213,18 +240,92 @@ proctype drainer(byte f)
 	assert(onlru[f])                /* our own folio is not left behind */
 }
 
+#ifdef SCOPE
+/* drain_slot_scope(): the caller holds the slot lock */
+inline scope_flush(s, i, k, m)
+{
+	k = 0;
+	m = 0;
+	i = 0;
+	do
+	:: i < cnt[s] ->
+		if
+		:: IN_SCOPE(batch[s * CAP + i]) -> mine[m] = batch[s * CAP + i]; m++
+		:: else -> batch[s * CAP + k] = batch[s * CAP + i]; k++
+		fi;
+		i++
+	:: else -> break
+	od;
+#ifdef BUG_SCOPE_COUNT_EARLY
+	cnt[s] = k;
+#endif
+	i = 0;
+	do
+	:: i < m -> onlru[mine[i]] = 1; i++
+	:: else -> break
+	od;
+	cnt[s] = k
+}
+
+/* lru_add_drain_scope() */
+proctype scoper(byte f)
+{
+	byte s, i, k, m, this_gen;
+	bit found;
+
+	lru_add(f, s, i);
+	this_gen = scope_gen;                   /* (B) */
+	lock(scope_mutex);
+	if
+	:: this_gen != scope_gen -> skip        /* (C) */
+	:: else ->
+		scope_gen++;                    /* (D) */
+		s = 0;
+		do
+		:: s < NSLOT ->
+			found = 0;              /* slot_holds_scope(): a racy look */
+			i = 0;
+			do
+			:: i < cnt[s] && !found -> found = IN_SCOPE(batch[s * CAP + i]); i++
+			:: else -> break
+			od;
+			if
+			:: found ->
+				lock(slot_lock[s]);
+				scope_flush(s, i, k, m);
+				unlock(slot_lock[s])
+			:: else -> skip
+			fi;
+			s++
+		:: else -> break
+		od
+	fi;
+	unlock(scope_mutex);
+	assert(onlru[f])
+}
+#endif
+
 init {
 	byte f, s, i, n;
 
 	atomic {
-		run adder(0);
+#ifndef SCOPE
+		run adder(0);           /* with SCOPE the scoper is the plain adder */
+#endif
 		run drainer(1);
 		run drainer(2);
-		run disabler()
+		run disabler();
+#ifdef SCOPE
+		run scoper(3)
+#endif
 	}
 	_nr_pr == 1;
 
+#ifdef SCOPE
+	f = 1;                          /* folio 0 is never added */
+#else
 	f = 0;
+#endif
 	do
 	:: f < NF ->
 		n = 0;

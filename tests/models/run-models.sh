@@ -54,6 +54,8 @@ tests=(
 	"drain_add BUG_GEN_LATE|drain_add.pml|-DBUG_GEN_LATE|reject|assertion violated onlru\[f\]"
 	"drain_add BUG_EARLY_SAMPLE|drain_add.pml|-DBUG_EARLY_SAMPLE|reject|assertion violated onlru\[f\]"
 	"drain_add BUG_RACY_SWEEP|drain_add.pml|-DBUG_RACY_SWEEP|reject|assertion violated (onlru|.*added\[i\]|.*disabled_done)"
+	"drain_add SCOPE (reclaim's scoped drain beside drain_all and disable)|drain_add.pml|-DSCOPE|verify|"
+	"drain_add SCOPE+BUG_SCOPE_COUNT_EARLY|drain_add.pml|-DSCOPE -DBUG_SCOPE_COUNT_EARLY|reject|assertion violated onlru\[f\]"
 )
 
 now_ms() { date +%s%3N; }

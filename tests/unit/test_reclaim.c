@@ -219,7 +219,6 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	struct lv_file *f;
 	unsigned char buf[PAGE];
 	unsigned long failed = 0;
-	uint64_t drains;
 
 	cfg.batch_size = batch;
 	m = new_machine(&cfg);
@@ -230,9 +229,6 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 		failed += lv_file_read(f, a, buf, PAGE, i * PAGE) != (long)PAGE ||
 			  lv_memcg_usage(a) > limit;
 	/* One slot: reclaim's own drain of it suffices, no sweep of every CPU. */
-	lv_drain_all_stats(m, &drains, NULL);
-	is(drains, 0, "tiny limit %zu, one slot: reclaim drained it locally, never every CPU",
-	   limit);
 	is(lv_memcg_stat(a, LV_RECLAIM_DRAIN), 0, "tiny limit %zu, one slot: no reclaim_drain",
 	   limit);
 	ok(lv_memcg_stat(a, LV_PGSTEAL) >= 1024 - limit,
@@ -247,9 +243,11 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 }
 
 struct slot_filler {
+	struct lv_machine *machine; /* set by two_slot_machine() */
 	struct lv_file *file;
 	struct lv_memcg *memcg;
 	unsigned int pages; /* to read; 0: LIMIT_BELOW_BATCH */
+	bool reread;	    /* then drain this CPU and read them again: activations queued */
 	int cpu;
 	unsigned long failed;
 };
@@ -266,6 +264,11 @@ static void *slot_filler_thread(void *p)
 	else
 		sf->failed = read_pages(sf->file, sf->memcg, 0,
 					sf->pages ? sf->pages : LIMIT_BELOW_BATCH);
+	if (sf->reread && !sf->failed) {
+		lv_lru_add_drain(sf->machine);
+		sf->failed = read_pages(sf->file, sf->memcg, 0,
+					sf->pages ? sf->pages : LIMIT_BELOW_BATCH);
+	}
 	return NULL;
 }
 
@@ -306,7 +309,8 @@ static struct lv_machine *two_slot_machine(struct slot_filler *sf, cpu_set_t *al
 		BAIL_OUT("pthread_setaffinity_np: %s", strerror(errno));
 	cfg.nr_cpu_slots = 2;
 	cfg.nr_nodes = nr_nodes;
-	return new_machine(&cfg);
+	sf->machine = new_machine(&cfg);
+	return sf->machine;
 }
 
 /* fill_other_slot - on CPU @sf->cpu, read the first @sf->pages pages of @sf->file. */
@@ -395,16 +399,18 @@ static void test_node_below_batch_other_slot(void)
 }
 
 /*
- * Only the reclaimer's own folios are flushed. Another CPU's lru_add batch holds a child
- * memcg's folios, charged up to its parent's limit, and a sibling tenant's; a charge in the
- * child must flush the child's folios (found through the hierarchy) and leave the sibling's
- * queued: flushing them would take the sibling's lruvec lock on the child's behalf.
+ * Only the reclaimer's own folios are flushed. Another CPU's batch holds a sibling tenant's
+ * folios and the folios of child c1, charged up to the limit of the parent; a charge in c1's
+ * sibling c2 meets the parent's limit and must flush c1's folios (the scope is the memcg at
+ * its limit, not the one charging) and leave the other tenant's queued: flushing them would
+ * take that tenant's lruvec lock on the parent's behalf. Then the removal of c2 must flush
+ * c2's queued folios to the parent's lists, and only those.
  */
 static void test_limit_drain_scope(void)
 {
 	struct slot_filler sf = { 0 };
-	struct lv_memcg *parent, *child, *other;
-	struct lv_file *other_file;
+	struct lv_memcg *parent, *c1, *c2, *other;
+	struct lv_file *other_file, *c2_file;
 	struct lv_machine *m;
 	cpu_set_t allowed;
 	size_t usage;
@@ -413,52 +419,90 @@ static void test_limit_drain_scope(void)
 	if (!m)
 		return;
 	parent = new_memcg(m, NULL, "parent");
-	child = new_memcg(m, parent, "child");
+	c1 = new_memcg(m, parent, "c1");
+	c2 = new_memcg(m, parent, "c2");
 	other = new_memcg(m, NULL, "other");
 	lv_memcg_set_max(parent, LIMIT_BELOW_BATCH);
 	other_file = new_file(m, 1024);
 	sf.file = other_file;
 	sf.memcg = other;
-	sf.pages = 8; /* with the child's 16, fewer than a batch: all stay queued */
+	sf.pages = 8; /* with c1's 16, fewer than a batch: all stay queued */
 	fill_other_slot(&sf);
-	is(sf.failed, 0, "drain scope, memcg: the other CPU read 8 pages for the sibling");
+	is(sf.failed, 0, "drain scope, memcg: the other CPU read 8 pages for another tenant");
 	sf.file = new_file(m, 1024);
-	sf.memcg = child;
+	sf.memcg = c1;
 	sf.pages = LIMIT_BELOW_BATCH;
 	fill_other_slot(&sf);
-	is(sf.failed, 0, "drain scope, memcg: and the parent's limit for the child");
-	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
-	   "drain scope, memcg: the sibling's folios are queued, on no list");
-	is(read_pages(sf.file, child, LIMIT_BELOW_BATCH, 8), 0,
-	   "drain scope, memcg: reads in the child reclaim its queued folios");
+	is(sf.failed, 0, "drain scope, memcg: and the parent's limit for c1");
+	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE) + lv_memcg_stat(c1, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, memcg: both are queued, on no list");
+	c2_file = new_file(m, 1024);
+	is(read_pages(c2_file, c2, 0, 8), 0,
+	   "drain scope, memcg: reads in c2 reclaim c1's queued folios");
 	ok(lv_memcg_stat(parent, LV_RECLAIM_DRAIN) > 0,
 	   "drain scope, memcg: reclaim_drain counted on the parent at its limit (%llu)",
 	   (unsigned long long)lv_memcg_stat(parent, LV_RECLAIM_DRAIN));
-	ok(lv_memcg_stat(child, LV_PGSTEAL) > 0, "drain scope, memcg: the child's folios freed");
+	ok(lv_memcg_stat(c1, LV_PGSTEAL) > 0, "drain scope, memcg: c1's folios freed");
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
-	   "drain scope, memcg: the sibling's folios are still queued");
-	/*
-	 * The child's last reads are queued in this CPU's batch: the removal flushes them and
-	 * moves them to the parent, and only them (closing a file would flush every batch).
-	 */
-	usage = lv_memcg_usage(child);
-	is(lv_memcg_remove(child), 0, "drain scope, memcg: child removed");
+	   "drain scope, memcg: the other tenant's folios are still queued");
+	/* c2's last reads are queued in this CPU's batch: the removal flushes them. */
+	usage = lv_memcg_usage(c2);
+	is(lv_memcg_remove(c2), 0, "drain scope, memcg: c2 removed");
 	is(lv_memcg_stat(parent, LV_NR_INACTIVE_FILE) + lv_memcg_stat(parent, LV_NR_ACTIVE_FILE),
 	   usage,
 	   "drain scope, memcg: its %zu pages, queued ones included, are on the parent's lists",
 	   usage);
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 0,
-	   "drain scope, memcg: the removal left the sibling's folios queued");
+	   "drain scope, memcg: the removal left the other tenant's folios queued");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE), 8,
-	   "drain scope, memcg: a full drain puts the sibling's 8 on its list");
+	   "drain scope, memcg: a full drain puts the other tenant's 8 on its list");
 	check_ok(m, "drain scope, memcg");
 	lv_file_close(sf.file);
+	lv_file_close(c2_file);
 	lv_file_close(other_file);
 	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(c1), 0, "drain scope, memcg: c1 removed");
 	is(lv_memcg_remove(parent), 0, "drain scope, memcg: parent removed");
-	is(lv_memcg_remove(other), 0, "drain scope, memcg: sibling removed");
+	is(lv_memcg_remove(other), 0, "drain scope, memcg: the other tenant removed");
 	finish(m, "drain scope, memcg");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
+/*
+ * Not only lru_add: a folio on its list whose activation is queued in another CPU's batch is
+ * held by that batch, and reclaim passes over a folio someone else holds. With the limit's
+ * worth of such folios, a charge frees nothing until its drain flushes the activations too.
+ */
+static void test_limit_drain_queued_move(void)
+{
+	struct slot_filler sf = { 0 };
+	struct lv_machine *m;
+	struct lv_memcg *a;
+	cpu_set_t allowed;
+
+	m = two_slot_machine(&sf, &allowed, 1, "drain scope, queued moves");
+	if (!m)
+		return;
+	a = new_memcg(m, NULL, "a");
+	lv_memcg_set_max(a, LIMIT_BELOW_BATCH);
+	sf.file = new_file(m, 1024);
+	sf.memcg = a;
+	sf.reread = true;
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "drain scope, queued moves: the other CPU read the limit's pages twice");
+	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), LIMIT_BELOW_BATCH,
+	   "drain scope, queued moves: all on the inactive list, their activations queued");
+	is(read_pages(sf.file, a, LIMIT_BELOW_BATCH, 8), 0,
+	   "drain scope, queued moves: reads on this CPU flush the activations and reclaim");
+	ok(lv_memcg_stat(a, LV_PGACTIVATE) >= LIMIT_BELOW_BATCH,
+	   "drain scope, queued moves: the queued activations were applied (pgactivate %llu)",
+	   (unsigned long long)lv_memcg_stat(a, LV_PGACTIVATE));
+	check_ok(m, "drain scope, queued moves");
+	lv_file_close(sf.file);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "drain scope, queued moves: memcg removed");
+	finish(m, "drain scope, queued moves");
 	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 }
 
@@ -515,6 +559,7 @@ static void test_limit_below_batch(void)
 	test_limit_below_batch_other_slot();
 	test_node_below_batch_other_slot();
 	test_limit_drain_scope();
+	test_limit_drain_queued_move();
 	test_node_drain_scope();
 }
 
