@@ -732,7 +732,7 @@ static void test_stats_after_remove(void)
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *c = lv_memcg_create(m, NULL, "c");
-	struct lv_lock_stat before, after;
+	struct lv_lock_stat before, after, dbefore, dafter;
 	struct lruvec *lruvec = &c->nodeinfo[0];
 	uint64_t stalls = lv_node_stat(m, 0, LV_ALLOCSTALL);
 
@@ -742,9 +742,14 @@ static void test_stats_after_remove(void)
 	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 2, "its events still count after removal");
 	check_ok(m, "a removed memcg not freed yet");
 	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &before);
+	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &dbefore);
 	lruvec_count_event_atomic(lruvec, EV_ALLOCSTALL, 3);
 	lv_lock_acquire(&lruvec->own_lock);
 	lv_lock_release(&lruvec->own_lock);
+	lv_lock_acquire(&c->drain.mutex); /* a scoped drain of c in flight */
+	lv_lock_release(&c->drain.mutex);
+	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &dafter);
+	is(dafter.acquired, dbefore.acquired + 1, "its drain mutex counts after removal");
 	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 5, "an event counted after removal counts");
 	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &after);
 	is(after.acquired, before.acquired + 1, "a lock taken after removal counts");
@@ -753,6 +758,8 @@ static void test_stats_after_remove(void)
 	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 5, "every event survives the free");
 	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &before);
 	is(before.acquired, after.acquired, "and every lock acquisition");
+	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &dbefore);
+	is(dbefore.acquired, dafter.acquired, "its drain mutex's too");
 	finish(m, "stats after remove");
 }
 

@@ -411,6 +411,7 @@ static void test_limit_drain_scope(void)
 	struct slot_filler sf = { 0 };
 	struct lv_memcg *parent, *c1, *c2, *other;
 	struct lv_file *other_file, *c2_file;
+	struct lv_lock_stat before, after;
 	struct lv_machine *m;
 	cpu_set_t allowed;
 	size_t usage;
@@ -437,8 +438,12 @@ static void test_limit_drain_scope(void)
 	is(lv_memcg_stat(other, LV_NR_INACTIVE_FILE) + lv_memcg_stat(c1, LV_NR_INACTIVE_FILE), 0,
 	   "drain scope, memcg: both are queued, on no list");
 	c2_file = new_file(m, 1024);
+	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &before);
 	is(read_pages(c2_file, c2, 0, 8), 0,
 	   "drain scope, memcg: reads in c2 reclaim c1's queued folios");
+	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &after);
+	ok(after.acquired > before.acquired,
+	   "drain scope, memcg: the parent's drain mutex is counted in the drain class");
 	ok(lv_memcg_stat(parent, LV_RECLAIM_DRAIN) > 0,
 	   "drain scope, memcg: reclaim_drain counted on the parent at its limit (%llu)",
 	   (unsigned long long)lv_memcg_stat(parent, LV_RECLAIM_DRAIN));
