@@ -361,6 +361,23 @@ static void test_limit_below_batch_other_slot(void)
 }
 
 /*
+ * exhaust_node0 - allocate pages on node 0 until an allocation fails (errno stays as it set
+ * it), at most one more than the node has. Return: the pages (the caller puts the @n of them
+ * and frees the array).
+ */
+static struct lv_folio **exhaust_node0(struct lv_machine *m, size_t *n)
+{
+	struct lv_folio **held = calloc(SMALL_PAGES + 1, sizeof(*held));
+
+	if (!held)
+		BAIL_OUT("out of memory");
+	*n = 0;
+	while (*n <= SMALL_PAGES && (held[*n] = lv_folio_alloc(m, 0, 0, NULL, 0)))
+		(*n)++;
+	return held;
+}
+
+/*
  * The same for the node: the only reclaimable memory is page cache queued in another CPU's
  * batch (the kernel's per-CPU batches never hold a node's last pages; ours can, with many
  * slots and a small node). Allocations until one fails must have reclaimed it first.
@@ -371,20 +388,16 @@ static void test_node_below_batch_other_slot(void)
 	struct lv_folio **held;
 	struct lv_machine *m;
 	cpu_set_t allowed;
-	size_t n = 0;
+	size_t n;
 
 	m = two_slot_machine(&sf, &allowed, 1, "node, another slot's batch");
 	if (!m)
 		return;
-	held = calloc(SMALL_PAGES + 1, sizeof(*held)); /* one more than the node has */
-	if (!held)
-		BAIL_OUT("out of memory");
 	sf.file = new_file(m, 1024);
 	fill_other_slot(&sf);
 	is(sf.failed, 0, "node, another slot's batch: the other CPU read %d pages",
 	   LIMIT_BELOW_BATCH);
-	while (n <= SMALL_PAGES && (held[n] = lv_folio_alloc(m, 0, 0, NULL, 0)))
-		n++;
+	held = exhaust_node0(m, &n);
 	is(errno, ENOMEM, "node, another slot's batch: allocations end with ENOMEM (%zu made)", n);
 	ok(nstat(m, LV_PGSTEAL) >= LIMIT_BELOW_BATCH,
 	   "node, another slot's batch: reclaimed before failing (pgsteal %llu)",
@@ -522,21 +535,17 @@ static void test_node_drain_scope(void)
 	struct lv_folio **held;
 	struct lv_machine *m;
 	cpu_set_t allowed;
-	size_t n = 0;
+	size_t n;
 
 	m = two_slot_machine(&sf, &allowed, 2, "drain scope, node");
 	if (!m)
 		return;
-	held = calloc(SMALL_PAGES + 1, sizeof(*held));
-	if (!held)
-		BAIL_OUT("out of memory");
 	sf.file = new_file(m, 1024);
 	fill_other_slot(&sf);
 	is(sf.failed, 0, "drain scope, node: the other CPU read %d pages", LIMIT_BELOW_BATCH);
 	is(lv_node_stat(m, 1, LV_NR_FILE_PAGES), LIMIT_BELOW_BATCH,
 	   "drain scope, node: they are on node 1");
-	while (n <= SMALL_PAGES && (held[n] = lv_folio_alloc(m, 0, 0, NULL, 0)))
-		n++;
+	held = exhaust_node0(m, &n);
 	is(errno, ENOMEM, "drain scope, node: node 0 runs out (%zu allocations)", n);
 	ok(lv_node_stat(m, 0, LV_RECLAIM_DRAIN) > 0, "drain scope, node: node 0 drained (%llu)",
 	   (unsigned long long)lv_node_stat(m, 0, LV_RECLAIM_DRAIN));
