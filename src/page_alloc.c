@@ -422,12 +422,7 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 	f->index = 0;
 	f->lru.next = LIST_POISON1;
 	f->lru.prev = LIST_POISON2;
-	/*
-	 * Read racily by the unevictable walk and by a scoped drain's look at other slots'
-	 * batches (slot_holds_scope()), which then reads the memcg's ->parent: release, so that
-	 * the memcg's initialization happens before whatever reads it through us.
-	 */
-	__atomic_store_n(&f->memcg, memcg, __ATOMIC_RELEASE);
+	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
 	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
 	set_order(f, order, (1ul << PG_head) | (flags & LV_FOLIO_ANON ? 1ul << PG_swapbacked : 0));
 	if ((flags & LV_FOLIO_ZERO) && pgdat->frames)
