@@ -183,9 +183,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * lv_folio_isolate_lru(), or allocated and never added, by the caller): the memcg is then
  * usable again and the folios already moved (unevictable ones included) stay with the
  * parent; -EINVAL for the root or NULL.
- * Context: may block (sleeps while waiting); takes the memcg tree mutex, slot locks, its
- * lruvec locks and then its parent's (nested), and its shadow locks and then its parent's
- * (nested). The caller holds no library lock.
+ * Context: may block (sleeps while waiting); takes the memcg tree mutex, its own drain mutex
+ * and slot locks, its lruvec locks and then its parent's (nested), and its shadow locks and
+ * then its parent's (nested). The caller holds no library lock.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 
@@ -231,8 +231,8 @@ const char *lv_memcg_name(const struct lv_memcg *memcg);
  * Return: the folio with one reference held by the caller, not on any LRU; or NULL with errno
  * EINVAL (bad node, order or flags), ENOENT (@memcg is being removed), ENOMEM (after reclaim,
  * the node still has no free block of that order, or the charge still exceeds a limit).
- * Context: may block (reclaim); takes zone, page-list, slot, LRU and mapping locks. The
- * caller holds no library lock.
+ * Context: may block (reclaim; the drain mutex of the memcg at its limit or of the node);
+ * takes zone, page-list, slot, LRU and mapping locks. The caller holds no library lock.
  */
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags);
@@ -651,7 +651,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_ZONE,   /* buddy allocator */
 	LV_LOCK_CLASS_SLOT,   /* per-CPU batch slot */
 	LV_LOCK_CLASS_PCP,    /* per-CPU page list */
-	LV_LOCK_CLASS_DRAIN,  /* lru_add_drain_all mutex */
+	LV_LOCK_CLASS_DRAIN,  /* drain mutexes: lru_add_drain_all's, each node's and memcg's */
 	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */

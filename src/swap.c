@@ -37,7 +37,7 @@
  * tenant's batches into its lists under its lruvec locks. The same protocol runs on the
  * scope's own gate (struct drain_gate: the memcg's, the node's; the machine's is
  * lv_lru_add_drain_all()'s), so concurrent drains of a scope coalesce and wait on no other
- * scope's mutex; a slot is locked only if a look without its lock finds a folio of the scope.
+ * scope's mutex. Which folios belong to the scope is read under the slot lock only.
  *
  * Disabling the cache. lv_lru_cache_disable() raises the count and then, in sweep mode, locks
  * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
@@ -284,7 +284,7 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 	rcu_read_lock();
 	slot = this_cpu_slot_lock(m);
 	fbatch = &slot->fbatch[op];
-	WRITE_ONCE(fbatch->folios[fbatch->nr], folio); /* slot_holds_scope() reads it unlocked */
+	fbatch->folios[fbatch->nr] = folio;
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
 	if (fbatch->nr >= m->cfg.batch_size || folio_test_large(folio) || lru_cache_disabled(m))
 		folio_batch_move_lru(fbatch, op);
@@ -483,31 +483,6 @@ static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *sco
 }
 
 /*
- * slot_holds_scope - a look, without the slot lock, for a folio of @scope in @slot's batches.
- * The pointers may be stale: a descriptor lives as long as the machine, and a stale ->memcg
- * is NULL or a memcg RCU still protects, so the worst is a wrong answer, which the caller
- * lives with (see lru_add_drain_scope()).
- */
-static bool slot_holds_scope(struct cpu_slot *slot, const struct drain_scope *scope)
-{
-	bool found = false;
-
-	rcu_read_lock();
-	for (int op = 0; op < NR_FBATCHES && !found; op++) {
-		struct folio_batch *fb = &slot->fbatch[op];
-		unsigned int nr = READ_ONCE(fb->nr);
-
-		for (unsigned int i = 0; i < nr && i < LV_MAX_BATCH && !found; i++) {
-			struct lv_folio *folio = READ_ONCE(fb->folios[i]);
-
-			found = folio && folio_in_scope(folio, scope);
-		}
-	}
-	rcu_read_unlock();
-	return found;
-}
-
-/*
  * drain_slot_scope - flush @slot's folios of @scope, in every batch, in order, and leave the
  * others queued, in order. Context: @slot's lock held.
  */
@@ -526,7 +501,7 @@ static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *sc
 			if (folio_in_scope(folio, scope))
 				mine.folios[mine.nr++] = folio;
 			else
-				WRITE_ONCE(fb->folios[keep++], folio);
+				fb->folios[keep++] = folio;
 		}
 		rcu_read_unlock();
 		if (!mine.nr)
@@ -534,8 +509,8 @@ static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *sc
 		/*
 		 * The count drops only once our folios are on their lists: a drain that peeks
 		 * this slot (cpu_needs_drain()) and sees it empty must find nothing still in
-		 * transit. Until then the slots from @keep on hold stale pointers that only
-		 * lock holders and slot_holds_scope() read.
+		 * transit. Until then the entries from @keep on are stale; only lock holders
+		 * read entries.
 		 */
 		folio_batch_move_lru(&mine, op);
 		WRITE_ONCE(fb->nr, keep);
@@ -543,9 +518,9 @@ static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *sc
 }
 
 /*
- * sweep_slots - steps (A)-(D) on @gate, then a sweep of every slot: each one's batches whole
- * (@scope NULL; every slot with @force_all_slots, else those with work), or only the folios
- * of @scope, in the slots a look finds them in.
+ * sweep_slots - steps (A)-(D) on @gate, then a sweep of every slot that has work (every slot
+ * with @force_all_slots): each one's batches whole (@scope NULL), or only the folios of
+ * @scope.
  * Return: whether this call swept (false: a sweep begun after our sample covered us).
  * Context: no library lock held; takes @gate's mutex, then slot locks one at a time, then
  * lruvec locks.
@@ -578,14 +553,14 @@ static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		struct cpu_slot *slot = &m->slots[s];
 
-		if (!scope) {
-			if (force_all_slots || cpu_needs_drain(slot))
-				drain_slot(slot);
-		} else if (slot_holds_scope(slot, scope)) {
-			lv_lock_acquire(&slot->lock);
+		if (!force_all_slots && !cpu_needs_drain(slot))
+			continue;
+		lv_lock_acquire(&slot->lock);
+		if (scope)
 			drain_slot_scope(slot, scope);
-			lv_lock_release(&slot->lock);
-		}
+		else
+			lru_add_drain_slot(slot);
+		lv_lock_release(&slot->lock);
 	}
 done:
 	lv_lock_release(&gate->mutex);
@@ -607,11 +582,10 @@ done:
  *
  * Concurrent drains of one scope coalesce on that scope's gate (the memcg's, or the node's),
  * as lv_lru_add_drain_all()'s do on the machine's: a tenant at its limit, many threads at
- * once, makes one sweep at a time and waits on its own mutex, not on anyone else's. A slot is
- * locked only when a look without its lock finds a folio of the scope there, so the sweeps
- * leave alone the slot locks other tenants add under. A folio queued by a charge still in
- * flight may be missed (the kernel's window too); the caller's retries, or the removal's next
- * pass, see it later.
+ * once, makes one sweep at a time and waits on its own mutex, not on anyone else's. Which
+ * folios are in the scope is decided under the slot lock only: entries move while another
+ * scope's drain compacts a batch, so a look without the lock could miss one (a review found
+ * that, in an earlier version that looked).
  *
  * Context: no library lock held; takes the scope's drain mutex, then slot locks one at a
  * time, then lruvec locks.

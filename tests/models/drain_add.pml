@@ -32,14 +32,17 @@
  *                      unlock drain mutex
  *     scoper     (with -DSCOPE, which leaves out the plain adder to keep the
  *                search small) adds its own folio, then reclaim's scoped drain
- *                (lru_add_drain_scope()): the same protocol on its own
- *                gate (scope_mutex, scope_gen), and for every slot where a
- *                look without the lock finds a folio of the scope (folios
- *                1 and 3; folio 2 is another tenant's): slot lock, take
- *                the scope's folios out of the batch, keep the others in
- *                order, put the taken ones on the LRU, then lower the count,
- *                slot unlock.  Folio 1, a drainer's, is in the scope, so a
+ *                (lru_add_drain_scope()): the same protocol on its scope's
+ *                own gate (scope_mutex[sc], scope_gen[sc]), and for every
+ *                slot whose count it peeks non-zero: slot lock, take the
+ *                scope's folios out of the batch, keep the others in order,
+ *                put the taken ones on the LRU, then lower the count, slot
+ *                unlock.  Scope 0 is folios 1 and 3, scope 1 folio 4; folio
+ *                2 is in neither: folio 1, a drainer's, is in scope 0, so a
  *                drain_all() may meet the scoped drain moving it.
+ *                -DTWO_SCOPES adds a second scoper, of scope 1, with
+ *                batches of 3, and leaves out drainer 1 and the disabler:
+ *                two scoped drains compacting one batch beside a drain_all().
  *   Promela interleaves statements under sequential consistency, so the
  *   smp_mb() of (A) and (D) are implicit; the model checks the protocol
  *   logic (ordering of steps, coalescing), not the C11/LKMM barriers.
@@ -79,6 +82,11 @@
  *                   count before the folios it took out are on the LRU: a
  *                   drain_all() peeks the slot empty meanwhile and returns
  *                   with the drainer's folio in transit (found by review).
+ *   BUG_SCOPE_LOOK  (with TWO_SCOPES) a scoped drain decides whether to lock
+ *                   a slot by looking for its folios without the slot lock:
+ *                   the other scope's drain, compacting the batch, moves our
+ *                   folio past the look (found by review, in a version that
+ *                   looked).
  *
  * MAPPING TO C
  *   slot_lock[s]   the per-slot lock of struct cpu_batch (slot lock)
@@ -89,19 +97,25 @@
  *   disable_count  lru_disable_count; disabler = lv_lru_cache_disable()
  *   gen, drain_mutex, drain_all()  lru_drain_gen, the static mutex and
  *                  lv_lru_add_drain_all()
- *   scope_gen, scope_mutex, scope_drain()  a memcg's drain_gate and
- *                  lru_add_drain_scope() (slot_holds_scope(),
- *                  drain_slot_scope())
+ *   scope_gen[sc], scope_mutex[sc], scoper  a memcg's (or node's)
+ *                  drain_gate and lru_add_drain_scope() (drain_slot_scope())
  */
 
+#ifdef TWO_SCOPES
+#define SCOPE
+#endif
 #define NSLOT 2
+#ifdef TWO_SCOPES
+#define CAP   3
+#define NF    5         /* 2: the drainer; 3, 4: the scopers (folios 0, 1 unused) */
+#elif defined(SCOPE)
 #define CAP   2
-#ifdef SCOPE
-#define NF    4         /* folio 0: plain adder; 1, 2: the drainers; 3: the scoper */
+#define NF    4         /* 1, 2: the drainers; 3: the scoper (folio 0 unused) */
 #else
+#define CAP   2
 #define NF    3         /* folio 0: plain adder; 1, 2: the drainers */
 #endif
-#define IN_SCOPE(f) ((f) != 2)
+#define IN_SCOPE(sc, f) ((sc) == 0 && ((f) == 1 || (f) == 3) || (sc) == 1 && (f) == 4)
 
 bit  slot_lock[NSLOT];
 byte cnt[NSLOT];
@@ -112,9 +126,9 @@ byte disable_count;
 bit  disabled_done;             /* lv_lru_cache_disable() has returned */
 byte gen;                       /* lru_drain_gen */
 bit  drain_mutex;
-byte scope_gen;                 /* the scope's drain_gate */
-bit  scope_mutex;
-byte mine[CAP];                 /* the scoper's folios taken out of a batch */
+byte scope_gen[2];              /* each scope's drain_gate */
+bit  scope_mutex[2];
+byte mine[2 * CAP];             /* mine[sc * CAP + i]: folios a scoper took out */
 
 inline lock(m)   { atomic { m == 0 -> m = 1 } }
 inline unlock(m) { m = 0 }
@@ -242,7 +256,7 @@ proctype drainer(byte f)
 
 #ifdef SCOPE
 /* drain_slot_scope(): the caller holds the slot lock */
-inline scope_flush(s, i, k, m)
+inline scope_flush(sc, s, i, k, m)
 {
 	k = 0;
 	m = 0;
@@ -250,7 +264,7 @@ inline scope_flush(s, i, k, m)
 	do
 	:: i < cnt[s] ->
 		if
-		:: IN_SCOPE(batch[s * CAP + i]) -> mine[m] = batch[s * CAP + i]; m++
+		:: IN_SCOPE(sc, batch[s * CAP + i]) -> mine[sc * CAP + m] = batch[s * CAP + i]; m++
 		:: else -> batch[s * CAP + k] = batch[s * CAP + i]; k++
 		fi;
 		i++
@@ -261,38 +275,42 @@ inline scope_flush(s, i, k, m)
 #endif
 	i = 0;
 	do
-	:: i < m -> onlru[mine[i]] = 1; i++
+	:: i < m -> onlru[mine[sc * CAP + i]] = 1; i++
 	:: else -> break
 	od;
 	cnt[s] = k
 }
 
-/* lru_add_drain_scope() */
-proctype scoper(byte f)
+/* lru_add_drain_scope() of scope @sc */
+proctype scoper(byte f; byte sc)
 {
 	byte s, i, k, m, this_gen;
 	bit found;
 
 	lru_add(f, s, i);
-	this_gen = scope_gen;                   /* (B) */
-	lock(scope_mutex);
+	this_gen = scope_gen[sc];               /* (B) */
+	lock(scope_mutex[sc]);
 	if
-	:: this_gen != scope_gen -> skip        /* (C) */
+	:: this_gen != scope_gen[sc] -> skip    /* (C) */
 	:: else ->
-		scope_gen++;                    /* (D) */
+		scope_gen[sc]++;                /* (D) */
 		s = 0;
 		do
 		:: s < NSLOT ->
-			found = 0;              /* slot_holds_scope(): a racy look */
+#ifdef BUG_SCOPE_LOOK
+			found = 0;              /* a look without the slot lock */
 			i = 0;
 			do
-			:: i < cnt[s] && !found -> found = IN_SCOPE(batch[s * CAP + i]); i++
+			:: i < cnt[s] && !found -> found = IN_SCOPE(sc, batch[s * CAP + i]); i++
 			:: else -> break
 			od;
+#else
+			found = cnt[s] != 0;    /* cpu_needs_drain(): racy peek */
+#endif
 			if
 			:: found ->
 				lock(slot_lock[s]);
-				scope_flush(s, i, k, m);
+				scope_flush(sc, s, i, k, m);
 				unlock(slot_lock[s])
 			:: else -> skip
 			fi;
@@ -300,7 +318,7 @@ proctype scoper(byte f)
 		:: else -> break
 		od
 	fi;
-	unlock(scope_mutex);
+	unlock(scope_mutex[sc]);
 	assert(onlru[f])
 }
 #endif
@@ -312,16 +330,23 @@ init {
 #ifndef SCOPE
 		run adder(0);           /* with SCOPE the scoper is the plain adder */
 #endif
+#ifndef TWO_SCOPES
 		run drainer(1);
-		run drainer(2);
 		run disabler();
+#endif
+		run drainer(2);
 #ifdef SCOPE
-		run scoper(3)
+		run scoper(3, 0);
+#endif
+#ifdef TWO_SCOPES
+		run scoper(4, 1)
 #endif
 	}
 	_nr_pr == 1;
 
-#ifdef SCOPE
+#ifdef TWO_SCOPES
+	f = 2;                          /* folios 0 and 1 are never added */
+#elif defined(SCOPE)
 	f = 1;                          /* folio 0 is never added */
 #else
 	f = 0;
@@ -341,7 +366,9 @@ init {
 		:: else -> break
 		od;
 		assert(onlru[f] || n == 1);     /* no folio lost */
+#ifndef TWO_SCOPES
 		assert(onlru[f]);               /* cache disabled: none hidden */
+#endif
 		f++
 	:: else -> break
 	od

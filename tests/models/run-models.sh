@@ -56,6 +56,8 @@ tests=(
 	"drain_add BUG_RACY_SWEEP|drain_add.pml|-DBUG_RACY_SWEEP|reject|assertion violated (onlru|.*added\[i\]|.*disabled_done)"
 	"drain_add SCOPE (reclaim's scoped drain beside drain_all and disable)|drain_add.pml|-DSCOPE|verify|"
 	"drain_add SCOPE+BUG_SCOPE_COUNT_EARLY|drain_add.pml|-DSCOPE -DBUG_SCOPE_COUNT_EARLY|reject|assertion violated onlru\[f\]"
+	"drain_add TWO_SCOPES (two scoped drains compacting one batch)|drain_add.pml|-DTWO_SCOPES|verify|"
+	"drain_add TWO_SCOPES+BUG_SCOPE_LOOK|drain_add.pml|-DTWO_SCOPES -DBUG_SCOPE_LOOK|reject|assertion violated onlru\[f\]"
 )
 
 now_ms() { date +%s%3N; }

@@ -562,6 +562,72 @@ static void test_node_drain_scope(void)
 	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 }
 
+/*
+ * Two scopes' drains on one slot. One thread queues a folio of memcg s and drains s's scope:
+ * its folio must then be on its list, every time. Another queues folios of q and of x and
+ * drains q's scope, compacting the same batch meanwhile. A drain that chose its slots by a
+ * look without the slot lock missed s's folio when q's drain moved it past the look (a
+ * review's finding): in two of three runs of this test. The spin model's BUG_SCOPE_LOOK
+ * finds it every time.
+ */
+struct scope_racer {
+	struct lv_machine *m;
+	struct lv_memcg *mine, *other; /* other: folios queued beside ours, never drained here */
+	int *stop;
+	unsigned long rounds, missed;
+};
+
+static void *scope_racer_thread(void *p)
+{
+	struct scope_racer *r = p;
+	struct lv_folio *f[9];
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		unsigned int n = 0;
+
+		if (!(f[n] = lv_folio_alloc(r->m, 0, 0, r->mine, LV_FOLIO_ANON)))
+			continue;
+		lv_folio_add_lru(f[n++]);
+		while (r->other && n < 9 &&
+		       (f[n] = lv_folio_alloc(r->m, 0, 0, r->other, LV_FOLIO_ANON)))
+			lv_folio_add_lru(f[n++]);
+		lru_add_drain_scope(r->m, r->mine, -1);
+		r->missed += !folio_test_lru(f[0]);
+		r->rounds++;
+		lv_folios_put(f, n);
+	}
+	return NULL;
+}
+
+static void test_drain_scope_race(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *s = new_memcg(m, NULL, "s"), *q = new_memcg(m, NULL, "q");
+	struct lv_memcg *x = new_memcg(m, NULL, "x");
+	struct scope_racer rs = { m, s, NULL, NULL, 0, 0 }, rq = { m, q, x, NULL, 0, 0 };
+	pthread_t ts, tq;
+	int stop = 0;
+
+	rs.stop = rq.stop = &stop;
+	if (pthread_create(&ts, NULL, scope_racer_thread, &rs) ||
+	    pthread_create(&tq, NULL, scope_racer_thread, &rq))
+		BAIL_OUT("pthread_create failed");
+	sleep_us(1500000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ts, NULL);
+	pthread_join(tq, NULL);
+	ok(rs.rounds > 1000 && rq.rounds > 1000, "scope race: %lu and %lu rounds", rs.rounds,
+	   rq.rounds);
+	is(rs.missed + rq.missed, 0,
+	   "scope race: after its scope's drain, a thread's own folio is on its list every time");
+	check_ok(m, "scope race");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(s) | lv_memcg_remove(q) | lv_memcg_remove(x), 0,
+	   "scope race: memcgs removed");
+	finish(m, "scope race");
+}
+
 static void test_limit_below_batch(void)
 {
 	static const size_t limits[] = { 1, 4, 16 };
@@ -575,6 +641,7 @@ static void test_limit_below_batch(void)
 	test_limit_drain_scope();
 	test_limit_drain_queued_move();
 	test_node_drain_scope();
+	test_drain_scope_race();
 }
 
 /* ---- kswapd ---------------------------------------------------------------------------- */
