@@ -455,7 +455,8 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * after some bytes), or -EIO (reading @fd failed: every reader waiting for that page gets
  * -EIO and the page is dropped), -ENOMEM (the charge or the allocation failed after
  * reclaim), -ENOENT (@memcg is being removed and a page had to be charged), -EINVAL.
- * Context: may block (fill, reclaim); takes the mapping lock, slot and lruvec locks.
+ * Context: may block (fill, reclaim and its drain mutex, as in lv_folio_alloc()); takes the
+ * mapping lock, slot and lruvec locks.
  */
 long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
 		  uint64_t off);

@@ -588,7 +588,7 @@ done:
  * that, in an earlier version that looked).
  *
  * Context: no library lock held; takes the scope's drain mutex, then slot locks one at a
- * time, then lruvec locks.
+ * time, then lruvec locks; final puts free folios (pcp, zone locks) under a slot lock.
  */
 void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
 {

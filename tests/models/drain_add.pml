@@ -43,6 +43,8 @@
  *                -DTWO_SCOPES adds a second scoper, of scope 1, with
  *                batches of 3, and leaves out drainer 1 and the disabler:
  *                two scoped drains compacting one batch beside a drain_all().
+ *                With -DSAME_SCOPE too, the second scoper drains scope 0 (its
+ *                folio is 1): two drains of one scope, coalescing at (C).
  *   Promela interleaves statements under sequential consistency, so the
  *   smp_mb() of (A) and (D) are implicit; the model checks the protocol
  *   logic (ordering of steps, coalescing), not the C11/LKMM barriers.
@@ -82,6 +84,12 @@
  *                   count before the folios it took out are on the LRU: a
  *                   drain_all() peeks the slot empty meanwhile and returns
  *                   with the drainer's folio in transit (found by review).
+ *   BUG_SHARED_GATE  (with TWO_SCOPES) every scope's drains share one gate:
+ *                   a sweep of scope 0 "covers" a drain of scope 1 at (C)
+ *                   and that drain returns with its folio queued.
+ *   BUG_SCOPE_GEN_LATE  (with TWO_SCOPES and SAME_SCOPE) a scoped drain
+ *                   bumps its gate's gen after its sweep: the other drain of
+ *                   the scope, skipping at (C), returns with its folio queued.
  *   BUG_SCOPE_LOOK  (with TWO_SCOPES) a scoped drain decides whether to lock
  *                   a slot by looking for its folios without the slot lock:
  *                   the other scope's drain, compacting the batch, moves our
@@ -105,7 +113,10 @@
 #define SCOPE
 #endif
 #define NSLOT 2
-#ifdef TWO_SCOPES
+#if defined(TWO_SCOPES) && defined(SAME_SCOPE)
+#define CAP   3
+#define NF    4         /* 2: the drainer; 1, 3: the scopers (folio 0 unused) */
+#elif defined(TWO_SCOPES)
 #define CAP   3
 #define NF    5         /* 2: the drainer; 3, 4: the scopers (folios 0, 1 unused) */
 #elif defined(SCOPE)
@@ -281,6 +292,12 @@ inline scope_flush(sc, s, i, k, m)
 	cnt[s] = k
 }
 
+#ifdef BUG_SHARED_GATE
+#define GATE(sc) 0
+#else
+#define GATE(sc) (sc)
+#endif
+
 /* lru_add_drain_scope() of scope @sc */
 proctype scoper(byte f; byte sc)
 {
@@ -288,12 +305,14 @@ proctype scoper(byte f; byte sc)
 	bit found;
 
 	lru_add(f, s, i);
-	this_gen = scope_gen[sc];               /* (B) */
-	lock(scope_mutex[sc]);
+	this_gen = scope_gen[GATE(sc)];                 /* (B) */
+	lock(scope_mutex[GATE(sc)]);
 	if
-	:: this_gen != scope_gen[sc] -> skip    /* (C) */
+	:: this_gen != scope_gen[GATE(sc)] -> skip      /* (C) */
 	:: else ->
-		scope_gen[sc]++;                /* (D) */
+#ifndef BUG_SCOPE_GEN_LATE
+		scope_gen[GATE(sc)]++;                  /* (D) */
+#endif
 		s = 0;
 		do
 		:: s < NSLOT ->
@@ -316,9 +335,12 @@ proctype scoper(byte f; byte sc)
 			fi;
 			s++
 		:: else -> break
-		od
+		od;
+#ifdef BUG_SCOPE_GEN_LATE
+		scope_gen[GATE(sc)]++
+#endif
 	fi;
-	unlock(scope_mutex[sc]);
+	unlock(scope_mutex[GATE(sc)]);
 	assert(onlru[f])
 }
 #endif
@@ -338,13 +360,15 @@ init {
 #ifdef SCOPE
 		run scoper(3, 0);
 #endif
-#ifdef TWO_SCOPES
+#if defined(TWO_SCOPES) && defined(SAME_SCOPE)
+		run scoper(1, 0)
+#elif defined(TWO_SCOPES)
 		run scoper(4, 1)
 #endif
 	}
 	_nr_pr == 1;
 
-#ifdef TWO_SCOPES
+#if defined(TWO_SCOPES) && !defined(SAME_SCOPE)
 	f = 2;                          /* folios 0 and 1 are never added */
 #elif defined(SCOPE)
 	f = 1;                          /* folio 0 is never added */

@@ -58,6 +58,9 @@ tests=(
 	"drain_add SCOPE+BUG_SCOPE_COUNT_EARLY|drain_add.pml|-DSCOPE -DBUG_SCOPE_COUNT_EARLY|reject|assertion violated onlru\[f\]"
 	"drain_add TWO_SCOPES (two scoped drains compacting one batch)|drain_add.pml|-DTWO_SCOPES|verify|"
 	"drain_add TWO_SCOPES+BUG_SCOPE_LOOK|drain_add.pml|-DTWO_SCOPES -DBUG_SCOPE_LOOK|reject|assertion violated onlru\[f\]"
+	"drain_add TWO_SCOPES+BUG_SHARED_GATE|drain_add.pml|-DTWO_SCOPES -DBUG_SHARED_GATE|reject|assertion violated onlru\[f\]"
+	"drain_add TWO_SCOPES+SAME_SCOPE (two drains of one scope coalescing)|drain_add.pml|-DTWO_SCOPES -DSAME_SCOPE|verify|"
+	"drain_add TWO_SCOPES+SAME_SCOPE+BUG_SCOPE_GEN_LATE|drain_add.pml|-DTWO_SCOPES -DSAME_SCOPE -DBUG_SCOPE_GEN_LATE|reject|assertion violated onlru\[f\]"
 )
 
 now_ms() { date +%s%3N; }

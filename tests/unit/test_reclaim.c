@@ -219,6 +219,7 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	struct lv_file *f;
 	unsigned char buf[PAGE];
 	unsigned long failed = 0;
+	uint64_t drains;
 
 	cfg.batch_size = batch;
 	m = new_machine(&cfg);
@@ -231,6 +232,8 @@ static unsigned long read_under_tiny_limit(size_t limit, unsigned int batch)
 	/* One slot: reclaim's own drain of it suffices, no sweep of every CPU. */
 	is(lv_memcg_stat(a, LV_RECLAIM_DRAIN), 0, "tiny limit %zu, one slot: no reclaim_drain",
 	   limit);
+	lv_drain_all_stats(m, &drains, NULL);
+	is(drains, 0, "tiny limit %zu: reclaim never calls lv_lru_add_drain_all()", limit);
 	ok(lv_memcg_stat(a, LV_PGSTEAL) >= 1024 - limit,
 	   "tiny limit %zu, batch %u: reclaim freed what did not fit (pgsteal %llu)", limit, batch,
 	   (unsigned long long)lv_memcg_stat(a, LV_PGSTEAL));
