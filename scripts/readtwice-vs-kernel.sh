@@ -10,8 +10,9 @@
 #   readtwice-vs-kernel: containers=C readers=R rounds=N lvbench_mb_per_s_reader=X
 #     kernel_mb_per_s_reader=Y ratio=Z at_target=K/N target=T
 #
-# (on one line; X and Y are the medians over the rounds of each side's mean per reader, Z is
-# X / Y, K counts the rounds whose own ratio is at least T.)
+# (on one line; R counts the readers of all containers, as lvbench's and kernel-readtwice.sh's
+# summary lines do; X and Y are the medians over the rounds of each side's mean per reader, Z
+# is X / Y, K counts the rounds whose own ratio is at least T.)
 set -u
 set -o pipefail
 
