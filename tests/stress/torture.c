@@ -73,7 +73,7 @@ static struct lv_memcg *leftover;
  * charges can find all its pages queued in other CPUs' batches, and must drain them
  * (reclaim_drain) rather than fail. Set up once, written by no one after; removed at the end.
  */
-#define TINY_PAGES 4
+#define TINY_PAGES 2
 static struct lv_memcg *tiny;
 static int nr_nodes = 2;
 static atomic_ulong bytes_read, read_enomem;
@@ -1738,7 +1738,9 @@ int main(int argc, char **argv)
 		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
 	   "limited memcg within its limit");
 	ok(!tiny || lv_memcg_usage(tiny) <= TINY_PAGES,
-	   "tenant limited to %d pages within it (%llu reclaim passes drained every CPU)",
+	   "tenant limited to %d pages within it (%llu reclaim passes flushed its folios from "
+	   "every "
+	   "CPU's batches)",
 	   TINY_PAGES, tiny ? (unsigned long long)lv_memcg_stat(tiny, LV_RECLAIM_DRAIN) : 0);
 
 	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
