@@ -742,8 +742,19 @@ static void test_kswapd(void)
 	is(failures, 0, "kswapd: filled the node to below low (%llu pages)",
 	   (unsigned long long)mine);
 	v = wait_free_at_least(m, whigh, 3.0);
-	ok(v >= whigh, "kswapd: woken below low, it reclaimed up to high (%llu free)",
-	   (unsigned long long)v);
+	if (!ok(v >= whigh, "kswapd: woken below low, it reclaimed up to high (%llu free)",
+		(unsigned long long)v))
+		/* Seen once in about 40 runs (session 10) and not reproduced: say where it stood.
+		 */
+		diag("kswapd stopped short: inactive %llu active %llu file pages, pgscan %llu "
+		     "pgsteal %llu pgactivate %llu pgdeactivate %llu reclaim_skip_busy %llu",
+		     (unsigned long long)nstat(m, LV_NR_INACTIVE_FILE),
+		     (unsigned long long)nstat(m, LV_NR_ACTIVE_FILE),
+		     (unsigned long long)nstat(m, LV_PGSCAN),
+		     (unsigned long long)nstat(m, LV_PGSTEAL),
+		     (unsigned long long)nstat(m, LV_PGACTIVATE),
+		     (unsigned long long)nstat(m, LV_PGDEACTIVATE),
+		     (unsigned long long)nstat(m, LV_RECLAIM_SKIP_BUSY));
 	ok(nstat(m, LV_PGSTEAL) > 0 && nstat(m, LV_PGSCAN) > 0, "kswapd: pgscan, pgsteal counted");
 	diag("kswapd: filled %llu pages, allocstall %llu", (unsigned long long)mine,
 	     (unsigned long long)nstat(m, LV_ALLOCSTALL));
