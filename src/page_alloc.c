@@ -288,7 +288,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	struct lv_machine *m = pgdat->machine;
 	unsigned long free = READ_ONCE(pgdat->zone.free_pages);
 	struct lruvec *stall = mem_cgroup_lruvec(memcg, pgdat);
-	bool lru_drained = false;
+	bool drained = false;
 	struct lv_folio *f;
 
 	if (free < pgdat->zone.watermark[WMARK_LOW])
@@ -315,11 +315,11 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 
 			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 			freed = try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
-			if (!freed && !lru_drained) {
+			if (!freed && !drained) {
 				/* Page cache queued in other CPUs' batches is on no list yet. */
 				lru_add_drain_scope(m, NULL, pgdat->node_id);
 				lruvec_count_event_atomic(stall, EV_RECLAIM_DRAIN, 1);
-				lru_drained = true;
+				drained = true;
 			} else if (!freed && retries < MAX_RECLAIM_RETRIES - 2) {
 				break; /* no progress twice: out of memory */
 			}

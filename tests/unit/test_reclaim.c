@@ -571,11 +571,14 @@ static void test_node_drain_scope(void)
  * drains q's scope, compacting the same batch meanwhile. A drain that chose its slots by a
  * look without the slot lock missed s's folio when q's drain moved it past the look (a
  * review's finding): in two of three runs of this test. The spin model's BUG_SCOPE_LOOK
- * finds it every time.
+ * finds it every time. A third thread queues folios of n and drains node 0's scope, which
+ * overlaps both memcgs' (the node path, which the torture test's nodes never reach): three
+ * threads on two CPUs.
  */
 struct scope_racer {
 	struct lv_machine *m;
 	struct lv_memcg *mine, *other; /* other: folios queued beside ours, never drained here */
+	bool node;		       /* drain node 0's scope rather than @mine's */
 	int *stop;
 	unsigned long rounds, missed;
 };
@@ -594,7 +597,7 @@ static void *scope_racer_thread(void *p)
 		while (r->other && n < 9 &&
 		       (f[n] = lv_folio_alloc(r->m, 0, 0, r->other, LV_FOLIO_ANON)))
 			lv_folio_add_lru(f[n++]);
-		lru_add_drain_scope(r->m, r->mine, -1);
+		lru_add_drain_scope(r->m, r->node ? NULL : r->mine, r->node ? 0 : -1);
 		r->missed += !folio_test_lru(f[0]);
 		r->rounds++;
 		lv_folios_put(f, n);
@@ -607,26 +610,32 @@ static void test_drain_scope_race(void)
 	struct lv_config cfg = small_config();
 	struct lv_machine *m = new_machine(&cfg);
 	struct lv_memcg *s = new_memcg(m, NULL, "s"), *q = new_memcg(m, NULL, "q");
-	struct lv_memcg *x = new_memcg(m, NULL, "x");
-	struct scope_racer rs = { m, s, NULL, NULL, 0, 0 }, rq = { m, q, x, NULL, 0, 0 };
-	pthread_t ts, tq;
+	struct lv_memcg *x = new_memcg(m, NULL, "x"), *n = new_memcg(m, NULL, "n");
+	struct scope_racer r[3] = {
+		{ m, s, NULL, false, NULL, 0, 0 },
+		{ m, q, x, false, NULL, 0, 0 },
+		{ m, n, NULL, true, NULL, 0, 0 },
+	};
+	pthread_t t[3];
 	int stop = 0;
 
-	rs.stop = rq.stop = &stop;
-	if (pthread_create(&ts, NULL, scope_racer_thread, &rs) ||
-	    pthread_create(&tq, NULL, scope_racer_thread, &rq))
-		BAIL_OUT("pthread_create failed");
+	for (int i = 0; i < 3; i++) {
+		r[i].stop = &stop;
+		if (pthread_create(&t[i], NULL, scope_racer_thread, &r[i]))
+			BAIL_OUT("pthread_create failed");
+	}
 	sleep_us(1500000);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	pthread_join(ts, NULL);
-	pthread_join(tq, NULL);
-	ok(rs.rounds > 1000 && rq.rounds > 1000, "scope race: %lu and %lu rounds", rs.rounds,
-	   rq.rounds);
-	is(rs.missed + rq.missed, 0,
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	ok(r[0].rounds > 1000 && r[1].rounds > 1000 && r[2].rounds > 1000,
+	   "scope race: %lu, %lu and %lu rounds (memcg s, memcg q, node 0)", r[0].rounds,
+	   r[1].rounds, r[2].rounds);
+	is(r[0].missed + r[1].missed + r[2].missed, 0,
 	   "scope race: after its scope's drain, a thread's own folio is on its list every time");
 	check_ok(m, "scope race");
 	lv_lru_add_drain_all(m);
-	is(lv_memcg_remove(s) | lv_memcg_remove(q) | lv_memcg_remove(x), 0,
+	is(lv_memcg_remove(s) | lv_memcg_remove(q) | lv_memcg_remove(x) | lv_memcg_remove(n), 0,
 	   "scope race: memcgs removed");
 	finish(m, "scope race");
 }
