@@ -4,15 +4,23 @@
 # readtwice-vs-kernel.sh - set lruvec's readtwice beside the host kernel's, the way the README's
 # target 2 is measured: `lvbench readtwice` and scripts/kernel-readtwice.sh in the same shape,
 # alternately, round after round, so that both see the same hours of a noisy machine. Prints
-# each round's MB/s per reader of both and their ratio, then the medians, the ratio of the
-# medians and how many rounds reached --target, ending with one line a script can read:
+# each round's MB/s per reader of both and their ratio, lvbench's ceiling per reader and the
+# bound (ceiling / kernel), then the medians, their ratios and how many rounds reached
+# --target, ending with one line a script can read:
 #
 #   readtwice-vs-kernel: containers=C readers=R rounds=N lvbench_mb_per_s_reader=X
-#     kernel_mb_per_s_reader=Y ratio=Z at_target=K/N target=T
+#     kernel_mb_per_s_reader=Y ratio=Z at_target=K/N target=T ceiling_mb_per_s_reader=M
+#     bound=B
 #
 # (on one line; R counts the readers of all containers, as lvbench's and kernel-readtwice.sh's
-# summary lines do; X and Y are the medians over the rounds of each side's mean per reader, Z
-# is X / Y, K counts the rounds whose own ratio is at least T.)
+# summary lines do; X, Y and M are the medians over the rounds of each side's mean per reader
+# and of lvbench's ceiling per reader, Z is X / Y, K counts the rounds whose own ratio is at
+# least T, B is M / Y. The last two fields are left out if lvbench printed no ceiling.)
+#
+# The bound is the highest ratio the engine could reach on this machine: the ceiling is its
+# memory work alone (zeroing and copying 4 KiB per read), which no cache management can make
+# cheaper. It moves from machine to machine with the memory bandwidth a thread gets against
+# the host kernel's per-read cost (large folios on ext4 since Linux 6.16 lower the latter).
 set -u
 set -o pipefail
 
@@ -27,7 +35,9 @@ Usage: $prog [OPTIONS] [-- LVBENCH_OPTIONS...]
 Runs 'lvbench readtwice' and scripts/kernel-readtwice.sh (dd on this kernel) one after the
 other, --rounds times, with the same containers, readers, limit and duration, and compares
 their MB/s per reader. The defaults are the README's target 2: 2 containers x 2 readers,
-512 MiB limit each, 5 s, lvbench with --folio-order 6; the target is 5x.
+512 MiB limit each, 5 s, lvbench with --folio-order 6; the target is 5x. Each round also
+shows lvbench's ceiling (the same readers doing only the memory work) and the bound, the
+ceiling over the kernel: the highest ratio this machine allows.
 
 Options:
   --rounds N      pairs of runs (default 10)
@@ -142,10 +152,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # run NAME CMD... - run one side into $out; print its mean MB/s per reader and, for lvbench,
-# its refaults ("-" for the kernel). Exits 1, showing the output, if it failed. Its warnings
-# (kernel-readtwice.sh's about tmpfs, say) go to stderr.
+# its ceiling per reader and its refaults ("-" where the side prints none). Exits 1, showing the
+# output, if it failed. Its warnings (kernel-readtwice.sh's about tmpfs, say) go to stderr.
 run() {
-	local name=$1 rate rc refaults
+	local name=$1 rate rc refaults ceiling
 	shift
 	"$@" >"$out" 2>&1
 	rc=$?
@@ -162,19 +172,25 @@ run() {
 	fi
 	grep -i 'warning' "$out" >&2
 	refaults=$(awk '$1 == "workingset_refault" { r = $2 } END { print r == "" ? "-" : r }' "$out")
-	printf '%s %s\n' "$rate" "$refaults"
+	ceiling=$(sed -n 's/^ceiling .*(\([0-9.]*\) per reader).*/\1/p' "$out" | tail -n 1)
+	printf '%s %s %s\n' "$rate" "${ceiling:--}" "$refaults"
 }
 
 echo "$tag: lvbench: ${lv_cmd[*]}"
 echo "$tag: kernel:  ${k_cmd[*]}"
-printf '%6s %10s %10s %8s %12s\n' round lvbench kernel ratio refaults
+printf '%6s %10s %10s %8s %10s %8s %12s\n' round lvbench kernel ratio ceiling bound refaults
 results=()
 for ((i = 1; i <= rounds; i++)); do
-	read -r lv refaults < <(run lvbench "${lv_cmd[@]}") || exit 1
+	read -r lv ceil refaults < <(run lvbench "${lv_cmd[@]}") || exit 1
 	read -r k _ < <(run kernel "${k_cmd[@]}") || exit 1
-	results+=("$lv $k")
-	awk -v i="$i" -v lv="$lv" -v k="$k" -v rf="$refaults" \
-		'BEGIN { printf "%6d %10.1f %10.1f %7.2fx %12s\n", i, lv, k, lv / k, rf }'
+	results+=("$lv $k $ceil")
+	awk -v i="$i" -v lv="$lv" -v k="$k" -v c="$ceil" -v rf="$refaults" 'BEGIN {
+		printf "%6d %10.1f %10.1f %7.2fx ", i, lv, k, lv / k
+		if (c == "-")
+			printf "%10s %8s %12s\n", "-", "-", rf
+		else
+			printf "%10.1f %7.2fx %12s\n", c, c / k, rf
+	}'
 done
 
 printf '%s\n' "${results[@]}" | awk -v target="$target" -v c="$containers" \
@@ -186,14 +202,34 @@ printf '%s\n' "${results[@]}" | awk -v target="$target" -v c="$containers" \
 			}
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
-	{ n++; lv[n] = $1; k[n] = $2; if ($1 / $2 >= target) hit++ }
+	{
+		n++; lv[n] = $1; k[n] = $2; if ($1 / $2 >= target) hit++
+		if ($3 != "-")
+			ceil[++nc] = $3
+	}
 	END {
 		mlv = median(lv, n)
 		mk = median(k, n)
-		printf "%6s %10.1f %10.1f %7.2fx   (ratio of the medians)\n", "median", mlv, mk,
-		       mlv / mk
+		printf "%6s %10.1f %10.1f %7.2fx ", "median", mlv, mk, mlv / mk
+		if (nc) {
+			mc = median(ceil, nc)
+			printf "%10.1f %7.2fx   (ratios of the medians)\n", mc, mc / mk
+		} else {
+			printf "  (ratio of the medians)\n"
+		}
 		printf "rounds at or above %gx: %d of %d\n", target, hit, n
+		if (nc) {
+			verdict = "the target is within it"
+			if (mc / mk < target)
+				verdict = "a ratio of " target "x would need the engine to beat its " \
+					  "own memory work"
+			printf "bound: lvbench'"'"'s ceiling (its memory work alone) is %.2fx the " \
+			       "kernel here; %s\n", mc / mk, verdict
+		}
 		printf "%s: containers=%d readers=%d rounds=%d lvbench_mb_per_s_reader=%.1f " \
-		       "kernel_mb_per_s_reader=%.1f ratio=%.2f at_target=%d/%d target=%g\n",
+		       "kernel_mb_per_s_reader=%.1f ratio=%.2f at_target=%d/%d target=%g",
 		       tag, c, r, n, mlv, mk, mlv / mk, hit, n, target
+		if (nc)
+			printf " ceiling_mb_per_s_reader=%.1f bound=%.2f", mc, mc / mk
+		printf "\n"
 	}'

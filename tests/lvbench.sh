@@ -96,7 +96,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 18 + 5 + 4 + 7 + 3 + 1))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 18 + 5 + 4 + 8 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -461,12 +461,16 @@ check "readtwice-vs-kernel.sh: bash -n" bash -n "$RVK"
 
 # Fakes of both sides: each logs its arguments in one file (to see the alternation and the
 # shape each was given) and prints a summary line; the fake lvbench takes its rates in turn
-# from FAKE_RATES and prints refaults.
+# from FAKE_RATES (and its ceilings per reader from FAKE_CEILINGS, if set) and prints refaults.
 cat >"$TMP/bin/fake-lvbench" <<'SH'
 #!/bin/sh
 echo "lvbench $*" >>"$FAKE_LOG"
 n=$(grep -c '^lvbench' "$FAKE_LOG")
 rate=$(echo "$FAKE_RATES" | cut -d' ' -f"$n")
+if [ -n "${FAKE_CEILINGS:-}" ]; then
+	c=$(echo "$FAKE_CEILINGS" | cut -d' ' -f"$n")
+	echo "ceiling                             99999.0 MB/s ($c per reader)"
+fi
 echo "workingset_refault $((n * 100))"
 echo "readtwice: containers=2 readers=4 mean_mb_per_s_reader=$rate total_mb_per_s=1.0"
 SH
@@ -490,11 +494,33 @@ k_args='kernel --containers 2 --readers 2 --duration 5 --limit 512 --pin'
 want='readtwice-vs-kernel: containers=2 readers=4 rounds=4 lvbench_mb_per_s_reader=8500.0'
 want+=' kernel_mb_per_s_reader=1800.0 ratio=4.72 at_target=2/4 target=5'
 [ $rc -eq 0 ] && grep -qx "$want" "$TMP/out" &&
-	grep -Eq '^ +3 +11000\.0 +1800\.0 +6\.11x +300$' "$TMP/out" &&
+	grep -Eq '^ +3 +11000\.0 +1800\.0 +6\.11x +- +- +300$' "$TMP/out" &&
+	! grep -q '^bound' "$TMP/out" &&
 	[ "$(uniq -c "$TMP/log" | awk '{ print $1 }' | sort -u)" = 1 ] &&
 	[ "$(sort -u "$TMP/log")" = "$k_args"$'\n'"$lv_args" ] &&
 	[ "$(head -n 1 "$TMP/log")" = "$lv_args" ]
 verdict "readtwice-vs-kernel.sh: alternation, one shape, an even count's medians, rounds at 5x" $?
+
+# The ceiling's median over the kernel's is the bound; whether it allows the target is said.
+: >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="4000.0 4500.0 4200.0" FAKE_CEILINGS="5000.0 6300.0 5400.0" \
+	"$RVK" --rounds 3 "${fakes[@]}" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+want='readtwice-vs-kernel: containers=2 readers=4 rounds=3 lvbench_mb_per_s_reader=4200.0'
+want+=' kernel_mb_per_s_reader=1800.0 ratio=2.33 at_target=0/3 target=5'
+want+=' ceiling_mb_per_s_reader=5400.0 bound=3.00'
+[ $rc -eq 0 ] && grep -qx "$want" "$TMP/out" &&
+	grep -Eq '^ +2 +4500\.0 +1800\.0 +2\.50x +6300\.0 +3\.50x +200$' "$TMP/out" &&
+	grep -Eq '^median +4200\.0 +1800\.0 +2\.33x +5400\.0 +3\.00x ' "$TMP/out" &&
+	grep -q '^bound: .* is 3.00x the kernel here; a ratio of 5x would need' "$TMP/out"
+rc1=$?
+FAKE_LOG="$TMP/log" FAKE_RATES="9000.0" FAKE_CEILINGS="9900.0" "$RVK" --rounds 1 "${fakes[@]}" \
+	>"$TMP/out" 2>"$TMP/err" &&
+	grep -q '^bound: .* is 5.50x the kernel here; the target is within it$' "$TMP/out" &&
+	grep -q ' ratio=5.00 at_target=1/1 target=5 ceiling_mb_per_s_reader=9900.0 bound=5.50$' \
+		"$TMP/out"
+verdict "readtwice-vs-kernel.sh: the ceiling's column and the bound, below and above the target" \
+	$((rc1 | $?))
 
 : >"$TMP/log"
 FAKE_LOG="$TMP/log" FAKE_RATES="5000.0" "$RVK" --rounds 1 --limit 0 --target 2.5 "${fakes[@]}" \
@@ -536,7 +562,8 @@ verdict "readtwice-vs-kernel.sh: usage errors exit 2 before running anything" $r
 	--file-size 1G >"$TMP/out" 2>"$TMP/err"
 rc=$?
 want='^readtwice-vs-kernel: containers=1 readers=2 rounds=1 lvbench_mb_per_s_reader=[0-9]+\.[0-9]'
-want+=' kernel_mb_per_s_reader=[0-9]+\.[0-9] ratio=[0-9]+\.[0-9]{2} at_target=[01]/1 target=5$'
+want+=' kernel_mb_per_s_reader=[0-9]+\.[0-9] ratio=[0-9]+\.[0-9]{2} at_target=[01]/1 target=5'
+want+=' ceiling_mb_per_s_reader=[0-9]+\.[0-9] bound=[0-9]+\.[0-9]{2}$'
 [ $rc -eq 0 ] && grep -Eq "$want" "$TMP/out"
 verdict "readtwice-vs-kernel.sh: a short real round of both sides" $?
 
