@@ -198,7 +198,8 @@ struct lvb_ceiling {
 	bool valid;
 	unsigned int threads;
 	double total;
-	const char *what; /* one line: what a ceiling thread does */
+	const char *what;	 /* one line: what a ceiling thread does */
+	double zeroes_per_frame; /* readtwice, readonce: memsets per frame reached (1: each once) */
 };
 
 struct lvb_workload {
