@@ -275,11 +275,20 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
 
 /* ---- the allocation slow path ------------------------------------------------------------- */
 
+/* wakeup_kswapd_below_low - after taking pages from @pgdat, ask its kswapd if it is below low. */
+static void wakeup_kswapd_below_low(struct pglist_data *pgdat)
+{
+	if (READ_ONCE(pgdat->zone.free_pages) < pgdat->zone.watermark[WMARK_LOW])
+		wakeup_kswapd(pgdat);
+}
+
 #define MAX_RECLAIM_RETRIES 16
 
 /*
  * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
- * directly below the min watermark or when the node is out of blocks.
+ * directly below the min watermark or when the node is out of blocks. kswapd is asked after
+ * the first attempt to take pages, so that the allocation that takes the zone below its low
+ * watermark is the one that asks (wakeup_kswapd() orders our take before its look at kswapd).
  * Context: no library lock held (reclaim takes LRU and mapping locks).
  */
 static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
@@ -291,12 +300,13 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	bool drained = false;
 	struct lv_folio *f;
 
-	if (free < pgdat->zone.watermark[WMARK_LOW])
-		wakeup_kswapd(pgdat);
 	if (flags & FOLIO_ALLOC_NORETRY) {
 		/* One direct reclaim pass at most, then give up (__GFP_NORETRY). */
-		if (free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order) ||
-		    !(f = rmqueue(pgdat, order))) {
+		f = NULL;
+		if (free >= pgdat->zone.watermark[WMARK_MIN] + (1ul << order))
+			f = rmqueue(pgdat, order);
+		wakeup_kswapd_below_low(pgdat);
+		if (!f) {
 			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 			try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 			f = rmqueue(pgdat, order);
@@ -304,10 +314,12 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 		return f;
 	}
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
+		wakeup_kswapd(pgdat); /* before we reclaim: it reclaims beside us */
 		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 	}
 	f = rmqueue(pgdat, order);
+	wakeup_kswapd_below_low(pgdat);
 	for (int retries = MAX_RECLAIM_RETRIES; !f && retries; retries--) {
 		/* Frames stranded in other slots' lists come first: they cost no reclaim. */
 		if (!drain_all_pages(pgdat)) {

@@ -63,9 +63,9 @@ struct kswapd {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wait;
-	int wake;  /* atomic; set by wakeup_kswapd(), consumed under lock */
+	int wake;  /* atomic; set by wakeup_kswapd() (xchg), consumed under lock */
 	int busy;  /* atomic; set while a pass runs or kswapd lingers after one (wakeup_kswapd()
-		    * then returns early; kswapd_quiesce() waits for it) */
+		    * then leaves its request for the pass's end; kswapd_quiesce() waits for it) */
 	bool stop; /* written under lock; read with atomic loads anywhere */
 	struct pglist_data *pgdat;
 };
@@ -599,7 +599,8 @@ static void *kswapd_thread(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&k->lock);
-		while (!__atomic_load_n(&k->wake, __ATOMIC_ACQUIRE) && !k->stop)
+		/* seq_cst: the load half of the Dekker pair with wakeup_kswapd() (see there). */
+		while (!__atomic_load_n(&k->wake, __ATOMIC_SEQ_CST) && !k->stop)
 			pthread_cond_wait(&k->wait, &k->lock);
 		if (k->stop) {
 			pthread_mutex_unlock(&k->lock);
@@ -611,7 +612,7 @@ static void *kswapd_thread(void *arg)
 		 * opposite order (acquire), so it never sees both clear while a pass starts.
 		 */
 		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&k->wake, 0, __ATOMIC_RELEASE);
+		__atomic_exchange_n(&k->wake, 0, __ATOMIC_SEQ_CST); /* see wakeup_kswapd() */
 		pthread_mutex_unlock(&k->lock);
 		/* balance_pgdat: reclaim until the node is back above its high watermark. */
 		for (;;) {
@@ -624,7 +625,7 @@ static void *kswapd_thread(void *arg)
 			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free))
 				break; /* nothing reclaimable: sleep until woken again */
 		}
-		__atomic_store_n(&k->busy, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&k->busy, 0, __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -643,7 +644,22 @@ void kswapd_quiesce(struct lv_machine *m)
 	}
 }
 
-/* wakeup_kswapd - ask @pgdat's kswapd to reclaim up to the high watermark. Lock-free if awake. */
+/*
+ * wakeup_kswapd - ask @pgdat's kswapd to reclaim up to the high watermark, after the caller
+ * took pages. Lock-free if kswapd is awake or asked already.
+ *
+ * No request is lost (tests/models/kswapd_wake.pml). Our request is the store of wake, made
+ * with an xchg before busy is read; at the end of a pass kswapd clears busy with a seq_cst
+ * store before it reads wake under its mutex. Of the two reads one sees the other side's
+ * store: we see busy clear and signal under the mutex, or kswapd sees the request and runs
+ * another pass. kswapd clears wake with an xchg at the start of a pass, so the pages taken
+ * before a request (ours, or those of a caller who found wake set) are seen by the pass that
+ * consumes it: the fence orders our take before our look at wake, and every write to wake is
+ * an RMW, so the consuming xchg reads from a release sequence holding every request.
+ * Before, a caller that found busy set returned without a request: an allocation just after
+ * a pass's last look at free memory left kswapd asleep below the low mark.
+ * Context: any; takes kswapd's mutex only when kswapd is asleep.
+ */
 void wakeup_kswapd(struct pglist_data *pgdat)
 {
 	struct lv_machine *m = pgdat->machine;
@@ -652,15 +668,13 @@ void wakeup_kswapd(struct pglist_data *pgdat)
 	if (!m->kswapd)
 		return;
 	k = &m->kswapd[pgdat->node_id];
-	/*
-	 * Awake already, or asked: nothing to do, and no mutex on the allocation path. A request
-	 * that lands just as a pass ends is repeated by the next allocation below the low mark.
-	 */
-	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&k->busy, __ATOMIC_RELAXED))
-		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED))
+		return; /* asked already: only the first request of a pass writes the line */
+	if (__atomic_exchange_n(&k->wake, 1, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&k->busy, __ATOMIC_SEQ_CST))
+		return; /* a running pass sees the request when it ends */
 	pthread_mutex_lock(&k->lock);
-	__atomic_store_n(&k->wake, 1, __ATOMIC_RELEASE);
 	pthread_cond_signal(&k->wait);
 	pthread_mutex_unlock(&k->lock);
 }
