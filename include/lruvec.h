@@ -464,8 +464,11 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 /**
  * lv_file_truncate - shrink (or grow) the file to @size bytes; cached pages beyond it are
  * dropped from the page cache and freed once their last reader lets go (the call flushes the
- * CPU batches, whose references would otherwise keep them).
+ * dropped folios out of every CPU's batches, whose references would otherwise keep them; the
+ * other folios queued there, other tenants' among them, stay queued).
  * Return: 0 or -EINVAL.
+ * Context: may block (the mapping lock, the machine's drain mutex for dropped folios); takes
+ * slot and lruvec locks.
  */
 int lv_file_truncate(struct lv_file *file, uint64_t size);
 

@@ -824,10 +824,11 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	}
 	/*
 	 * Folios still queued in CPU batches hold a reference each: flush them, so that dropped
-	 * pages are freed (and uncharged) now rather than whenever those batches fill up.
+	 * pages are freed (and uncharged) now rather than whenever those batches fill up. Only
+	 * dropped folios: the others' tenants keep their batches and their locks.
 	 */
 	if (dropped)
-		lv_lru_add_drain_all(file->machine);
+		lru_add_drain_dropped(file->machine);
 	return 0;
 }
 

@@ -413,6 +413,7 @@ struct lv_machine {
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
 
 	struct drain_gate drain;	    /* lv_lru_add_drain_all(): lru_drain_gen, its mutex */
+	struct drain_gate drop_drain;	    /* lru_add_drain_dropped(): truncation's drains */
 	uint64_t drain_calls, drain_sweeps; /* atomic */
 	int lru_disable_count;		    /* atomic */
 	struct lv_latency disable_latency;  /* atomic adds: lv_lru_cache_disable() timings */
@@ -561,6 +562,7 @@ void folio_putback_lru(struct lv_folio *folio);
 void drain_slot(struct cpu_slot *slot);
 void lru_add_drain_try(struct lv_machine *m);
 void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid);
+void lru_add_drain_dropped(struct lv_machine *m);
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
 

@@ -44,6 +44,7 @@ static void machine_free(struct lv_machine *m)
 	cpu_slots_exit(m);
 	lv_lock_destroy(&m->memcg_mutex);
 	lv_lock_destroy(&m->drain.mutex);
+	lv_lock_destroy(&m->drop_drain.mutex);
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_destroy(&m->fill_wait[i].lock);
 		pthread_cond_destroy(&m->fill_wait[i].cond);
@@ -76,6 +77,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	m->cfg.nr_cpu_slots = m->nr_slots;
 	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
 	drain_gate_init(m, &m->drain);
+	drain_gate_init(m, &m->drop_drain);
 	INIT_LIST_HEAD(&m->files);
 	INIT_LIST_HEAD(&m->mms);
 	INIT_LIST_HEAD(&m->dying_memcgs);

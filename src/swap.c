@@ -38,6 +38,9 @@
  * scope's own gate (struct drain_gate: the memcg's, the node's; the machine's is
  * lv_lru_add_drain_all()'s), so concurrent drains of a scope coalesce and wait on no other
  * scope's mutex. Which folios belong to the scope is read under the slot lock only.
+ * Truncation flushes the scope of dropped folios, those no file or address space holds any
+ * more (lru_add_drain_dropped()), so that they are freed at once: one scope for every
+ * file, so one gate, the machine's drop_drain.
  *
  * Disabling the cache. lv_lru_cache_disable() raises the count and then, in sweep mode, locks
  * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
@@ -459,11 +462,13 @@ static bool cpu_needs_drain(struct cpu_slot *slot)
 
 /*
  * struct drain_scope - what a scoped drain flushes: the folios charged in @memcg's subtree, or
- * with @memcg NULL those of node @nid.
+ * with @memcg NULL those of node @nid, or with @dropped those with no mapping (dropped from
+ * the page cache or unmapped: their batch reference is the last but a caller's).
  */
 struct drain_scope {
 	struct lv_memcg *memcg;
 	int nid;
+	bool dropped;
 };
 
 /*
@@ -473,6 +478,8 @@ struct drain_scope {
  */
 static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *scope)
 {
+	if (scope->dropped)
+		return !READ_ONCE(folio->mapping);
 	if (!scope->memcg)
 		return folio_nid(folio) == scope->nid;
 	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
@@ -592,9 +599,30 @@ done:
  */
 void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
 {
-	struct drain_scope scope = { memcg, nid };
+	struct drain_scope scope = { .memcg = memcg, .nid = nid };
 
 	sweep_slots(m, memcg ? &memcg->drain : &m->nodes[nid]->drain, &scope, false);
+}
+
+/*
+ * lru_add_drain_dropped - flush, from every slot's batches, the folios that no mapping holds
+ * any more, so that those the caller just dropped are freed (and uncharged) now: a batch
+ * reference would keep each alive until its batch filled up. Other folios stay queued, so a
+ * tenant truncating or closing its files never flushes another tenant's batches or takes
+ * its lruvec locks (lv_lru_add_drain_all() did, until session 11).
+ *
+ * The caller cleared each dropped folio's ->mapping before calling (page_cache_delete() under
+ * the mapping lock): the (A) fence orders those stores before the generation sample, as it
+ * orders batch stores, so a sweep that coalesces us at (C) reads them after its (D) fence.
+ * One scope for every file, so one gate: any sweep begun after our sample covers our folios.
+ * Context: no library lock held; takes the drop_drain mutex, then slot locks one at a time,
+ * then lruvec locks; final puts free folios under a slot lock.
+ */
+void lru_add_drain_dropped(struct lv_machine *m)
+{
+	struct drain_scope scope = { .dropped = true };
+
+	sweep_slots(m, &m->drop_drain, &scope, false);
 }
 
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate)

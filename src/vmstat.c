@@ -131,6 +131,7 @@ static void for_each_fixed_lock(struct lv_machine *m, const struct lock_walk *w)
 	}
 	if (cls < 0 || cls == LV_LOCK_CLASS_DRAIN) {
 		w->fn(&m->drain.mutex, w->arg);
+		w->fn(&m->drop_drain.mutex, w->arg);
 		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 			w->fn(&m->nodes[nid]->drain.mutex, w->arg);
 	}

@@ -566,6 +566,54 @@ static void test_node_drain_scope(void)
 }
 
 /*
+ * Truncation flushes only dropped folios. Another CPU queues pages of file A (memcg a) and of
+ * file B (memcg b), and this CPU more of B; truncating B must free all of B's pages at once
+ * (b's usage drops to 0: no batch reference keeps one) and leave A's queued, on no list (so
+ * a's lruvec lock was not taken for them). Fails with the whole-slot drain truncation made until
+ * session 11, and without a drain.
+ */
+static void test_truncate_drain_scope(void)
+{
+	struct slot_filler sf = { 0 };
+	struct lv_memcg *a, *b;
+	struct lv_file *fa, *fb;
+	struct lv_machine *m;
+	cpu_set_t allowed;
+	unsigned int n = 10; /* pages per read: 2 x 10 queued on the other slot, below a batch */
+
+	m = two_slot_machine(&sf, &allowed, 1, "drain scope, truncate");
+	if (!m)
+		return;
+	a = lv_memcg_create(m, NULL, "a");
+	b = lv_memcg_create(m, NULL, "b");
+	fa = new_file(m, 1024);
+	fb = new_file(m, 1024);
+	sf.pages = n;
+	sf.file = fa;
+	sf.memcg = a;
+	fill_other_slot(&sf);
+	sf.file = fb;
+	sf.memcg = b;
+	fill_other_slot(&sf);
+	is(sf.failed, 0, "drain scope, truncate: the other CPU read %u pages of each file", n);
+	is(read_pages(fb, b, n, n), 0, "drain scope, truncate: this CPU read %u more of B", n);
+	is(lv_memcg_usage(b), 2 * n, "drain scope, truncate: b is charged %u pages", 2 * n);
+	is(lv_file_truncate(fb, 0), 0, "drain scope, truncate: B truncated");
+	is(lv_memcg_usage(b), 0, "drain scope, truncate: every page of B freed at once");
+	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), 0,
+	   "drain scope, truncate: A's folios are still queued");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), n,
+	   "drain scope, truncate: a full drain puts them on a's list");
+	check_ok(m, "drain scope, truncate");
+	lv_file_close(fa);
+	lv_file_close(fb);
+	is(lv_memcg_remove(a) | lv_memcg_remove(b), 0, "drain scope, truncate: memcgs removed");
+	finish(m, "drain scope, truncate");
+	pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
+/*
  * Two scopes' drains on one slot. One thread queues a folio of memcg s and drains s's scope:
  * its folio must then be on its list, every time. Another queues folios of q and of x and
  * drains q's scope, compacting the same batch meanwhile. A drain that chose its slots by a
@@ -653,6 +701,7 @@ static void test_limit_below_batch(void)
 	test_limit_drain_scope();
 	test_limit_drain_queued_move();
 	test_node_drain_scope();
+	test_truncate_drain_scope();
 	test_drain_scope_race();
 }
 
