@@ -668,7 +668,7 @@ void wakeup_kswapd(struct pglist_data *pgdat)
 	if (!m->kswapd)
 		return;
 	k = &m->kswapd[pgdat->node_id];
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	smp_mb(); /* our take of pages before our look at wake */
 	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED))
 		return; /* asked already: only the first request of a pass writes the line */
 	if (__atomic_exchange_n(&k->wake, 1, __ATOMIC_SEQ_CST) ||
