@@ -723,6 +723,7 @@ enum lv_stat_item {
 	LV_WORKINGSET_NODES,   /* a count, not an event: shadow-only page cache nodes listed */
 	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so the memcg's (or node's)
 				  folios were flushed from every CPU's batches */
+	LV_PAGEOUTRUN,	       /* node only: kswapd passes (the kernel's pageoutrun) */
 	LV_NR_STAT_ITEMS
 };
 

@@ -287,8 +287,9 @@ static void wakeup_kswapd_below_low(struct pglist_data *pgdat)
 /*
  * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
  * directly below the min watermark or when the node is out of blocks. kswapd is asked after
- * the first attempt to take pages, so that the allocation that takes the zone below its low
- * watermark is the one that asks (wakeup_kswapd() orders our take before its look at kswapd).
+ * every take (and after a first attempt that failed), so that the allocation that takes the
+ * zone below its low watermark is the one that asks, also when it took after direct reclaim
+ * (wakeup_kswapd() orders our take before its look at kswapd).
  * Context: no library lock held (reclaim takes LRU and mapping locks).
  */
 static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
@@ -310,6 +311,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 			try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 			f = rmqueue(pgdat, order);
+			wakeup_kswapd_below_low(pgdat);
 		}
 		return f;
 	}
@@ -336,7 +338,8 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 				break; /* no progress twice: out of memory */
 			}
 		}
-		f = rmqueue(pgdat, order);
+		if ((f = rmqueue(pgdat, order)))
+			wakeup_kswapd_below_low(pgdat);
 	}
 	return f;
 }

@@ -49,6 +49,8 @@
 #define SKIP_BUSY_PRIORITIES 3
 /* How long kswapd stays awake after reaching the high watermark (see kswapd_linger()). */
 #define KSWAPD_LINGER_NS (50 * 1000)
+/* How long kswapd waits after a pass that found nothing to reclaim (kswapd_backoff()). */
+#define KSWAPD_BACKOFF_MS 10
 
 struct scan_control {
 	unsigned long nr_to_reclaim;
@@ -573,11 +575,11 @@ static unsigned long zone_free(struct pglist_data *pgdat)
 }
 
 /*
- * kswapd_linger - stay awake (busy, so allocators do not wake us) for KSWAPD_LINGER_NS after a
- * pass, yielding the CPU, in case free memory falls below @low again at once: a streaming
- * reader does that within microseconds, and every wakeup costs it a futex syscall and us two
- * context switches. Yielding, not spinning: with more threads than CPUs, the time goes to them.
- * Return: free pages when it stopped lingering.
+ * kswapd_linger - stay awake (busy, so allocators only leave a request and signal no one) for
+ * KSWAPD_LINGER_NS after a pass, yielding the CPU, in case free memory falls below @low again
+ * at once: a streaming reader does that within microseconds, and every wakeup costs it a futex
+ * syscall and us two context switches. Yielding, not spinning: with more threads than CPUs, the
+ * time goes to them. Return: free pages when it stopped lingering.
  */
 static unsigned long kswapd_linger(struct kswapd *k, unsigned long low)
 {
@@ -588,6 +590,31 @@ static unsigned long kswapd_linger(struct kswapd *k, unsigned long low)
 	       !__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
 		sched_yield();
 	return free;
+}
+
+/*
+ * kswapd_backoff - after a pass that found nothing reclaimable, wait KSWAPD_BACKOFF_MS (or
+ * until stopped) before the next one, still busy. Allocators below low leave a request after
+ * every pass, so without the wait a node with nothing on its lists (all of it held or
+ * queued) kept kswapd in fruitless passes back to back: 97 % of a CPU in a review's test,
+ * against 20 % when requests were dropped while busy. Requests made meanwhile wait in wake,
+ * served late, never lost; the kernel instead stops waking a node after 16 fruitless passes
+ * until some reclaim succeeds, which would drop them.
+ */
+static void kswapd_backoff(struct kswapd *k)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += KSWAPD_BACKOFF_MS * 1000000l;
+	if (until.tv_nsec >= 1000000000l) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000l;
+	}
+	pthread_mutex_lock(&k->lock);
+	while (!k->stop && pthread_cond_timedwait(&k->wait, &k->lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&k->lock);
 }
 
 static void *kswapd_thread(void *arg)
@@ -607,13 +634,18 @@ static void *kswapd_thread(void *arg)
 			return NULL;
 		}
 		/*
-		 * Consume the request first: a wakeup while we work asks for another pass. busy is
-		 * set before wake is cleared (release), and kswapd_quiesce() reads them in the
-		 * opposite order (acquire), so it never sees both clear while a pass starts.
+		 * Consume the request first: a request while we work asks for another pass. busy
+		 * is set before wake is cleared (the xchg is a release), and kswapd_quiesce() reads
+		 * them in the opposite order (acquire), so, with no allocator left to make a new
+		 * request (its precondition), it never sees both clear while a pass starts. The
+		 * fence after the xchg pairs with wakeup_kswapd()'s: see there.
 		 */
 		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
-		__atomic_exchange_n(&k->wake, 0, __ATOMIC_SEQ_CST); /* see wakeup_kswapd() */
+		__atomic_exchange_n(&k->wake, 0, __ATOMIC_SEQ_CST);
+		smp_mb();
 		pthread_mutex_unlock(&k->lock);
+		lruvec_count_event_atomic(mem_cgroup_lruvec(pgdat->machine->root, pgdat),
+					  EV_PAGEOUTRUN, 1);
 		/* balance_pgdat: reclaim until the node is back above its high watermark. */
 		for (;;) {
 			unsigned long free = zone_free(pgdat);
@@ -622,8 +654,10 @@ static void *kswapd_thread(void *arg)
 				break;
 			if (__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
 				break;
-			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free))
-				break; /* nothing reclaimable: sleep until woken again */
+			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free)) {
+				kswapd_backoff(k); /* nothing reclaimable */
+				break;
+			}
 		}
 		__atomic_store_n(&k->busy, 0, __ATOMIC_SEQ_CST);
 	}
@@ -652,10 +686,13 @@ void kswapd_quiesce(struct lv_machine *m)
  * with an xchg before busy is read; at the end of a pass kswapd clears busy with a seq_cst
  * store before it reads wake under its mutex. Of the two reads one sees the other side's
  * store: we see busy clear and signal under the mutex, or kswapd sees the request and runs
- * another pass. kswapd clears wake with an xchg at the start of a pass, so the pages taken
- * before a request (ours, or those of a caller who found wake set) are seen by the pass that
- * consumes it: the fence orders our take before our look at wake, and every write to wake is
- * an RMW, so the consuming xchg reads from a release sequence holding every request.
+ * another pass. The pass that consumes a request sees the pages taken before it: kswapd clears
+ * wake with an xchg at the start of a pass and then fences. A caller whose xchg set wake is
+ * read by that xchg (every write to wake is an RMW, so it reads from a release sequence
+ * holding every request). A caller that returned on finding wake set made no write; its
+ * fence and kswapd's are then ordered, ours first (else our look would have seen kswapd's
+ * clear), so kswapd's later reads of free memory see our take (a review found the fence
+ * after the xchg missing: on arm64 the free count's load could pass the xchg's store).
  * Before, a caller that found busy set returned without a request: an allocation just after
  * a pass's last look at free memory left kswapd asleep below the low mark.
  * Context: any; takes kswapd's mutex only when kswapd is asleep.

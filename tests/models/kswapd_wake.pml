@@ -27,6 +27,13 @@
  *   busy is set, otherwise lock, set wake, signal, unlock.  An allocation that finds kswapd
  *   busy just after its linger's last look is then lost: kswapd sleeps with free below low.
  *
+ * WHAT IS LEFT OUT
+ *   Sequential consistency only: the C11 argument (the fences in wakeup_kswapd() and after
+ *   kswapd's consuming xchg) is in the comment on wakeup_kswapd(). One take per allocation:
+ *   alloc_pages_slowpath() asks after each of its takes, also those after direct reclaim.
+ *   kswapd always finds something to reclaim here: the fruitless pass's backoff only delays
+ *   a pass while busy is set, which the model's requests already allow.
+ *
  * WHAT THE ASSERTION MEANS
  *   Once every allocator has finished and kswapd sleeps with no signal pending, nothing can
  *   change any more: free must then be at least low.
