@@ -783,6 +783,23 @@ static void wait_reclaim_idle(struct lv_machine *m)
 }
 
 /*
+ * frames_machine - a small machine with kswapd and no data frames, for tests that hold its
+ * frames themselves; *@held receives a zeroed array of one slot per frame (*@n of them).
+ */
+static struct lv_machine *frames_machine(struct lv_folio ***held, size_t *n)
+{
+	struct lv_config cfg = small_config();
+
+	cfg.no_kswapd = false;
+	cfg.metadata_only = true;
+	*n = (size_t)(cfg.node_mem_bytes / PAGE);
+	*held = calloc(*n, sizeof(**held));
+	if (!*held)
+		BAIL_OUT("out of memory");
+	return new_machine(&cfg);
+}
+
+/*
  * A take after the allocator's own retry also asks kswapd (a review's finding, its program
  * made a test). The node is full but for 63 frames of one 64-frame block, scattered single
  * frames, and the block's last frame, freed into this CPU's page list: the zone counts 186
@@ -793,19 +810,12 @@ static void wait_reclaim_idle(struct lv_machine *m)
  */
 static void test_kswapd_after_retry(void)
 {
-	struct lv_config cfg = small_config();
 	unsigned long low, nr = 0, frame = 2048, pcp, passes;
 	struct lv_folio **held, *f;
 	struct lv_machine *m;
 	size_t n;
 
-	cfg.no_kswapd = false;
-	cfg.metadata_only = true;
-	m = new_machine(&cfg);
-	n = (size_t)(cfg.node_mem_bytes / PAGE);
-	held = calloc(n, sizeof(*held));
-	if (!held)
-		BAIL_OUT("out of memory");
+	m = frames_machine(&held, &n);
 	low = (unsigned long)nstat(m, LV_WMARK_LOW);
 	while ((f = lv_folio_alloc(m, 0, 0, NULL, 0))) {
 		held[f - m->nodes[0]->memmap] = f;
@@ -860,19 +870,12 @@ static void test_kswapd_after_retry(void)
  */
 static void test_kswapd_backoff(void)
 {
-	struct lv_config cfg = small_config();
 	unsigned long passes, ops = 0;
 	struct lv_folio **held, *f;
 	struct lv_machine *m;
 	size_t n, nr = 0;
 
-	cfg.no_kswapd = false;
-	cfg.metadata_only = true;
-	m = new_machine(&cfg);
-	n = (size_t)(cfg.node_mem_bytes / PAGE);
-	held = calloc(n, sizeof(*held));
-	if (!held)
-		BAIL_OUT("out of memory");
+	m = frames_machine(&held, &n);
 	while ((f = lv_folio_alloc(m, 0, 0, NULL, 0)))
 		held[nr++] = f;
 	while (nstat(m, LV_NR_FREE) < 159 && nr)
