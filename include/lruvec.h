@@ -467,8 +467,8 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
  * dropped folios out of every CPU's batches, whose references would otherwise keep them; the
  * other folios queued there, other tenants' among them, stay queued).
  * Return: 0 or -EINVAL.
- * Context: may block (the mapping lock, the machine's drain mutex for dropped folios); takes
- * slot and lruvec locks.
+ * Context: may block (the mapping lock, then the drain mutex of dropped folios, drop_drain,
+ * not lv_lru_add_drain_all()'s); takes slot and lruvec locks.
  */
 int lv_file_truncate(struct lv_file *file, uint64_t size);
 
@@ -478,6 +478,8 @@ unsigned long lv_file_cached_pages(const struct lv_file *file);
 /**
  * lv_file_close - drop every cached page of @file and free it. No read may be in progress
  * or follow.
+ * Context: may block, as lv_file_truncate() (which it calls, with size 0); takes the memcg tree
+ * mutex. The descriptor is freed after an RCU grace period.
  */
 void lv_file_close(struct lv_file *file);
 
@@ -655,7 +657,8 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_ZONE,   /* buddy allocator */
 	LV_LOCK_CLASS_SLOT,   /* per-CPU batch slot */
 	LV_LOCK_CLASS_PCP,    /* per-CPU page list */
-	LV_LOCK_CLASS_DRAIN,  /* drain mutexes: lru_add_drain_all's, each node's and memcg's */
+	LV_LOCK_CLASS_DRAIN,  /* drain mutexes: lru_add_drain_all's, truncation's, each node's and
+				 memcg's */
 	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */

@@ -495,6 +495,7 @@ static bool page_cache_delete(struct lv_file *file, struct lv_folio *folio, void
 	xa_store_range(file, leaf, folio->index, (unsigned long)nr, shadow, folio);
 	WRITE_ONCE(file->nrpages, file->nrpages - (unsigned long)nr);
 	__atomic_fetch_sub(&folio->pgdat->nr_file_pages, (unsigned long)nr, __ATOMIC_RELAXED);
+	folio_set(folio, PG_dropped);
 	WRITE_ONCE(folio->mapping, NULL);
 	return true;
 }

@@ -54,6 +54,7 @@ enum pageflags {
 	PG_error,	     /* page cache: the fill failed; waiters return -EIO */
 	PG_waiters,	     /* page cache: someone sleeps until PG_locked clears */
 	PG_hole,	     /* page cache: a hole, each page zeroed on first read (filemap.c) */
+	PG_dropped,	     /* page cache: deleted from its file (lru_add_drain_dropped()) */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
@@ -312,7 +313,8 @@ struct lruvec {
 
 /*
  * struct drain_gate - one drain scope's coalescing (swap.c, "Draining"): the machine's for
- * lv_lru_add_drain_all(), a node's and a memcg's for reclaim's scoped drains, so that
+ * lv_lru_add_drain_all(), its drop_drain for truncation's drain of dropped folios, a node's
+ * and a memcg's for reclaim's scoped drains, so that
  * concurrent drains of one scope make one sweep and never wait on another scope's.
  */
 struct drain_gate {

@@ -38,9 +38,9 @@
  * scope's own gate (struct drain_gate: the memcg's, the node's; the machine's is
  * lv_lru_add_drain_all()'s), so concurrent drains of a scope coalesce and wait on no other
  * scope's mutex. Which folios belong to the scope is read under the slot lock only.
- * Truncation flushes the scope of dropped folios, those no file or address space holds any
- * more (lru_add_drain_dropped()), so that they are freed at once: one scope for every
- * file, so one gate, the machine's drop_drain.
+ * Truncation flushes the scope of dropped folios, those deleted from any file's page cache
+ * (lru_add_drain_dropped()), so that they are freed at once: one scope for every file, so
+ * one gate, the machine's drop_drain.
  *
  * Disabling the cache. lv_lru_cache_disable() raises the count and then, in sweep mode, locks
  * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
@@ -462,8 +462,8 @@ static bool cpu_needs_drain(struct cpu_slot *slot)
 
 /*
  * struct drain_scope - what a scoped drain flushes: the folios charged in @memcg's subtree, or
- * with @memcg NULL those of node @nid, or with @dropped those with no mapping (dropped from
- * the page cache or unmapped: their batch reference is the last but a caller's).
+ * with @memcg NULL those of node @nid, or with @dropped those deleted from the page cache
+ * (PG_dropped), whose batch reference may be the last.
  */
 struct drain_scope {
 	struct lv_memcg *memcg;
@@ -479,7 +479,7 @@ struct drain_scope {
 static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *scope)
 {
 	if (scope->dropped)
-		return !READ_ONCE(folio->mapping);
+		return folio_test(folio, PG_dropped);
 	if (!scope->memcg)
 		return folio_nid(folio) == scope->nid;
 	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
@@ -605,15 +605,18 @@ void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
 }
 
 /*
- * lru_add_drain_dropped - flush, from every slot's batches, the folios that no mapping holds
- * any more, so that those the caller just dropped are freed (and uncharged) now: a batch
- * reference would keep each alive until its batch filled up. Other folios stay queued, so a
- * tenant truncating or closing its files never flushes another tenant's batches or takes
- * its lruvec locks (lv_lru_add_drain_all() did, until session 11).
+ * lru_add_drain_dropped - flush, from every slot's batches, the folios deleted from the page
+ * cache (PG_dropped), so that those the caller just dropped are freed (and uncharged) now: a
+ * batch reference would keep each alive until its batch filled up. Other folios stay queued,
+ * so a tenant truncating or closing its files never flushes another tenant's batches or takes
+ * its lruvec locks (lv_lru_add_drain_all() did, until session 11). A flag, not a cleared
+ * ->mapping: folios a caller queued with lv_folio_add_lru() never had a mapping (a review
+ * found another tenant's such folios flushed by a first version that tested the mapping).
  *
- * The caller cleared each dropped folio's ->mapping before calling (page_cache_delete() under
+ * The caller set PG_dropped on each folio it dropped before calling (page_cache_delete() under
  * the mapping lock): the (A) fence orders those stores before the generation sample, as it
- * orders batch stores, so a sweep that coalesces us at (C) reads them after its (D) fence.
+ * orders batch stores, so a sweep that coalesces us at (C) reads them after its (D) fence. The
+ * flag stays set while the batch reference keeps the folio; a new allocation clears it.
  * One scope for every file, so one gate: any sweep begun after our sample covers our folios.
  * Context: no library lock held; takes the drop_drain mutex, then slot locks one at a time,
  * then lruvec locks; final puts free folios under a slot lock.

@@ -569,13 +569,16 @@ static void test_node_drain_scope(void)
  * Truncation flushes only dropped folios. Another CPU queues pages of file A (memcg a) and of
  * file B (memcg b), and this CPU more of B; truncating B must free all of B's pages at once
  * (b's usage drops to 0: no batch reference keeps one) and leave A's queued, on no list (so
- * a's lruvec lock was not taken for them). Fails with the whole-slot drain truncation made until
+ * a's lruvec lock was not taken for them), and so the folios a queued itself with
+ * lv_folio_add_lru(), which never had a mapping (a review's finding against a first version
+ * that flushed every folio without one). Fails with the whole-slot drain truncation made until
  * session 11, and without a drain.
  */
 static void test_truncate_drain_scope(void)
 {
 	struct slot_filler sf = { 0 };
 	struct lv_memcg *a, *b;
+	struct lv_folio *raw[3];
 	struct lv_file *fa, *fb;
 	struct lv_machine *m;
 	cpu_set_t allowed;
@@ -597,14 +600,23 @@ static void test_truncate_drain_scope(void)
 	fill_other_slot(&sf);
 	is(sf.failed, 0, "drain scope, truncate: the other CPU read %u pages of each file", n);
 	is(read_pages(fb, b, n, n), 0, "drain scope, truncate: this CPU read %u more of B", n);
+	for (int i = 0; i < 3; i++) {
+		raw[i] = lv_folio_alloc(m, 0, 0, a, LV_FOLIO_ANON);
+		if (!raw[i])
+			BAIL_OUT("lv_folio_alloc failed");
+		lv_folio_add_lru(raw[i]);
+	}
 	is(lv_memcg_usage(b), 2 * n, "drain scope, truncate: b is charged %u pages", 2 * n);
 	is(lv_file_truncate(fb, 0), 0, "drain scope, truncate: B truncated");
 	is(lv_memcg_usage(b), 0, "drain scope, truncate: every page of B freed at once");
 	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), 0,
 	   "drain scope, truncate: A's folios are still queued");
+	is(lv_memcg_stat(a, LV_NR_INACTIVE_ANON) + lv_memcg_stat(a, LV_NR_ACTIVE_ANON), 0,
+	   "drain scope, truncate: and so are a's own folios, which never had a mapping");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), n,
 	   "drain scope, truncate: a full drain puts them on a's list");
+	lv_folios_put(raw, 3);
 	check_ok(m, "drain scope, truncate");
 	lv_file_close(fa);
 	lv_file_close(fb);
