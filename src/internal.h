@@ -54,7 +54,8 @@ enum pageflags {
 	PG_error,	     /* page cache: the fill failed; waiters return -EIO */
 	PG_waiters,	     /* page cache: someone sleeps until PG_locked clears */
 	PG_hole,	     /* page cache: a hole, each page zeroed on first read (filemap.c) */
-	PG_dropped,	     /* page cache: deleted from its file (lru_add_drain_dropped()) */
+	PG_dropped,	     /* page cache: deleted from its file (lru_add_drain_dropped()); set
+			      * under the mapping lock, cleared by the next allocation */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)

@@ -191,11 +191,20 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 {
 	struct lv_folio *f;
 
-	if (order == 0)
-		return rmqueue_pcp(pgdat);
-	lv_lock_acquire(&pgdat->zone.lock);
-	f = __rmqueue(pgdat, order);
-	lv_lock_release(&pgdat->zone.lock);
+	if (order == 0) {
+		f = rmqueue_pcp(pgdat);
+	} else {
+		lv_lock_acquire(&pgdat->zone.lock);
+		f = __rmqueue(pgdat, order);
+		lv_lock_release(&pgdat->zone.lock);
+	}
+	/*
+	 * Every attempt, after its take, asks kswapd if the zone is below low: so the allocation
+	 * that takes the zone below the mark is the one that asks, wherever in the slow path it
+	 * took (wakeup_kswapd() orders our take before its look at kswapd).
+	 */
+	if (READ_ONCE(pgdat->zone.free_pages) < pgdat->zone.watermark[WMARK_LOW])
+		wakeup_kswapd(pgdat);
 	return f;
 }
 
@@ -275,21 +284,12 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
 
 /* ---- the allocation slow path ------------------------------------------------------------- */
 
-/* wakeup_kswapd_below_low - after taking pages from @pgdat, ask its kswapd if it is below low. */
-static void wakeup_kswapd_below_low(struct pglist_data *pgdat)
-{
-	if (READ_ONCE(pgdat->zone.free_pages) < pgdat->zone.watermark[WMARK_LOW])
-		wakeup_kswapd(pgdat);
-}
-
 #define MAX_RECLAIM_RETRIES 16
 
 /*
  * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
- * directly below the min watermark or when the node is out of blocks. kswapd is asked after
- * every take (and after a first attempt that failed), so that the allocation that takes the
- * zone below its low watermark is the one that asks, also when it took after direct reclaim
- * (wakeup_kswapd() orders our take before its look at kswapd).
+ * directly below the min watermark or when the node is out of blocks: rmqueue() asks kswapd
+ * after every attempt, and we ask before reclaiming directly, so that it reclaims beside us.
  * Context: no library lock held (reclaim takes LRU and mapping locks).
  */
 static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
@@ -303,25 +303,21 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 
 	if (flags & FOLIO_ALLOC_NORETRY) {
 		/* One direct reclaim pass at most, then give up (__GFP_NORETRY). */
-		f = NULL;
-		if (free >= pgdat->zone.watermark[WMARK_MIN] + (1ul << order))
-			f = rmqueue(pgdat, order);
-		wakeup_kswapd_below_low(pgdat);
-		if (!f) {
+		if (free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order) ||
+		    !(f = rmqueue(pgdat, order))) {
+			wakeup_kswapd(pgdat);
 			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 			try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 			f = rmqueue(pgdat, order);
-			wakeup_kswapd_below_low(pgdat);
 		}
 		return f;
 	}
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
-		wakeup_kswapd(pgdat); /* before we reclaim: it reclaims beside us */
+		wakeup_kswapd(pgdat);
 		lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 	}
 	f = rmqueue(pgdat, order);
-	wakeup_kswapd_below_low(pgdat);
 	for (int retries = MAX_RECLAIM_RETRIES; !f && retries; retries--) {
 		/* Frames stranded in other slots' lists come first: they cost no reclaim. */
 		if (!drain_all_pages(pgdat)) {
@@ -338,8 +334,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 				break; /* no progress twice: out of memory */
 			}
 		}
-		if ((f = rmqueue(pgdat, order)))
-			wakeup_kswapd_below_low(pgdat);
+		f = rmqueue(pgdat, order);
 	}
 	return f;
 }

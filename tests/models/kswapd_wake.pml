@@ -7,7 +7,7 @@
  *   struct kswapd in src/vmscan.c: wake (a request for a pass) and busy (a pass is running
  *   or lingering).  The mutex and condition variable are modelled by a lock bit, a sleeping
  *   flag and a pending signal.  Processes:
- *     alloc x NALLOC  the allocator (alloc_pages_slowpath()): take a page (free--; a failed
+ *     alloc x NALLOC  the allocator (rmqueue()): take a page (free--; a failed
  *                     allocation is a no-op), then, with free below low, wakeup_kswapd():
  *                       if wake: return (asked already)
  *                       old = xchg(wake, 1); if old: return
@@ -30,7 +30,7 @@
  * WHAT IS LEFT OUT
  *   Sequential consistency only: the C11 argument (the fences in wakeup_kswapd() and after
  *   kswapd's consuming xchg) is in the comment on wakeup_kswapd(). One take per allocation:
- *   alloc_pages_slowpath() asks after each of its takes, also those after direct reclaim.
+ *   rmqueue() asks after each take, also those after direct reclaim or a retry.
  *   kswapd always finds something to reclaim here: the fruitless pass's backoff only delays
  *   a pass while busy is set, which the model's requests already allow.
  *
