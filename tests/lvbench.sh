@@ -96,7 +96,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 18 + 5 + 4 + 8 + 3 + 1))"
+echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 20 + 5 + 4 + 8 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -263,8 +263,11 @@ for k in ("pgactivate", "pgdeactivate", "pgscan", "pgsteal", "workingset_refault
     assert k in o["vmstat"], "vmstat without " + k
 assert {"lruvec", "node", "mapping"} <= {l["name"] for l in o["locks"]}, o["locks"]
 assert o["check"] == "ok"
-# --pin: each container's CPU, round-robin over the affinity mask (lvb_pin_cpus()); else null.
 import os
+# Each ring of the ceiling: the memory a container's page cache cycles through (its share or
+# its limit, per reader of its own file), all rings within half the memory.
+assert o["ceiling_ring_bytes"] == int(os.environ["RING_BYTES"]), o["ceiling_ring_bytes"]
+# --pin: each container's CPU, round-robin over the affinity mask (lvb_pin_cpus()); else null.
 assert o["pin_cpus"] == json.loads(os.environ.get("PIN_EXPECT", "null")), o["pin_cpus"]
 PY
 
@@ -280,22 +283,30 @@ rt_json() { # rt_json DESCRIPTION WORKLOAD LOCK CONTAINERS READERS-PER-CONTAINER
 	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
 }
 
-rt_json "readtwice --json: every required key, MB/s and ceiling > 0" readtwice lruvec 2 2 \
-	--duration 1 --memory 64
-rt_json "readonce --json: one reader per container, each with its own file" readonce lruvec 2 1 \
-	--duration 0.5 --memory 64
+# RING_BYTES: the ceiling's rings, a container's share of the memory or its limit (per reader of
+# its own file), at most half the memory in all.
+RING_BYTES=$((16 << 20)) rt_json "readtwice --json: every required key, MB/s and ceiling > 0" \
+	readtwice lruvec 2 2 --duration 1 --memory 64
+RING_BYTES=$((16 << 20)) rt_json "readonce --json: one reader per container, each with its own file" \
+	readonce lruvec 2 1 --duration 0.5 --memory 64
 head -c $((1 << 20)) /dev/urandom >"$TMP/data"
-rt_json "readtwice --file: a small real file, read and re-read" readtwice lruvec 2 2 \
-	--duration 0.5 --memory 64 --file "$TMP/data"
-rt_json "readtwice --limit --readers 3 --file-size 1G, node design" readtwice node 1 3 \
-	--duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
+RING_BYTES=$((16 << 20)) rt_json "readtwice --file: a small real file, read and re-read" \
+	readtwice lruvec 2 2 --duration 0.5 --memory 64 --file "$TMP/data"
+RING_BYTES=$((8 << 20)) rt_json "readtwice --limit --readers 3 --file-size 1G, node design" \
+	readtwice node 1 3 --duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
+RING_BYTES=$((4 << 20)) rt_json "readonce --readers 2 --limit 8: a ring per reader, half a limit" \
+	readonce lruvec 2 2 --duration 0.5 --memory 64 --readers 2 --limit 8
+RING_BYTES=$((8 << 20)) rt_json "readonce --readers 2: rings capped at half the memory in all" readonce \
+	lruvec 2 2 --duration 0.5 --memory 64 --readers 2
 
 # --pin: the harness fails the run if a pinned thread is seen on another CPU (at its first and
 # last step), so with two CPUs or more in the mask an ignored pin shows as a failure.
 mapfile -t CPUS < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
 expect=$(python3 -c 'import sys; c = sys.argv[1:]; print([int(c[i % len(c)]) for i in range(3)])' \
 	"${CPUS[@]}")
-PIN_EXPECT=$expect rt_json "readtwice --pin: each container's readers on the CPU it names, $expect" \
+# Three containers of 64 MiB: rings of a sixth of it, in whole pages.
+PIN_EXPECT=$expect RING_BYTES=$((64 * 1048576 / 6 / 4096 * 4096)) \
+	rt_json "readtwice --pin: each container's readers on the CPU it names, $expect" \
 	readtwice lruvec 3 2 --duration 0.5 --memory 64 --pin
 taskset -c "${CPUS[0]}" "$LVBENCH" readtwice --pin --containers 2 --duration 0.3 --memory 64 \
 	--json >"$TMP/out" 2>"$TMP/err"

@@ -19,8 +19,8 @@
  * management: zero a 4 KiB frame on first touch (as filling a hole does), copy it out. The
  * readers of a shared file walk one ring of frames per container, and whoever reaches a frame
  * first zeroes it (readtwice's second reader finds the page filled); a reader of its own file
- * walks a ring of its own. Rings are larger than the last-level cache, so the zeroing misses
- * the cache as it does on recycled page frames.
+ * walks a ring of its own. A ring is as large as the memory the engine's frames for those
+ * readers cycle through, so the zeroing misses the cache exactly when the engine's does.
  */
 #define _GNU_SOURCE
 #include "lvbench.h"
@@ -364,13 +364,29 @@ out:
 /* ---- the ceiling ----------------------------------------------------------------------------- */
 
 /*
- * Each ring is larger than a last-level cache (32 MiB here) even when many threads share a CPU
- * and each finds part of its ring still cached from its last time slice; all rings together
- * take at most half the configured memory, so the ceiling never sets the VmHWM reported.
+ * A ring is as large as the memory its readers' page cache cycles through in the engine: the
+ * container's share of the machine, or its limit if that is smaller, split among readers of
+ * their own files. So the ceiling makes the same memory traffic as the engine on any cache
+ * size: rings of a fixed total size (256 MiB, meant to exceed a 32 MiB L3) partly fitted a
+ * 480 MiB L3, where the engine's frames did not (design.md 41). All rings together take at
+ * most half the configured memory, so the ceiling never sets the VmHWM reported.
  */
-#define CEIL_RING_TOTAL	 (256ul << 20)
-#define CEIL_RING_THREAD (64ul << 20)
-#define CEIL_RING_MIN	 (64ul << 10)
+#define CEIL_RING_MIN (64ul << 10)
+
+static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_params *p,
+			      unsigned int nr_rings)
+{
+	uint64_t share = machine_bytes(opt) / opt->containers;
+	uint64_t ring, cap = machine_bytes(opt) / 2 / nr_rings;
+
+	if (p->limit_mib && ((uint64_t)p->limit_mib << 20) < share)
+		share = (uint64_t)p->limit_mib << 20;
+	ring = p->shared ? share : share / p->readers;
+	if (ring > cap)
+		ring = cap;
+	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
+	return ring < CEIL_RING_MIN ? CEIL_RING_MIN : (size_t)ring;
+}
 
 /*
  * A ring of frames read by the readers of one file. @touched counts the frames ever claimed:
@@ -442,19 +458,10 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	struct lvb_result res = { 0 };
 	struct ceil_thread *threads;
 	struct lvb_worker *workers;
-	size_t total, ring;
+	size_t ring = ceil_ring_bytes(opt, p, nr_rings);
 	double bytes = 0, zeroed = 0, reached = 0;
 	struct ceil_ring *rings;
 	int err = -ENOMEM;
-
-	ring = CEIL_RING_TOTAL / nr_rings > CEIL_RING_THREAD ? CEIL_RING_TOTAL / nr_rings
-							     : CEIL_RING_THREAD;
-	total = machine_bytes(opt) / 2;
-	if (ring > total / nr_rings)
-		ring = total / nr_rings;
-	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
-	if (ring < CEIL_RING_MIN)
-		ring = CEIL_RING_MIN;
 
 	workers = lvb_zalloc(n * sizeof(*workers));
 	threads = lvb_zalloc(n * sizeof(*threads));
@@ -632,8 +639,11 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	for (unsigned int i = 0; p->pin && i < opt->containers; i++)
 		fprintf(out, "%s%d%s", i ? ", " : "[", p->pin_cpu[i],
 			i + 1 == opt->containers ? "]" : "");
-	if (c && c->valid)
+	if (c && c->valid) {
 		lvb_json_double(out, first, "ceiling_zeroes_per_frame", c->zeroes_per_frame);
+		lvb_json_u64(out, first, "ceiling_ring_bytes",
+			     ceil_ring_bytes(opt, p, p->shared ? opt->containers : opt->threads));
+	}
 }
 
 static const struct lvb_rate rt_rate = {
@@ -664,7 +674,9 @@ static const struct lvb_rate rt_rate = {
 	"JSON adds\n"                                                                              \
 	"mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total, mb_per_s_round_total,\n"   \
 	"ceiling_mb_per_s, ceiling_fraction, ceiling_zeroes_per_frame (1: each frame of the\n"     \
-	"ceiling zeroed once), readers, readers_per_container, file, file_size,\n"                 \
+	"ceiling zeroed once), ceiling_ring_bytes (each ring of the ceiling: a container's\n"      \
+	"share of memory or its limit, per reader of its own file; at most half the memory in\n"   \
+	"all), readers, readers_per_container, file, file_size,\n"                                 \
 	"limit_mib, memory_mib, kswapd, pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib;\n"  \
 	"vmstat has pgscan, pgsteal, workingset_refault, workingset_activate and the other "       \
 	"events."
