@@ -12,11 +12,12 @@
  * memcg creation/removal racing with moves out of the removed memcg (RCU-protected stale
  * lookups), page cache reads (a sparse file larger than memory, a real file whose bytes are
  * checked, a file whose fills fail), truncation, and explicit reclaim on top of kswapd,
- * direct and memcg limit reclaim. A quarter of the operations use shared address spaces
- * (faults, brk, mmap/munmap with splits, self-checking writes and reads, madvise COLD, FREE
- * and DONTNEED with lazyfree reclaim, migrate_pages, move_pages, page cache migration, nested
- * lru_cache_disable storms) while a thread destroys and recreates some of them: see
- * "Anonymous memory" below.
+ * direct and memcg limit reclaim; a thread takes a node below its low watermark in bursts,
+ * and now and then until it is dry (kswapd's wakeups, the node-scope reclaim drain). A
+ * quarter of the operations use shared address spaces (faults, brk, mmap/munmap with splits,
+ * self-checking writes and reads, madvise COLD, FREE and DONTNEED with lazyfree reclaim,
+ * migrate_pages, move_pages, page cache migration, nested lru_cache_disable storms) while a thread
+ * destroys and recreates some of them: see "Anonymous memory" below.
  *
  * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
  *                [--backend futex|mutex|spin] [--disable sweep|rcu|rcu-expedited]
@@ -62,11 +63,6 @@ static struct lv_folio *_Atomic table[TABLE_SIZE];
 static atomic_bool stop;
 static atomic_ulong total_ops, move_ok, move_busy, move_nomem, isolate_ok, alloc_fail;
 static atomic_ulong memcgs_removed;
-#ifdef LV_TSAN
-#define KSWAPD_REQUIRED 0
-#else
-#define KSWAPD_REQUIRED 1
-#endif
 static atomic_ulong truncations;	/* truncates that dropped cached pages (their drain ran) */
 static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
 static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
@@ -82,6 +78,7 @@ static struct lv_memcg *leftover;
 #define TINY_PAGES 2
 static struct lv_memcg *tiny;
 static int nr_nodes = 2;
+#define NODE_PAGES ((16ul << 20) / LV_PAGE_SIZE) /* of each node */
 static atomic_ulong bytes_read, read_enomem;
 
 /* Page cache files: sparse (bigger than memory), real (checked bytes), failing, truncated. */
@@ -1121,6 +1118,53 @@ static void mm_op(struct wstate *w, uint64_t *s)
 }
 
 /*
+ * node_presser - take a node's free memory below its low watermark in one burst, so that the
+ * crossing allocation wakes kswapd while every other path runs (under TSan too, where the
+ * readers are too slow to take a node that low themselves); one burst in four goes on until
+ * the node is dry: once its reclaimable page cache is gone, a reclaim pass frees nothing and
+ * the allocation flushes the node's folios from every CPU's batches (the node-scope drain)
+ * before it fails. The burst's folios are on no list and are freed together; meanwhile the
+ * other threads meet -ENOMEM on that node, as they do at their limits.
+ */
+static struct lv_memcg *presser; /* unlimited: a drain of its charges is a node's drain */
+static atomic_ulong press_bursts, press_dry;
+
+static void *node_presser(void *arg)
+{
+	static struct lv_folio *held[NODE_PAGES];
+	uint64_t s = opt.seed * 131 + (uintptr_t)arg;
+	const struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+	for (unsigned long burst = 0; !atomic_load(&stop); burst++) {
+		int nid = (int)(rnd(&s) % (unsigned)nr_nodes);
+		bool dry = burst % 4 == 1; /* the second: a TSan run makes only a few */
+		uint64_t low = lv_node_stat(machine, nid, LV_WMARK_LOW);
+		size_t n = 0;
+
+		while (n < NODE_PAGES && !atomic_load(&stop)) {
+			struct lv_folio *f;
+
+			if (!dry && lv_node_stat(machine, nid, LV_NR_FREE) < low)
+				break;
+			f = lv_folio_alloc(machine, nid, 0, presser, 0);
+			if (!f) {
+				if (errno != ENOMEM) {
+					fprintf(stderr, "# presser: unexpected errno %d\n", errno);
+					abort();
+				}
+				atomic_fetch_add(&press_dry, 1);
+				break;
+			}
+			held[n++] = f;
+		}
+		lv_folios_put(held, n);
+		atomic_fetch_add(&press_bursts, 1);
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+/*
  * mm_churner - destroy and recreate the churnable address spaces (new incarnation, memcg and
  * preferred node) while the workers use the others — and these, between two churns.
  */
@@ -1497,6 +1541,12 @@ static uint64_t node_stat_sum(enum lv_stat_item item)
 	return sum;
 }
 
+/* node_drains - reclaim drains of a node's folios (without memcg, no limit ever drains). */
+static uint64_t node_drains(bool memcg)
+{
+	return memcg ? lv_memcg_stat(presser, LV_RECLAIM_DRAIN) : node_stat_sum(LV_RECLAIM_DRAIN);
+}
+
 /* mm_init_all - the shared address spaces and the workers' models of their runs. */
 static void mm_init_all(void)
 {
@@ -1546,7 +1596,7 @@ static void mm_destroy_all(void)
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner, mm_churn, reader;
+	pthread_t *tids, churner, mm_churn, reader, press;
 	unsigned long checked;
 	uint64_t migrated;
 	struct timespec ts;
@@ -1565,7 +1615,7 @@ int main(int argc, char **argv)
 	}
 	lv_config_init(&cfg);
 	cfg.nr_nodes = (unsigned int)nr_nodes;
-	cfg.node_mem_bytes = 16ul << 20;
+	cfg.node_mem_bytes = NODE_PAGES * LV_PAGE_SIZE;
 	cfg.nr_cpu_slots = opt.slots;
 	cfg.lock_backend = opt.backend;
 	cfg.batch_size = opt.batch;
@@ -1577,7 +1627,7 @@ int main(int argc, char **argv)
 		cfg.memcg_disabled = true;
 		memcg = false;
 	}
-	printf("1..12\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
+	printf("1..13\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
 	       "disable=%s folio_order=%u\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
@@ -1607,6 +1657,9 @@ int main(int argc, char **argv)
 		if (!tiny)
 			abort();
 		lv_memcg_set_max(tiny, TINY_PAGES);
+		presser = lv_memcg_create(machine, NULL, "presser");
+		if (!presser)
+			abort();
 	}
 
 	{
@@ -1639,6 +1692,7 @@ int main(int argc, char **argv)
 		pthread_create(&churner, NULL, memcg_churner, (void *)(uintptr_t)opt.threads);
 	pthread_create(&mm_churn, NULL, mm_churner, (void *)(uintptr_t)(opt.threads + 1));
 	pthread_create(&reader, NULL, stats_reader, NULL);
+	pthread_create(&press, NULL, node_presser, (void *)(uintptr_t)(opt.threads + 2));
 	ts.tv_sec = (time_t)opt.duration;
 	ts.tv_nsec = (long)((opt.duration - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -1649,6 +1703,7 @@ int main(int argc, char **argv)
 		pthread_join(churner, NULL);
 	pthread_join(mm_churn, NULL);
 	pthread_join(reader, NULL);
+	pthread_join(press, NULL);
 	free(tids);
 
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
@@ -1656,7 +1711,9 @@ int main(int argc, char **argv)
 	   "%lu operations; %lu moves (%lu busy, %lu over limit), "
 	   "%lu isolations, %lu failed allocations, %lu memcgs removed (%lu pages, %lu of them "
 	   "unevictable, and %lu shadow nodes moved to parents), %lu MiB read, "
-	   "%lu pages reclaimed (%lu busy lruvecs passed over); anon: %lu faults, %lu writes "
+	   "%lu pages reclaimed (%lu busy lruvecs passed over, %lu kswapd passes, %lu bursts "
+	   "taking a node below low, %lu running it dry, %lu node-scope drains); anon: %lu faults, "
+	   "%lu writes "
 	   "(%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
@@ -1667,7 +1724,9 @@ int main(int argc, char **argv)
 	   atomic_load(&memcgs_removed), atomic_load(&charged_at_removal),
 	   atomic_load(&unevictable_at_removal), atomic_load(&shadow_nodes_moved),
 	   atomic_load(&bytes_read) >> 20, (unsigned long)node_stat_sum(LV_PGSTEAL),
-	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY), atomic_load(&anon_faults),
+	   (unsigned long)node_stat_sum(LV_RECLAIM_SKIP_BUSY),
+	   (unsigned long)node_stat_sum(LV_PAGEOUTRUN), atomic_load(&press_bursts),
+	   atomic_load(&press_dry), (unsigned long)node_drains(memcg), atomic_load(&anon_faults),
 	   atomic_load(&anon_writes), atomic_load(&anon_nomem), atomic_load(&lazyfree_advised),
 	   atomic_load(&lazyfree_zero), atomic_load(&brk_ops), atomic_load(&mmap_ops),
 	   atomic_load(&munmap_ops), atomic_load(&mm_splits), atomic_load(&mm_churns),
@@ -1708,13 +1767,8 @@ int main(int argc, char **argv)
 			{ "isolation", atomic_load(&isolate_ok), false },
 			{ "page cache read", atomic_load(&bytes_read), false },
 			{ "reclaim", (unsigned long)node_stat_sum(LV_PGSTEAL), false },
-			/*
-			 * Under TSan a run reads about 30 MiB in 3 s, and the limited containers'
-			 * own reclaim keeps the 2 x 16 MiB nodes above their low marks: kswapd is
-			 * woken only in the other builds (and by test_reclaim's kswapd tests).
-			 */
-			{ "kswapd pass", KSWAPD_REQUIRED ? node_stat_sum(LV_PAGEOUTRUN) : 1,
-			  false },
+			{ "kswapd pass", (unsigned long)node_stat_sum(LV_PAGEOUTRUN), false },
+			{ "node-scope reclaim drain", (unsigned long)node_drains(memcg), false },
 			{ "truncation dropping pages", atomic_load(&truncations), false },
 			{ "anon fault", atomic_load(&anon_faults), false },
 			{ "lazyfree", atomic_load(&lazyfree_advised), false },
@@ -1800,7 +1854,8 @@ int main(int argc, char **argv)
 	{
 		bool zero = !tiny || lv_memcg_usage(tiny) == 0;
 		bool removed = (!leftover || lv_memcg_remove(leftover) == 0) &&
-			       (!tiny || lv_memcg_remove(tiny) == 0);
+			       (!tiny || lv_memcg_remove(tiny) == 0) &&
+			       (!presser || lv_memcg_remove(presser) == 0);
 
 		for (int i = nr_containers - 1; i >= 0; i--) {
 			if (lv_memcg_usage(containers[i]) != 0) {
