@@ -250,6 +250,12 @@ static void rt_pin(const struct rt_params *p, struct lvb_worker *w, unsigned int
 	w->cpu = p->pin ? p->pin_cpu[t / p->readers] : -1;
 }
 
+/* rt_nr_files - one file (and ceiling ring) per container when shared, else one per reader. */
+static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_params *p)
+{
+	return p->shared ? opt->containers : opt->threads;
+}
+
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
 	.counter_names = rt_counter_names,
@@ -308,7 +314,7 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		  struct lvb_result *res)
 {
 	const struct rt_params *p = params;
-	unsigned int n = opt->threads, nr_files = p->shared ? opt->containers : n;
+	unsigned int n = opt->threads, nr_files = rt_nr_files(opt, p);
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
 			     LVB_ENV_FOLIO_ORDER(p->folio_order);
 	struct lvb_worker *workers = NULL;
@@ -373,11 +379,10 @@ out:
  */
 #define CEIL_RING_MIN (64ul << 10)
 
-static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_params *p,
-			      unsigned int nr_rings)
+static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_params *p)
 {
 	uint64_t share = machine_bytes(opt) / opt->containers;
-	uint64_t ring, cap = machine_bytes(opt) / 2 / nr_rings;
+	uint64_t ring, cap = machine_bytes(opt) / 2 / rt_nr_files(opt, p);
 
 	if (p->limit_mib && ((uint64_t)p->limit_mib << 20) < share)
 		share = (uint64_t)p->limit_mib << 20;
@@ -453,12 +458,12 @@ static char *ceil_ring_alloc(size_t bytes)
 static int rt_ceiling(const struct lvb_common *opt, const void *params, struct lvb_ceiling *c)
 {
 	const struct rt_params *p = params;
-	unsigned int n = opt->threads, nr_rings = p->shared ? opt->containers : n, nr_ready = 0;
+	unsigned int n = opt->threads, nr_rings = rt_nr_files(opt, p), nr_ready = 0;
 	struct lvb_env env = { .opt = opt, .design = LV_LOCK_LRUVEC, .label = "ceiling" };
 	struct lvb_result res = { 0 };
 	struct ceil_thread *threads;
 	struct lvb_worker *workers;
-	size_t ring = ceil_ring_bytes(opt, p, nr_rings);
+	size_t ring = ceil_ring_bytes(opt, p);
 	double bytes = 0, zeroed = 0, reached = 0;
 	struct ceil_ring *rings;
 	int err = -ENOMEM;
@@ -641,8 +646,7 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 			i + 1 == opt->containers ? "]" : "");
 	if (c && c->valid) {
 		lvb_json_double(out, first, "ceiling_zeroes_per_frame", c->zeroes_per_frame);
-		lvb_json_u64(out, first, "ceiling_ring_bytes",
-			     ceil_ring_bytes(opt, p, p->shared ? opt->containers : opt->threads));
+		lvb_json_u64(out, first, "ceiling_ring_bytes", ceil_ring_bytes(opt, p));
 	}
 }
 
