@@ -1126,7 +1126,8 @@ static void mm_op(struct wstate *w, uint64_t *s)
  * before it fails. The burst's folios are on no list and are freed together; meanwhile the
  * other threads meet -ENOMEM on that node, as they do at their limits.
  */
-static struct lv_memcg *presser; /* unlimited: a drain of its charges is a node's drain */
+/* Set up before the threads start; unlimited, so a drain for its charges is a node's drain. */
+static struct lv_memcg *presser;
 static atomic_ulong press_bursts, press_dry;
 
 static void *node_presser(void *arg)
