@@ -287,8 +287,9 @@ rt_json() { # rt_json DESCRIPTION WORKLOAD LOCK CONTAINERS READERS-PER-CONTAINER
 # its own file), at most half the memory in all.
 RING_BYTES=$((16 << 20)) rt_json "readtwice --json: every required key, MB/s and ceiling > 0" \
 	readtwice lruvec 2 2 --duration 1 --memory 64
-RING_BYTES=$((16 << 20)) rt_json "readonce --json: one reader per container, each with its own file" \
-	readonce lruvec 2 1 --duration 0.5 --memory 64
+RING_BYTES=$((16 << 20)) \
+	rt_json "readonce --json: one reader per container, each with its own file" readonce \
+	lruvec 2 1 --duration 0.5 --memory 64
 head -c $((1 << 20)) /dev/urandom >"$TMP/data"
 RING_BYTES=$((16 << 20)) rt_json "readtwice --file: a small real file, read and re-read" \
 	readtwice lruvec 2 2 --duration 0.5 --memory 64 --file "$TMP/data"
@@ -296,8 +297,8 @@ RING_BYTES=$((8 << 20)) rt_json "readtwice --limit --readers 3 --file-size 1G, n
 	readtwice node 1 3 --duration 0.5 --memory 64 --limit 8 --readers 3 --file-size 1G
 RING_BYTES=$((4 << 20)) rt_json "readonce --readers 2 --limit 8: a ring per reader, half a limit" \
 	readonce lruvec 2 2 --duration 0.5 --memory 64 --readers 2 --limit 8
-RING_BYTES=$((8 << 20)) rt_json "readonce --readers 2: rings capped at half the memory in all" readonce \
-	lruvec 2 2 --duration 0.5 --memory 64 --readers 2
+RING_BYTES=$((8 << 20)) rt_json "readonce --readers 2: rings capped at half the memory in all" \
+	readonce lruvec 2 2 --duration 0.5 --memory 64 --readers 2
 
 # --pin: the harness fails the run if a pinned thread is seen on another CPU (at its first and
 # last step), so with two CPUs or more in the mask an ignored pin shows as a failure.

@@ -1117,6 +1117,10 @@ static void mm_op(struct wstate *w, uint64_t *s)
 	pthread_rwlock_unlock(&mms[k].lock);
 }
 
+/* Set up before the threads start; unlimited, so a drain for its charges is a node's drain. */
+static struct lv_memcg *presser;
+static atomic_ulong press_bursts, press_dry;
+
 /*
  * node_presser - take a node's free memory below its low watermark in one burst, so that the
  * crossing allocation wakes kswapd while every other path runs (under TSan too, where the
@@ -1126,10 +1130,6 @@ static void mm_op(struct wstate *w, uint64_t *s)
  * before it fails. The burst's folios are on no list and are freed together; meanwhile the
  * other threads meet -ENOMEM on that node, as they do at their limits.
  */
-/* Set up before the threads start; unlimited, so a drain for its charges is a node's drain. */
-static struct lv_memcg *presser;
-static atomic_ulong press_bursts, press_dry;
-
 static void *node_presser(void *arg)
 {
 	static struct lv_folio *held[NODE_PAGES];
@@ -1714,8 +1714,7 @@ int main(int argc, char **argv)
 	   "unevictable, and %lu shadow nodes moved to parents), %lu MiB read, "
 	   "%lu pages reclaimed (%lu busy lruvecs passed over, %lu kswapd passes, %lu bursts "
 	   "taking a node below low, %lu running it dry, %lu node-scope drains); anon: %lu faults, "
-	   "%lu writes "
-	   "(%lu could not fault), "
+	   "%lu writes (%lu could not fault), "
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
 	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
