@@ -44,6 +44,14 @@
 extern "C" {
 #endif
 
+/*
+ * The library's version: the shared library is liblruvec.so.MAJOR.MINOR with the soname
+ * liblruvec.so.MAJOR. MINOR grows when functions or enum values are added; MAJOR when an
+ * existing function, structure or value changes meaning.
+ */
+#define LV_VERSION_MAJOR 1
+#define LV_VERSION_MINOR 0
+
 struct lv_machine;
 struct lv_memcg;
 struct lv_folio;
@@ -727,6 +735,7 @@ enum lv_stat_item {
 	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so the memcg's (or node's)
 				  folios were flushed from every CPU's batches */
 	LV_PAGEOUTRUN,	       /* node only: kswapd passes (the kernel's pageoutrun) */
+	LV_PGPGIN,	       /* pages read into the page cache (page cache misses) */
 	LV_NR_STAT_ITEMS
 };
 

@@ -663,6 +663,9 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		*err = -EIO;
 		return NULL;
 	}
+	/* Still locked: a removal of its memcg waits for the fill, so folio->memcg is stable. */
+	lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat), EV_PGPGIN,
+				  (long)nr);
 	folio_end_fill(folio, true);
 	return folio;
 }

@@ -51,6 +51,7 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_WORKINGSET_NODES] = "workingset_nodes",
 	[LV_RECLAIM_DRAIN] = "reclaim_drain",
 	[LV_PAGEOUTRUN] = "pageoutrun",
+	[LV_PGPGIN] = "pgpgin",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -218,13 +219,14 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_RECLAIM_SKIP_BUSY] = EV_RECLAIM_SKIP_BUSY,
 	[LV_RECLAIM_DRAIN] = EV_RECLAIM_DRAIN,
 	[LV_PAGEOUTRUN] = EV_PAGEOUTRUN,
+	[LV_PGPGIN] = EV_PGPGIN,
 };
 
 static bool item_is_event(enum lv_stat_item item)
 {
 	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL) || item == LV_PGMIGRATE_SUCCESS ||
 	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY ||
-	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN;
+	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN;
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */

@@ -548,6 +548,8 @@ static void test_charge_activate(void)
 	is(rd(f, b, buf, 32 * PAGE, 32 * PAGE), 32 * PAGE, "charge: b reads pages 32..63");
 	is(lv_memcg_usage(a), 32, "charge: a is charged its 32 pages");
 	is(lv_memcg_usage(b), 32, "charge: b is charged its 32 pages");
+	is(lv_memcg_stat(a, LV_PGPGIN), 32, "charge: a's reads filled 32 pages (pgpgin)");
+	is(lv_memcg_stat(b, LV_PGPGIN), 32, "charge: b's reads filled 32 pages (pgpgin)");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), 32, "charge: a's inactive file list holds 32");
 	is(lv_memcg_stat(b, LV_NR_INACTIVE_FILE), 32, "charge: b's inactive file list holds 32");
@@ -558,6 +560,7 @@ static void test_charge_activate(void)
 	is(rd(f, b, buf, 8 * PAGE, 0), 8 * PAGE, "charge: b reads a's pages 0..7");
 	is(lv_memcg_usage(b), 32, "charge: a cached page read by b charges b nothing");
 	is(lv_memcg_usage(a), 32, "charge: ... and stays charged to a");
+	is(lv_memcg_stat(b, LV_PGPGIN), 32, "charge: hits in the page cache fill nothing");
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(a, LV_NR_ACTIVE_FILE), 8, "readtwice: the second access activated 8");
 	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), 24, "readtwice: 24 stay inactive");
@@ -577,6 +580,8 @@ static void test_charge_activate(void)
 	is(lv_memcg_stat(b, LV_NR_ACTIVE_FILE), 8, "readtwice: b has 4 + 4 active pages");
 	is(lv_memcg_stat(b, LV_NR_INACTIVE_FILE), 28, "readtwice: b has 28 inactive");
 	is(lv_memcg_usage(b), 36, "charge: b charged 32 + 4");
+	is(lv_memcg_stat(b, LV_PGPGIN), 36, "charge: b filled 32 + 4 pages (pgpgin)");
+	is(nstat(m, LV_PGPGIN), 68, "charge: the node's pgpgin is the sum of its memcgs'");
 	check_ok(m, "charge");
 	lv_file_close(f);
 	lv_file_close(g);

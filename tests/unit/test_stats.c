@@ -46,6 +46,7 @@ static void test_names(void)
 		[LV_PGMIGRATE_FAIL] = "pgmigrate_fail",
 		[LV_WORKINGSET_NODES] = "workingset_nodes",
 		[LV_PAGEOUTRUN] = "pageoutrun",
+		[LV_PGPGIN] = "pgpgin",
 	};
 
 	for (int c = 0; c < LV_NR_LOCK_CLASSES; c++)
