@@ -4,6 +4,8 @@
 # brk, mmap/munmap, madvise, lazyfree reclaim), migration and address space churn.
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
+#   TORTURE_WAIT=seconds: how much longer than TORTURE_DURATION a run may go on for a racing
+#   path it requires that has not run yet (the torture binary's --wait; 60 by default).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-build}
@@ -11,6 +13,7 @@ variant=${VARIANT:-debug}
 duration=${TORTURE_DURATION:-3}
 seed=${TORTURE_SEED:-$RANDOM}
 runs=${TORTURE_RUNS:-1}
+wait_opt=${TORTURE_WAIT:+--wait $TORTURE_WAIT}
 bin=$build/$variant/torture
 export TSAN_OPTIONS="suppressions=$here/../tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}"
 export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
@@ -37,7 +40,7 @@ for ((run = 0; run < runs; run++)); do
 	for c in "${configs[@]}"; do
 		n=$((n + 1))
 		# shellcheck disable=SC2086
-		out=$("$bin" --seed "$s" --duration "$duration" $c 2>&1)
+		out=$("$bin" --seed "$s" --duration "$duration" $wait_opt $c 2>&1)
 		rc=$?
 		summary=$(printf '%s\n' "$out" | sed -n 's/^ok 1 - //p')
 		if [ $rc -eq 0 ]; then
