@@ -1,0 +1,850 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# bench-report.sh - run lvbench's workloads in the fixed shapes docs/benchmarks.md quotes and
+# rewrite that document's tables from their --json output.
+#
+# Each table of the document sits between two marker lines,
+#
+#   <!-- bench:NAME -->
+#   ...
+#   <!-- /bench:NAME -->
+#
+# and everything between them is generated: the machine the numbers come from, the commands
+# that produced them, and the table. Text outside the markers is never touched. The markers
+# of every selected table are checked before anything runs; all runs finish before the file
+# is written, and it is written as a whole (a temporary file beside it, renamed over it), so
+# a failed or interrupted run leaves the document exactly as it was.
+#
+# Bash, coreutils, git (for the commit measured) and python3 (JSON and the rewrite).
+set -u
+set -o pipefail
+
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+
+# Every table, in the order of the document; "kernel" runs only when asked for.
+tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa kernel)
+
+usage() {
+	cat <<EOF
+Usage: $prog [OPTIONS]
+
+Runs lvbench's workloads in the shapes that docs/benchmarks.md quotes and rewrites each of
+its tables (between <!-- bench:NAME --> and <!-- /bench:NAME -->) from their --json output,
+with a line naming the machine, the compiler and the commit measured.
+
+Tables (NAME):
+  readtwice          lvbench compare readtwice                      (what 'make bench' runs)
+  readtwice-c16      lvbench compare readtwice --containers 16
+  readtwice-ceiling  5 x lvbench readtwice, 1 container x 1 reader, --folio-order 0 and 6
+                     alternately, against the ceiling (medians)
+  readonce           lvbench compare readonce
+  churn              lvbench compare churn --containers 16 --threads 32 --duration 5
+  aim9               lvbench compare aim9, and again with --test brk_test
+  aim9-faults        3 x lvbench aim9 --test page_test --containers 1 (medians)
+  numa               lvbench compare numa --by disable --instances 16, and
+                     lvbench numa --instances 16 --disable rcu-expedited
+  kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
+                     for memory cgroups and a directory on ext4 or xfs; only with
+                     --with-kernel or --only kernel)
+
+Options:
+  --only NAME[,NAME]  run and rewrite only these tables
+  --with-kernel       add the kernel table to the default set
+  --kernel-dir DIR    where the kernel side puts its sparse files (readtwice-vs-kernel.sh
+                      --dir; default: its own, under \${TMPDIR:-/tmp})
+  --quick             very short runs, to test this script; the tables say so
+  --dry-run           check the markers, print the machine and the commands; run nothing
+  --out FILE          the document to rewrite (default: docs/benchmarks.md)
+  -h, --help          this help
+
+Environment:
+  LVBENCH   the lvbench to run; without it, \$BUILD/lvbench is built with make first
+  BUILD     the build directory of make (default: build)
+  CC        the compiler named on the machine line (default: cc, as the Makefile's)
+
+Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
+marker is missing (the document is then left as it was), 2 usage.
+The full default set takes about ten minutes on a 2-CPU machine; the kernel table about six
+more.
+EOF
+}
+
+die_usage() {
+	echo "$prog: $*" >&2
+	echo "Try '$prog --help'." >&2
+	exit 2
+}
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+only=
+with_kernel=
+kernel_dir=
+quick=
+dry_run=
+out=
+
+while [ $# -gt 0 ]; do
+	opt=$1
+	case $opt in
+	--*=*)
+		val=${opt#*=}
+		opt=${opt%%=*}
+		;;
+	--only | --out | --kernel-dir)
+		[ $# -ge 2 ] || die_usage "option '$opt' needs a value"
+		val=$2
+		shift
+		;;
+	esac
+	case $opt in
+	--only) only=$val ;;
+	--out) out=$val ;;
+	--kernel-dir) kernel_dir=$val ;;
+	--with-kernel) with_kernel=1 ;;
+	--quick) quick=1 ;;
+	--dry-run) dry_run=1 ;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) die_usage "unknown option '$opt'" ;;
+	esac
+	shift
+done
+
+selected=()
+if [ -n "$only" ]; then
+	IFS=, read -r -a names <<<"$only"
+	[ ${#names[@]} -gt 0 ] || die_usage "--only: no table named"
+	for n in "${names[@]}"; do
+		known=
+		for t in "${tables[@]}"; do
+			[ "$n" = "$t" ] && known=1
+		done
+		[ -n "$known" ] || die_usage "--only: unknown table '$n' (${tables[*]})"
+	done
+	# In the document's order, each once.
+	for t in "${tables[@]}"; do
+		for n in "${names[@]}"; do
+			if [ "$n" = "$t" ]; then
+				selected+=("$t")
+				break
+			fi
+		done
+	done
+else
+	for t in "${tables[@]}"; do
+		[ "$t" = kernel ] && [ -z "$with_kernel" ] && continue
+		selected+=("$t")
+	done
+fi
+
+# Paths the user gave are relative to where the script was started; it runs from the top.
+out=$(realpath -m -- "${out:-$top/docs/benchmarks.md}")
+if [ -n "$kernel_dir" ]; then
+	if ! [ -d "$kernel_dir" ] || ! [ -w "$kernel_dir" ]; then
+		die_usage "--kernel-dir: '$kernel_dir' is not a writable directory"
+	fi
+	kernel_dir=$(realpath -- "$kernel_dir")
+fi
+build_lvbench=
+if [ -n "${LVBENCH:-}" ]; then
+	lvbench=$(realpath -m -- "$LVBENCH")
+else
+	build=${BUILD:-build}
+	case $build in
+	/*) lvbench=$build/lvbench ;;
+	*) lvbench=$top/$build/lvbench ;;
+	esac
+	build_lvbench=1
+fi
+cd "$top" || die "cannot enter $top"
+[ -f "$out" ] || die "$out: no such file"
+command -v python3 >/dev/null || die "python3 is needed to read lvbench's JSON"
+
+# shown - a path as the document shows it: relative to the top of the tree when inside it.
+shown() {
+	case $1 in
+	"$top"/*) printf '%s' "${1#"$top"/}" ;;
+	*) printf '%s' "$1" ;;
+	esac
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-report.XXXXXX") || die "cannot create a directory"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- the python half: markers, JSON, tables, the rewrite -------------------------------------
+
+cat >"$work/report.py" <<'PYTHON'
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+prog = "bench-report.sh"
+
+
+def fail(msg):
+    print(f"{prog}: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def markers(name):
+    return f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+
+
+def find_block(lines, name, path):
+    """Line numbers of the opening and closing marker of NAME, each present exactly once."""
+    start, end = markers(name)
+    opens = [i for i, l in enumerate(lines) if l.strip() == start]
+    closes = [i for i, l in enumerate(lines) if l.strip() == end]
+    if len(opens) != 1 or len(closes) != 1:
+        fail(f"{path}: the table '{name}' needs exactly one line '{start}' and one line "
+             f"'{end}' after it (found {len(opens)} and {len(closes)})")
+    if closes[0] < opens[0]:
+        fail(f"{path}: '{end}' comes before '{start}'")
+    for i in range(opens[0] + 1, closes[0]):
+        if lines[i].strip().startswith("<!-- bench:") or lines[i].strip().startswith("<!-- /bench:"):
+            fail(f"{path}: another marker inside the table '{name}' (line {i + 1})")
+    return opens[0], closes[0]
+
+
+# ---- numbers ---------------------------------------------------------------------------------
+
+
+def num(v, digits=1):
+    if v is None:
+        return "n/a"
+    return f"{v:,.{digits}f}"
+
+
+def change(new, base):
+    """mmtests' percentage of a higher-is-better value against the baseline column."""
+    if not base:
+        return ""
+    return f" ({new * 100 / base - 100:+.1f} %)"
+
+
+def times(a, b):
+    if not b:
+        return "∞" if a else "n/a"
+    return f"{a / b:.2f}×"
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def lru_lock(obj):
+    """The LRU lock of a design: the node class in one, the lruvec class in the other."""
+    acq = con = wait = 0
+    for l in obj["locks"]:
+        if l["name"] in ("lruvec", "node"):
+            acq += l["acquired"]
+            con += l["contended"]
+            wait += l["wait_total_ns"]
+    return {
+        "acquired": acq,
+        "contended": con,
+        "fraction": con / acq if acq else 0.0,
+        "wait_ns": wait,
+        "wait_per_op": wait / obj["ops"] if obj["ops"] else 0.0,
+    }
+
+
+def hwm_share(objs):
+    """The largest VmHWM of the runs over the configured memory, in percent."""
+    best = None
+    for o in objs:
+        mib = o["nodes"] * o["memory_mib_per_node"]
+        share = 100 * o["vm_hwm_kib"] / 1024 / mib
+        if best is None or share > best[0]:
+            best = (share, mib)
+    return best
+
+
+def goal(text, met):
+    return f"Goal: {text}: **{'met' if met else 'not met'}**."
+
+
+def less(a, b):
+    """a / b as "N× less" when the second column is the smaller."""
+    return f" ({times(a, b)} less)" if b and a >= b else f" ({times(a, b)})"
+
+
+# ---- runs ------------------------------------------------------------------------------------
+
+
+class Runs:
+    def __init__(self, work):
+        self.work = work
+        self.cmds = {}
+        with open(os.path.join(work, "runs")) as f:
+            for line in f:
+                table, rid, cmd = line.rstrip("\n").split("\t", 2)
+                self.cmds.setdefault(table, []).append((rid, cmd))
+
+    def out(self, table, rid):
+        return os.path.join(self.work, f"{table}.{rid}.out")
+
+    def json(self, table, rid, count):
+        """The COUNT JSON objects run RID printed, each with check "ok"."""
+        objs = []
+        path = self.out(table, rid)
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    objs.append(json.loads(line))
+                except ValueError as e:
+                    fail(f"{table}: run {rid} printed a line that is not JSON ({e}): "
+                         f"{line[:80]!r}")
+        if len(objs) != count:
+            fail(f"{table}: run {rid} printed {len(objs)} JSON objects, not {count}")
+        for o in objs:
+            if o.get("check") != "ok":
+                fail(f"{table}: run {rid} reports check={o.get('check')!r} "
+                     f"({o.get('lock', '?')} design): the run is not valid")
+        return objs
+
+    def kv(self, table, rid, tag):
+        """The key=value summary line starting with TAG: that run RID printed last."""
+        found = None
+        with open(self.out(table, rid)) as f:
+            for line in f:
+                if line.startswith(tag + ":"):
+                    found = line
+        if not found:
+            fail(f"{table}: run {rid} printed no '{tag}:' summary line")
+        kv = {}
+        for field in found.split()[1:]:
+            if "=" in field:
+                k, v = field.split("=", 1)
+                kv[k] = v
+        return kv
+
+    def lines(self, table, rid, prefixes):
+        """The lines of run RID's output that start with one of PREFIXES."""
+        with open(self.out(table, rid)) as f:
+            return [l.rstrip("\n") for l in f if l.startswith(prefixes)]
+
+    def commands(self, table, ids=None):
+        return [c for rid, c in self.cmds[table] if ids is None or rid in ids]
+
+
+def plural(n, word, words=None):
+    return f"{n:g} {word if n == 1 else (words or word + 's')}"
+
+
+def shape_line(o, what):
+    """Threads, CPUs and their ratio, which every table states."""
+    return (f"{what}; {plural(o['threads'], 'thread')} on {plural(o['cpus'], 'CPU')} "
+            f"(thread-to-CPU ratio {o['threads_per_cpu']:.2f})")
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        out.append("| " + " | ".join(r) + " |")
+    return out
+
+
+def code_list(cmds):
+    return [f"    {c}" for c in cmds]
+
+
+# ---- the tables --------------------------------------------------------------------------------
+
+
+def compare_lock_rows(node, lru, unit, per):
+    """Rows shared by the readtwice and readonce comparisons (node first, lruvec second)."""
+    sn, sl = node[f"mb_per_s_{per}"], lru[f"mb_per_s_{per}"]
+    rn, rl = node["mb_per_s_round_total"], lru["mb_per_s_round_total"]
+    mn, ml = median(rn), median(rl)
+    ln, ll = lru_lock(node), lru_lock(lru)
+    ceil = node.get("ceiling_mb_per_s")
+    rows = [
+        [f"{unit} per {per}, Amean", num(sn["amean"]), num(sl["amean"]) + change(sl["amean"], sn["amean"])],
+        [f"{unit} per {per}, Hmean", num(sn["hmean"]), num(sl["hmean"]) + change(sl["hmean"], sn["hmean"])],
+        [f"{unit} per {per}, CoeffVar", num(sn["coeffvar"], 2), num(sl["coeffvar"], 2)],
+        [f"{unit} of all {per}s, median of {len(rn)} rounds", num(mn), num(ml) + change(ml, mn)],
+    ]
+    if ceil:
+        rows.append([f"share of the ceiling ({num(ceil)} {unit}, {num(ceil / node['threads'])} per {per})",
+                     f"{100 * node['ceiling_fraction']:.1f} %", f"{100 * lru['ceiling_fraction']:.1f} %"])
+    rows += [
+        ["LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
+         f"{100 * ll['fraction']:.3f} %" + less(ln["fraction"], ll["fraction"])],
+        ["LRU lock wait per op", f"{num(ln['wait_per_op'])} ns",
+         f"{num(ll['wait_per_op'])} ns" + less(ln["wait_per_op"], ll["wait_per_op"])],
+        ["workingset_refault", num(node["vmstat"]["workingset_refault"], 0),
+         num(lru["vmstat"]["workingset_refault"], 0)],
+    ]
+    share, mib = hwm_share([node, lru])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{share:.1f} % (the larger of the two)", ""])
+    return rows
+
+
+def readtwice_like(runs, name, workload):
+    node, lru = runs.json(name, "compare", 2)
+    if node["lock"] != "node" or lru["lock"] != "lruvec":
+        fail(f"{name}: expected the node object, then the lruvec object")
+    what = (f"{plural(node['containers'], 'container')} × "
+            f"{plural(node['readers_per_container'], 'reader')}, {node['memory_mib']} MiB, "
+            f"{plural(node['rounds'], 'alternating round')} of "
+            f"{node['duration_s']:g} s per design, one page per folio")
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock (Linux ≤ 5.10)", "lruvec lock (Linux 5.11+)"],
+                   compare_lock_rows(node, lru, "MB/s", "reader"))
+    share, _ = hwm_share([node, lru])
+    lines += ["", goal("VmHWM within the configured memory + 10 %", share <= 110)]
+    if name == "readtwice-c16":
+        ln, ll = lru_lock(node), lru_lock(lru)
+        ok = (ln["fraction"] >= 5 * ll["fraction"] and
+              lru["mb_per_s_reader"]["amean"] >= node["mb_per_s_reader"]["amean"])
+        lines += ["", goal("the node design's LRU lock contended/acquired at least 5× the "
+                           "lruvec design's, and the lruvec design not slower (Amean)", ok)]
+    return lines, runs.commands(name)
+
+
+def t_readtwice(runs):
+    return readtwice_like(runs, "readtwice", "readtwice")
+
+
+def t_readtwice_c16(runs):
+    return readtwice_like(runs, "readtwice-c16", "readtwice")
+
+
+def t_readonce(runs):
+    return readtwice_like(runs, "readonce", "readonce")
+
+
+def t_readtwice_ceiling(runs):
+    cols = []
+    for order in (0, 6):
+        ids = sorted((rid for rid, _ in runs.cmds["readtwice-ceiling"]
+                      if rid.startswith(f"order{order}-")), key=lambda r: int(r.split("-")[1]))
+        objs = [runs.json("readtwice-ceiling", rid, 1)[0] for rid in ids]
+        cols.append(objs)
+    o = cols[0][0]
+    what = (f"{plural(o['containers'], 'container')} × {plural(o['readers'], 'reader')}, "
+            f"{o['memory_mib']} MiB, a {o['file_size'] / 2**30:g} GiB sparse file, "
+            f"{plural(len(cols[0]), 'alternating pair')} of {o['duration_s']:g} s runs")
+    rate = [[x["mb_per_s_reader_mean"] for x in c] for c in cols]
+    ceil = [[x["ceiling_mb_per_s"] for x in c] for c in cols]
+    share = [[100 * x["ceiling_fraction"] for x in c] for c in cols]
+    rows = [
+        ["MB/s per reader, each run"] + [", ".join(num(v, 0) for v in r) for r in rate],
+        ["MB/s per reader, median"] + [num(median(r)) for r in rate],
+        ["ceiling, MB/s, median"] + [num(median(c)) for c in ceil],
+        ["share of the ceiling, each run"] + [", ".join(f"{v:.1f}" for v in s) + " %" for s in share],
+        ["share of the ceiling, median"] + [f"**{median(s):.1f} %**" for s in share],
+        ["share of the ceiling, range"] + [f"{min(s):.1f}–{max(s):.1f} %" for s in share],
+    ]
+    s0, mib = hwm_share(cols[0] + cols[1])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{s0:.1f} % (the largest of all runs)", ""])
+    lines = [shape_line(o, what) + ".", ""]
+    lines += table(["", "one page per folio (`--folio-order 0`)", "64-page folios (`--folio-order 6`)"], rows)
+    lines += ["", goal("64-page folios at 60 % of the ceiling or more (median)",
+                       median(share[1]) >= 60)]
+    # One command per order is enough to show: the runs repeat them.
+    cmds = runs.commands("readtwice-ceiling", {"order0-1", "order6-1"})
+    return lines, [f"{c}    # x {len(cols[0])}" for c in cmds]
+
+
+def t_churn(runs):
+    node, lru = runs.json("churn", "compare", 2)
+    sn, sl = node["ops_per_sec_per_thread"], lru["ops_per_sec_per_thread"]
+    mn, ml = median(node["round_ops_per_sec"]), median(lru["round_ops_per_sec"])
+    ln, ll = lru_lock(node), lru_lock(lru)
+    what = (f"{plural(node['containers'], 'container')}, "
+            f"{plural(node['rounds'], 'alternating round')} of "
+            f"{node['duration_s']:g} s per design, batch {node['batch']}")
+    rows = [
+        ["ops/s per thread, Hmean", num(sn["hmean"], 0), num(sl["hmean"], 0) + change(sl["hmean"], sn["hmean"])],
+        ["ops/s per thread, Amean", num(sn["amean"], 0), num(sl["amean"], 0) + change(sl["amean"], sn["amean"])],
+        ["ops/s per thread, CoeffVar", num(sn["coeffvar"], 2), num(sl["coeffvar"], 2)],
+        ["ops/s of all threads", num(node["ops_per_sec"], 0),
+         num(lru["ops_per_sec"], 0) + change(lru["ops_per_sec"], node["ops_per_sec"])],
+        [f"ops/s of all threads, median of {len(node['round_ops_per_sec'])} rounds", num(mn, 0),
+         num(ml, 0) + change(ml, mn)],
+        ["LRU lock acquired", num(ln["acquired"], 0), num(ll["acquired"], 0)],
+        ["LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
+         f"{100 * ll['fraction']:.3f} %" + less(ln["fraction"], ll["fraction"])],
+        ["LRU lock total wait", f"{ln['wait_ns'] / 1e9:.2f} s", f"{ll['wait_ns'] / 1e9:.2f} s"],
+        ["LRU lock wait per op", f"{num(ln['wait_per_op'])} ns",
+         f"{num(ll['wait_per_op'])} ns" + less(ln["wait_per_op"], ll["wait_per_op"])],
+    ]
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock"], rows)
+    return lines, runs.commands("churn")
+
+
+# Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
+AIM9_PUBLISHED = {
+    "page_test": {"hmean": (34355.4, 35810.9), "coeffvar": (0.93125, 0.623333), "bhmean50": (34579.2, 35977.1)},
+    "brk_test": {"hmean": (95470.0, 97769.6), "coeffvar": (1.31375, 0.609583), "bhmean50": (96141.4, 98194.0)},
+}
+
+
+def t_aim9(runs):
+    page = runs.json("aim9", "page_test", 2)
+    brk = runs.json("aim9", "brk_test", 2)
+    o = page[0]
+    what = (f"{plural(o['containers'], 'container')}, one aim9 thread each, "
+            f"{plural(o['iterations'], 'iteration')} of {o['duration_s']:g} s per container and "
+            f"round, {plural(o['rounds'], 'alternating round')} per design")
+    rows = []
+    for test, (node, lru) in (("page_test", page), ("brk_test", brk)):
+        pub = AIM9_PUBLISHED[test]
+        sn, sl = node["ops_per_sec"], lru["ops_per_sec"]
+        for key, label, digits, pct in (("hmean", "Hmean", 0, True), ("bhmean50", "BHmean-50", 0, True),
+                                        ("coeffvar", "CoeffVar", 2, False)):
+            a, b = pub[key]
+            rows.append([f"{test} ops/s per container, {label}", num(sn[key], digits),
+                         num(sl[key], digits) + (change(sl[key], sn[key]) if pct else ""),
+                         f"{num(a, digits)} → {num(b, digits)}" + (change(b, a) if pct else "")])
+        ln, ll = lru_lock(node), lru_lock(lru)
+        rows.append([f"{test} LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
+                     f"{100 * ll['fraction']:.3f} %", ""])
+        if test == "page_test":
+            rows.append(["page_test pages faulted and released per second per thread",
+                         num(node["pages_per_sec"], 0), num(lru["pages_per_sec"], 0), ""])
+    lines = [shape_line(o, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock", "published, 24 CPUs (5.3-rc4 → + series)"], rows)
+    return lines, runs.commands("aim9")
+
+
+def t_aim9_faults(runs):
+    ids = [rid for rid, _ in runs.cmds["aim9-faults"]]
+    objs = [runs.json("aim9-faults", rid, 1)[0] for rid in ids]
+    o = objs[0]
+    pps = [x["pages_per_sec"] for x in objs]
+    hm = [x["ops_per_sec"]["hmean"] for x in objs]
+    what = (f"1 container, one aim9 thread, {plural(o['iterations'], 'iteration')} of "
+            f"{o['duration_s']:g} s, {plural(len(objs), 'run')}")
+    rows = [
+        ["pages faulted and released per second, each run", ", ".join(num(v / 1e6, 2) + " M" for v in pps)],
+        ["pages faulted and released per second, median", f"**{num(median(pps) / 1e6, 2)} M**"],
+        ["page_test ops/s, Hmean, median", num(median(hm), 0)],
+    ]
+    lines = [shape_line(o, what) + ".", ""]
+    lines += table(["", "lruvec lock"], rows)
+    lines += ["", goal("2 M pages faulted and released per second or more (median)",
+                       median(pps) >= 2e6)]
+    cmds = runs.commands("aim9-faults", {ids[0]})
+    return lines, [f"{c}    # x {len(ids)}" for c in cmds]
+
+
+# Michael Larabel's stress-ng NUMA results on a Ryzen 9 5950X (one node, 32 threads).
+NUMA_PUBLISHED = {"rcu": 49.33, "sweep": 412.88, "rcu-expedited": 468.81}
+
+
+def t_numa(runs):
+    rcu, sweep = runs.json("numa", "compare", 2)
+    (exp,) = runs.json("numa", "expedited", 1)
+    if rcu["disable"] != "rcu" or sweep["disable"] != "sweep":
+        fail("numa: expected the rcu object, then the sweep object")
+    cols = [rcu, sweep, exp]
+    base = rcu["bogo_ops_per_sec"]
+    what = (f"{plural(rcu['instances'], 'instance')}, {plural(rcu['nodes'], 'node')}, lruvec "
+            f"lock; compare: {plural(rcu['rounds'], 'alternating round')} of "
+            f"{rcu['duration_s']:g} s per mode; "
+            f"rcu-expedited: one run of {exp['duration_s']:g} s")
+
+    def us(ns):
+        return f"{ns / 1e3:,.1f} µs" if ns < 1e6 else f"{ns / 1e6:,.1f} ms"
+
+    rows = [
+        ["bogo ops/s (real time)"] + [num(c["bogo_ops_per_sec"], 2) + ("" if c is rcu else f" ({times(c['bogo_ops_per_sec'], base)})") for c in cols],
+        ["bogo ops/s, median of rounds"] + [num(median(c["bogo_ops_per_sec_round_total"]), 2) for c in cols],
+        ["`lru_cache_disable` p50"] + [us(c["disable_latency_ns"]["p50"]) for c in cols],
+        ["`lru_cache_disable` p99"] + [us(c["disable_latency_ns"]["p99"]) for c in cols],
+        ["`lru_cache_disable` max"] + [us(c["disable_latency_ns"]["max"]) for c in cols],
+        ["`lru_cache_disable` calls"] + [num(c["disable_latency_ns"]["calls"], 0) for c in cols],
+        ["pages migrated"] + [num(c["pgmigrate_success"], 0) for c in cols],
+        ["published bogo ops/s (Ryzen 9 5950X, 32 threads, one node)"] +
+        [num(NUMA_PUBLISHED[k], 2) + ("" if k == "rcu" else f" ({times(NUMA_PUBLISHED[k], NUMA_PUBLISHED['rcu'])})")
+         for k in ("rcu", "sweep", "rcu-expedited")],
+    ]
+    lines = [shape_line(rcu, what) + ".", ""]
+    lines += table(["", "rcu (as v5.18)", "sweep (as v5.17)", "rcu-expedited (as the fix)"], rows)
+    lines += ["", goal("sweep at 5× rcu or more, and sweep's `lru_cache_disable` p50 at 20 µs "
+                       "or less", sweep["bogo_ops_per_sec"] >= 5 * base and
+                       sweep["disable_latency_ns"]["p50"] <= 20000)]
+    return lines, runs.commands("numa")
+
+
+def t_kernel(runs):
+    rows = []
+    kv = None
+    kvs = []
+    sides = []
+    for rid, label in (("free", "unpinned"), ("pin", "`--pin`")):
+        kv = runs.kv("kernel", rid, "readtwice-vs-kernel")
+        kvs.append(kv)
+        sides += runs.lines("kernel", rid, ("readtwice-vs-kernel: lvbench:",
+                                              "readtwice-vs-kernel: kernel:"))
+        rows.append([label, kv["lvbench_mb_per_s_reader"], kv["kernel_mb_per_s_reader"],
+                     f"**{float(kv['ratio']):.2f}×**", kv["at_target"],
+                     kv.get("ceiling_mb_per_s_reader", "n/a"),
+                     f"{float(kv['bound']):.2f}×" if "bound" in kv else "n/a"])
+    fs = os.environ.get("BENCH_KERNEL_FS", "?")
+    lines = [f"{plural(int(kv['containers']), 'container')}, "
+             f"{plural(int(kv['readers']), 'reader')} in all, "
+             f"{plural(int(kv['rounds']), 'alternating round')} per line; target {kv['target']}×; "
+             f"the kernel side's sparse files on {fs}. MB/s per reader, medians over the rounds. "
+             f"The two sides ran:", ""]
+    lines += [f"    {l.split(':', 2)[2].strip()}" for l in sides]
+    lines += [""]
+    lines += table(["", "lvbench", "host kernel `dd`", "ratio", "rounds ≥ target", "ceiling",
+                    "bound"], rows)
+    target = float(kv["target"])
+    lines += [""]
+    for label, k in zip(("unpinned", "`--pin`"), kvs):
+        within = "bound" in k and float(k["bound"]) >= target
+        lines += [f"- {label}: " + goal(f"lvbench at {target:g}× the host kernel or more (ratio of "
+                                        f"the medians)", float(k["ratio"]) >= target)
+                  + (f" The bound is {float(k['bound']):.2f}×: the goal is "
+                     f"{'within' if within else 'beyond'} what this machine allows."
+                     if "bound" in k else "")]
+    return lines, runs.commands("kernel")
+
+
+RENDER = {
+    "readtwice": t_readtwice,
+    "readtwice-c16": t_readtwice_c16,
+    "readtwice-ceiling": t_readtwice_ceiling,
+    "readonce": t_readonce,
+    "churn": t_churn,
+    "aim9": t_aim9,
+    "aim9-faults": t_aim9_faults,
+    "numa": t_numa,
+    "kernel": t_kernel,
+}
+
+
+def block(name, machine, quick, body, cmds):
+    lines = ["<!-- Generated by scripts/bench-report.sh; edit the script, not this block. -->"]
+    if quick:
+        lines += ["", "**Quick run (`--quick`): durations cut to test the script; these numbers "
+                  "are not measurements.**"]
+    lines += ["", f"Machine: {machine}", "", "Produced by:", ""]
+    lines += code_list(cmds)
+    lines += ["", f"Regenerate with `scripts/bench-report.sh --only {name}`.", ""]
+    lines += body
+    return lines
+
+
+def main():
+    mode, path = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:]
+    with open(path) as f:
+        text = f.read()
+    lines = text.split("\n")
+    for n in names:
+        find_block(lines, n, path)
+    if mode == "check":
+        return
+    work = os.environ["BENCH_WORK"]
+    machine = os.environ["BENCH_MACHINE"]
+    quick = os.environ.get("BENCH_QUICK") == "1"
+    runs = Runs(work)
+    new = {}
+    for n in names:
+        try:
+            body, cmds = RENDER[n](runs)
+        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+            fail(f"{n}: cannot read the runs' output ({type(e).__name__}: {e})")
+        top = os.environ.get("BENCH_TOP", "") + "/"
+        body = [l.replace(top, "") for l in body]
+        new[n] = block(n, machine, quick, body, cmds)
+        print("\n".join(new[n][1:]) + "\n")
+    for n in names:
+        a, b = find_block(lines, n, path)
+        lines[a + 1:b] = new[n]
+    # Beside the document, so the rename stays on one file system; its mode is kept.
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".bench-report.", dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+main()
+PYTHON
+
+python3 "$work/report.py" check "$out" "${selected[@]}" || exit 1
+
+# ---- the machine -------------------------------------------------------------------------------
+
+cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
+[ -n "$cpu" ] || cpu=$(uname -m)
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')
+mem=$(awk '$1 == "MemTotal:" { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)
+cc_version=$(${CC:-cc} --version 2>/dev/null | head -n 1)
+if commit=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null); then
+	# What lvbench is built from; documents and tests do not change a measurement.
+	if [ -n "$(git -C "$top" status --porcelain -- src include tools Makefile 2>/dev/null)" ]; then
+		tree="with uncommitted changes to src/, include/, tools/ or the Makefile"
+	else
+		tree="clean"
+	fi
+	source="commit $commit, $tree"
+else
+	source="not a git checkout"
+fi
+if [ -z "$build_lvbench" ]; then
+	source="$source; lvbench given as $(shown "$lvbench"), not built by this script"
+fi
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+machine="$cpu, $cpus online CPUs, ${mem:-? GiB}, $(uname -sr), ${cc_version:-unknown compiler};"
+machine="$machine $source; load average $load at the start"
+echo "$prog: machine: $machine"
+
+# ---- the runs ----------------------------------------------------------------------------------
+
+lv=$(shown "$lvbench")
+vs_kernel=scripts/readtwice-vs-kernel.sh
+run_tables=()
+run_ids=()
+run_cmds=()
+
+# add TABLE ID CMD... - one run of a table.
+add() {
+	local t=$1 id=$2
+	shift 2
+	run_tables+=("$t")
+	run_ids+=("$id")
+	local c
+	printf -v c '%q ' "$@"
+	run_cmds+=("${c% }")
+}
+
+# Quick shapes keep each workload's structure (both designs, alternating rounds, every run of
+# a median) and cut durations, memory and counts so that a run takes about a second.
+q_rt=()
+q_1x1=(--memory 1024 --file-size 8G)
+q_churn=(--duration 5)
+q_aim9=()
+q_numa=(--instances 16)
+pairs=5
+fault_runs=3
+q_kernel=()
+if [ -n "$quick" ]; then
+	q_rt=(--duration 0.2 --rounds 2 --memory 256)
+	q_1x1=(--memory 128 --file-size 1G --duration 0.2)
+	q_churn=(--duration 0.2 --rounds 2)
+	q_aim9=(--iterations 3 --duration 0.1)
+	q_numa=(--instances 2 --duration 0.2)
+	pairs=1
+	fault_runs=1
+	q_kernel=(--rounds 1 --duration 0.5)
+fi
+
+plan() {
+	local i
+	case $1 in
+	readtwice) add "$1" compare "$lv" compare readtwice "${q_rt[@]}" --json ;;
+	readtwice-c16) add "$1" compare "$lv" compare readtwice --containers 16 "${q_rt[@]}" --json ;;
+	readonce) add "$1" compare "$lv" compare readonce "${q_rt[@]}" --json ;;
+	readtwice-ceiling)
+		for ((i = 1; i <= pairs; i++)); do
+			add "$1" "order0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
+				--folio-order 0 --json
+			add "$1" "order6-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
+				--folio-order 6 --json
+		done
+		;;
+	churn)
+		add "$1" compare "$lv" compare churn --containers 16 --threads 32 "${q_churn[@]}" --json
+		;;
+	aim9)
+		add "$1" page_test "$lv" compare aim9 "${q_aim9[@]}" ${quick:+--rounds 2} --json
+		add "$1" brk_test "$lv" compare aim9 --test brk_test "${q_aim9[@]}" ${quick:+--rounds 2} \
+			--json
+		;;
+	aim9-faults)
+		for ((i = 1; i <= fault_runs; i++)); do
+			add "$1" "run$i" "$lv" aim9 --test page_test --containers 1 "${q_aim9[@]}" --json
+		done
+		;;
+	numa)
+		add "$1" compare "$lv" compare numa --by disable "${q_numa[@]}" ${quick:+--rounds 2} --json
+		add "$1" expedited "$lv" numa "${q_numa[@]}" --disable rcu-expedited --json
+		;;
+	kernel)
+		local dir=()
+		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")
+		add "$1" free "$vs_kernel" --lvbench "$lv" "${dir[@]}" "${q_kernel[@]}"
+		add "$1" pin "$vs_kernel" --lvbench "$lv" "${dir[@]}" "${q_kernel[@]}" --pin
+		;;
+	esac
+}
+
+for t in "${selected[@]}"; do
+	plan "$t"
+done
+: >"$work/runs"
+for i in "${!run_ids[@]}"; do
+	printf '%s\t%s\t%s\n' "${run_tables[i]}" "${run_ids[i]}" "${run_cmds[i]}" >>"$work/runs"
+done
+
+if [ -n "$dry_run" ]; then
+	echo "$prog: would rewrite in $(shown "$out"): ${selected[*]}"
+	[ -n "$build_lvbench" ] && echo "make --no-print-directory BUILD=${BUILD:-build} $lv"
+	printf '%s\n' "${run_cmds[@]}"
+	exit 0
+fi
+
+if [ -n "$build_lvbench" ]; then
+	echo "$prog: make --no-print-directory BUILD=${BUILD:-build} $lv"
+	make --no-print-directory BUILD="${BUILD:-build}" "$lv" >"$work/make.log" 2>&1 || {
+		cat "$work/make.log" >&2
+		die "building $lv failed"
+	}
+fi
+[ -x "$lvbench" ] || die "no lvbench at '$lv'"
+if [[ " ${selected[*]} " == *" kernel "* ]]; then
+	export BENCH_KERNEL_FS
+	BENCH_KERNEL_FS=$(df --output=fstype "${kernel_dir:-${TMPDIR:-/tmp}}" 2>/dev/null | tail -n 1)
+fi
+
+start=$SECONDS
+n=${#run_ids[@]}
+for i in "${!run_ids[@]}"; do
+	t=${run_tables[i]} id=${run_ids[i]} cmd=${run_cmds[i]}
+	t0=$SECONDS
+	printf '%s: [%d/%d] %s\n' "$prog" $((i + 1)) "$n" "$cmd"
+	eval "$cmd" <"/dev/null" >"$work/$t.$id.out" 2>"$work/$t.$id.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "$prog: run failed (exit $rc): $cmd" >&2
+		tail -n 20 "$work/$t.$id.err" >&2
+		die "$(shown "$out") left as it was"
+	fi
+	printf '%s:        %d s\n' "$prog" $((SECONDS - t0))
+done
+
+BENCH_TOP=$top BENCH_WORK=$work BENCH_MACHINE=$machine BENCH_QUICK=${quick:-0} \
+	python3 "$work/report.py" write "$out" "${selected[@]}" || die "$(shown "$out") left as it was"
+elapsed=$((SECONDS - start))
+echo "$prog: $n runs in $((elapsed / 60)) min $((elapsed % 60)) s; rewrote ${selected[*]} in $(shown "$out")"
