@@ -4,9 +4,10 @@
  *
  * A slot is indexed by sched_getcpu(), which glibc 2.35+ answers from the rseq area in about
  * 2 ns. The kernel protects per-CPU batches by disabling preemption; we cannot, so every slot
- * has a lock (PREEMPT_RT's local_lock model). A thread that is migrated after reading its CPU
- * simply uses the slot of the CPU it was on: it holds that slot's lock, so nothing is lost,
- * and only locality suffers.
+ * has a lock (PREEMPT_RT's local_lock model; docs/protocol.md §5.1, §10). A thread that is
+ * migrated after reading its CPU simply uses the slot of the CPU it was on: it holds that
+ * slot's lock, so nothing is lost, and only locality suffers. For the same reason a request
+ * that finds its slot held may take any free one (this_cpu_slot_lock()).
  */
 #include "internal.h"
 

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Run-time bug reports and lv_check(), the quiescent-point invariant checker
- * (kernel-lru-lock §9.2, I1–I5 of what this issue builds).
+ * Run-time bug reports and lv_check(), the quiescent-point invariant checker: invariants
+ * I1–I5 of docs/protocol.md §9.2, plus the accounting of memcgs, page cache and frames.
  *
- * lv_check() first drains every slot, then walks every list of every lruvec under its lock,
- * marking each folio it meets in a per-node bitmap, and finally walks every node's memmap
- * frame by frame. The two walks cross-check each other: a folio is linked iff it is PG_lru and
- * evictable, on the list its flags select, of the lruvec its node and memcg select; the
- * unevictable, isolated and charged counts rebuilt from the memmap equal the counters; and
- * free frames plus allocated frames are exactly the node's frames. Each lruvec's list of
- * shadow-only page cache nodes is as long as its count and holds only nodes bound to it.
+ * lv_check() first waits for kswapd and drains every slot, then walks every list of every
+ * lruvec under its lock, marking each folio it meets in a per-node bitmap, and finally walks
+ * every node's memmap frame by frame. The two walks cross-check each other: a folio is linked
+ * iff it is PG_lru and evictable, on the list its flags select, of the lruvec its node and
+ * memcg select; the unevictable, isolated and charged counts rebuilt from the memmap equal the
+ * counters; and free frames plus allocated frames are exactly the node's frames. Each lruvec's
+ * list of shadow-only page cache nodes is as long as its count and holds only nodes bound to
+ * it.
  */
 #include "internal.h"
 #include "mm_inline.h"

@@ -40,7 +40,8 @@
 
 /*
  * struct lv_lock - a lock and its statistics. Keep it on its own cache line (the users align
- * it): the LKP false-sharing regression of the 5.11 series came from a hot lock sharing a line.
+ * it): the LKP false-sharing regression of the 5.11 series came from a hot lock sharing a line
+ * (docs/protocol.md §8.3).
  */
 struct lv_lock {
 	union {
@@ -104,7 +105,8 @@ void lv_lock_stat_clear(struct lv_lock *l);
 #ifdef LV_DEBUG
 /*
  * Lockdep-lite: per-thread counts of held locks per class. The ordering rules (docs/locking.md)
- * are checked before every acquisition; lockdep_assert_held() checks the owner.
+ * are checked before every acquisition; lockdep_assert_held() checks the owner. This is check
+ * C1 of docs/protocol.md §9.2.
  */
 extern __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
 void lockdep_assert_held(const struct lv_lock *l);

@@ -26,9 +26,9 @@
  * If anything fails before step 3 succeeds, the copy is freed without uncharging and the
  * original goes back to its LRU untouched.
  *
- * Lock order: drain mutex (inside lv_lru_cache_disable, released before the walk) → mm lock
- * or mapping lock → nothing else is taken under them here; isolation and putback take the
- * lruvec locks with no other lock held.
+ * Lock order: slot locks or the drain mutex (inside lv_lru_cache_disable(), released before
+ * the walk) → mm lock or mapping lock → nothing else is taken under them here; isolation and
+ * putback take the lruvec locks with no other lock held (docs/protocol.md §4.7, §5.5).
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -101,8 +101,8 @@ static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
 
 /**
  * migrate_folio_to - move @folio to node @nid (steps 1-5 at the top).
- * Return: @nid, or -EBUSY (not on an LRU, pinned or in use, or no longer owned), -ENOMEM (no
- * free page on @nid). The caller's reference is consumed either way.
+ * Return: @nid, or -EBUSY (not on an LRU, pinned or in use, or unmapped or truncated
+ * meanwhile), -ENOMEM (no free page on @nid). The caller's reference is consumed either way.
  * Context: the LRU cache is disabled; no lock held; may block (allocation may reclaim).
  */
 int migrate_folio_to(struct lv_folio *folio, int nid)

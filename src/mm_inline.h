@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * List membership helpers. They never touch PG_lru (that is the caller's protocol duty) and
- * they always run under the lruvec's lock, which also protects the size counters they update:
- * a list and its counter change in one critical section.
+ * List membership helpers (docs/protocol.md §2.5). They never touch PG_lru (that is the
+ * caller's protocol duty) and they always run under the lruvec's lock, which also protects the
+ * size counters they update: a list and its counter change in one critical section (hazard 8
+ * of docs/protocol.md §9.1).
  */
 #ifndef LV_MM_INLINE_H
 #define LV_MM_INLINE_H
@@ -26,7 +27,7 @@ static inline enum lru_list folio_lru_list(struct lv_folio *folio)
 static inline void update_lru_size(struct lruvec *lruvec, enum lru_list lru, long nr_pages)
 {
 	lockdep_assert_held(lruvec->lru_lock);
-	/* A negative size means a list and its counter went out of step: invariant C4. */
+	/* A negative size: a list and its counter went out of step (C4, docs/protocol.md §9.2). */
 	VM_BUG_ON_M(lruvec->pgdat->machine,
 		    nr_pages < 0 && lruvec->lru_size[lru] < (unsigned long)-nr_pages);
 	WRITE_ONCE(lruvec->lru_size[lru], lruvec->lru_size[lru] + (unsigned long)nr_pages);

@@ -4,7 +4,7 @@
  * application to register its threads, and bp registers lazily on the first read-side lock
  * (about 1 ns per lock/unlock pair). Publication and dereference use __atomic release/acquire
  * rather than liburcu's volatile accesses, which is correct everywhere and lets
- * ThreadSanitizer see the ordering (peers-and-style §5.1).
+ * ThreadSanitizer see the ordering (docs/testing.md, "ThreadSanitizer and liburcu").
  *
  * Every RCU free callback is named *_rcu_free and is bracketed by rcu_free_begin()/_end().
  */
@@ -17,8 +17,8 @@
  * type declares, which UBSan would report on every inlined read_lock. Under TSan, liburcu-bp
  * gives an exited thread's reader slot to the next thread that registers, ordered by a mutex
  * inside the uninstrumented library: inlined, the new owner's first read of the slot looks
- * like a race with the old owner's last write (torture hit it: kswapd registering after a
- * worker had exited). Called in the library, those accesses are not instrumented.
+ * like a race with the old owner's last write (kswapd registering after a worker exited is
+ * such a pair). Called in the library, those accesses are not instrumented.
  */
 #if !defined(LV_ASAN) && !defined(LV_TSAN)
 #define _LGPL_SOURCE

@@ -22,9 +22,11 @@
  * PG_lru while still holding the lock, and after unlocking drops the batch references — which
  * may be final puts, so they must not happen under the lruvec lock. Move functions re-validate
  * the folio's state under the lock (it may have changed since it was queued) and never test
- * PG_lru: the flusher cleared it (the "pgrotated 0" bug, kernel-lru-lock §4.5).
+ * PG_lru: the flusher cleared it (the "pgrotated 0" bug, docs/protocol.md §4.5; hazard 6 of
+ * docs/protocol.md §9.1).
  *
- * Draining all slots. lv_lru_add_drain_all() keeps the kernel's generation protocol (A)–(D):
+ * Draining all slots. lv_lru_add_drain_all() keeps the kernel's generation protocol (A)–(D)
+ * (docs/protocol.md §5.4):
  * a caller samples the generation after a full fence; under the drain mutex, if the
  * generation moved, a sweep that began after our sample already covers our folios and we
  * return. Otherwise we advance it, fence, and sweep every slot that has work. A slot's count
@@ -46,9 +48,10 @@
  * and drains every slot. Adders read the count inside the slot lock, so a slot lock acquired
  * after the raise proves that no adder that saw the old count is still adding: every earlier
  * add is in a batch we then drain, and every later add sees the count and flushes itself. In
- * rcu mode (Linux 5.18) adders also hold rcu_read_lock() and the disabler waits for a grace
- * period instead; that costs milliseconds once threads outnumber cores, which is the
- * stress-ng NUMA regression.
+ * the rcu modes (docs/protocol.md §5.5) adders also hold rcu_read_lock(), and the disabler
+ * waits for a grace period instead, then sweeps every slot: in rcu mode one as long as a
+ * kernel's (Linux 5.18), which costs milliseconds and is the stress-ng NUMA regression (the
+ * numa workload of docs/benchmarks.md); in rcu-expedited mode liburcu's alone (the 5.19 fix).
  *
  * Lock order: a drain gate's mutex (one at a time) → slot lock → lruvec lock. Frees happen after
  * the lruvec unlock, possibly under the slot lock (pcp and zone locks rank below it).
@@ -579,20 +582,20 @@ done:
  * (@memcg non-NULL) or of node @nid, and leave the other folios queued, in their order.
  *
  * A reclaim pass that freed nothing calls it once, in case what it may free is all queued
- * (design.md 40: a memcg limit below what the batches hold), and so does a memcg's removal
- * before each reparenting pass. Flushing whole slots, as lv_lru_add_drain_all() does, would
- * put every other tenant's queued folios on their lists too, taking their lruvec locks and
- * emptying their batches on behalf of one tenant; the kernel's charge likewise drains only
- * the stocks of the memcg over its limit (drain_all_stock()). Every batch is searched, not
- * only lru_add: a folio queued to move holds a batch reference, and reclaim passes over a
- * folio someone else holds.
+ * (docs/design.md, decision 40: a memcg limit below what the batches hold), and so does a
+ * memcg's removal before each reparenting pass. Flushing whole slots, as lv_lru_add_drain_all()
+ * does, would put every other tenant's queued folios on their lists too, taking their lruvec locks
+ * and emptying their batches on behalf of one tenant; the kernel's charge likewise drains only the
+ * stocks of the memcg over its limit (drain_all_stock()). Every batch is searched, not only
+ * lru_add: a folio queued to move holds a batch reference, and reclaim passes over a folio someone
+ * else holds.
  *
  * Concurrent drains of one scope coalesce on that scope's gate (the memcg's, or the node's),
  * as lv_lru_add_drain_all()'s do on the machine's: a tenant at its limit, many threads at
  * once, makes one sweep at a time and waits on its own mutex, not on anyone else's. Which
  * folios are in the scope is decided under the slot lock only: entries move while another
- * scope's drain compacts a batch, so a look without the lock could miss one (a review found
- * that, in an earlier version that looked).
+ * scope's drain compacts a batch, so a look without the lock could miss one (the spin model
+ * tests/models/drain_add.pml rejects such a look, BUG_SCOPE_LOOK).
  *
  * Context: no library lock held; takes the scope's drain mutex, then slot locks one at a
  * time, then lruvec locks; final puts free folios (pcp, zone locks) under a slot lock.
@@ -609,9 +612,9 @@ void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid)
  * cache (PG_dropped), so that those the caller just dropped are freed (and uncharged) now: a
  * batch reference would keep each alive until its batch filled up. Other folios stay queued,
  * so a tenant truncating or closing its files never flushes another tenant's batches or takes
- * its lruvec locks (lv_lru_add_drain_all() did, until session 11). A flag, not a cleared
- * ->mapping: folios a caller queued with lv_folio_add_lru() never had a mapping (a review
- * found another tenant's such folios flushed by a first version that tested the mapping).
+ * its lruvec locks, as lv_lru_add_drain_all() would. A flag, not a cleared ->mapping: folios a
+ * caller queued with lv_folio_add_lru() never had a mapping, and a test of the mapping would
+ * flush another tenant's such folios too.
  *
  * The caller set PG_dropped on each folio it dropped before calling (page_cache_delete() under
  * the mapping lock): the (A) fence orders those stores before the generation sample, as it

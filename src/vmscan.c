@@ -5,16 +5,18 @@
  *
  * Theory of operation.
  *
- * Isolating a folio is winning its PG_lru pin and unlinking it. The reference comes first:
- * the release path decides whether to unlink by looking at PG_lru, so clearing it on a folio
- * whose last reference is concurrently being dropped would free a linked folio.
+ * Isolating a folio is winning its PG_lru pin and unlinking it (docs/protocol.md §3.2, §4.7,
+ * §4.8). The reference comes first: the release path decides whether to unlink by looking at
+ * PG_lru, so clearing it on a folio whose last reference is concurrently being dropped would
+ * free a linked folio (hazard 2 of docs/protocol.md §9.1).
  *
  * Reclaim works on an lruvec it already holds, so it has no lookup race: it takes the lock,
  * isolates up to SWAP_CLUSTER_MAX folios from the tail of a list, drops the lock, decides each
  * folio's fate without any LRU lock (evicting a page cache folio takes its mapping lock, which
  * ranks above the LRU locks), and takes the lock again only to put the survivors back. The
  * survivors are linked and published (PG_lru) before their isolation references are dropped,
- * after the unlock — a drop may be a final put, and the final put takes the lruvec lock.
+ * after the unlock — a drop may be a final put, and the final put takes the lruvec lock
+ * (hazards 3 and 4, docs/protocol.md §4.9).
  *
  * Scan targets are fair across memcgs: each lruvec is scanned in proportion to its size
  * (size >> priority), priority falling from DEF_PRIORITY until enough was reclaimed. The
@@ -596,10 +598,10 @@ static unsigned long kswapd_linger(struct kswapd *k, unsigned long low)
  * kswapd_backoff - after a pass that found nothing reclaimable, wait KSWAPD_BACKOFF_MS (or
  * until stopped) before the next one, still busy. Allocators below low leave a request after
  * every pass, so without the wait a node with nothing on its lists (all of it held or
- * queued) kept kswapd in fruitless passes back to back: 97 % of a CPU in a review's test,
- * against 20 % when requests were dropped while busy. Requests made meanwhile wait in wake,
- * served late, never lost; the kernel instead stops waking a node after 16 fruitless passes
- * until some reclaim succeeds, which would drop them.
+ * queued) would keep kswapd in fruitless passes back to back, most of a CPU spent on nothing
+ * (test_kswapd_backoff counts the passes). Requests made meanwhile wait in wake, served late,
+ * never lost; the kernel instead stops waking a node after 16 fruitless passes until some
+ * reclaim succeeds, which would drop them.
  */
 static void kswapd_backoff(struct kswapd *k)
 {
@@ -691,10 +693,11 @@ void kswapd_quiesce(struct lv_machine *m)
  * read by that xchg (every write to wake is an RMW, so it reads from a release sequence
  * holding every request). A caller that returned on finding wake set made no write; its
  * fence and kswapd's are then ordered, ours first (else our look would have seen kswapd's
- * clear), so kswapd's later reads of free memory see our take (a review found the fence
- * after the xchg missing: on arm64 the free count's load could pass the xchg's store).
- * Before, a caller that found busy set returned without a request: an allocation just after
- * a pass's last look at free memory left kswapd asleep below the low mark.
+ * clear), so kswapd's later reads of free memory see our take. kswapd's fence after the xchg
+ * is needed for that: without it, on arm64, the free count's load could pass the xchg's
+ * store. A caller that found busy set must still leave its request: returning without one
+ * would let an allocation just after a pass's last look at free memory leave kswapd asleep
+ * below the low mark (the model's BUG_LOST_WAKEUP).
  * Context: any; takes kswapd's mutex only when kswapd is asleep.
  */
 void wakeup_kswapd(struct pglist_data *pgdat)

@@ -13,8 +13,9 @@
  * inactive list again. The clock advances in the lruvec and all its ancestors, so that limit
  * reclaim in a parent sees its children's ageing.
  *
- * The clocks are atomics, not lock-protected, as in the kernel: they are updated from the
- * eviction path under the mapping lock and from activations under an lruvec lock.
+ * The clocks are atomics, not lock-protected, as in the kernel: they advance on eviction
+ * (under the mapping lock), on reclaim's putback of active folios (under an lruvec lock) and
+ * on accesses and refaults (under no lock), so no one lock could cover them.
  *
  * Shadow layout (bit 0 is the tag that tells a shadow from a folio pointer):
  *   | eviction clock (40) | memcg id (16) | node (6) | workingset (1) | 1 |

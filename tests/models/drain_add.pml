@@ -3,11 +3,11 @@
  * lv_lru_add_drain_all(): no folio is lost or left hidden in a batch.
  *
  * WHAT IS MODELLED
- *   NSLOT per-CPU slots (peers-and-style.md 2.4 design A), each with a slot
- *   lock and an lru_add batch of capacity CAP.  Folios are identified by
- *   small numbers; onlru[f] says folio f has been moved onto an LRU list
- *   (the lruvec lock and lists are abstracted away: lruvec_lock.pml covers
- *   them).  Processes:
+ *   NSLOT per-CPU slots (src/cpu.c: PREEMPT_RT's local_lock model), each
+ *   with a slot lock and an lru_add batch of capacity CAP.  Folios are
+ *   identified by small numbers; onlru[f] says folio f has been moved onto
+ *   an LRU list (the lruvec lock and lists are abstracted away:
+ *   lruvec_lock.pml covers them).  Processes:
  *     adder      the add path (kernel folio_add_lru()): pick ANY slot
  *                (the thread may migrate between sched_getcpu() and taking
  *                the slot lock), take the slot lock, append the folio, flush the batch
@@ -20,7 +20,7 @@
  *                disable_count == 0 did so inside its slot critical
  *                section, and the sweep of that slot waits for it.
  *     drainer x2 adds its own folio, then lv_lru_add_drain_all() with the
- *                kernel's generation protocol (kernel-lru-lock.md 5.4):
+ *                kernel's generation protocol (docs/protocol.md §5.4):
  *                  (A) smp_mb()                 -- implicit, see below
  *                  (B) this_gen = gen
  *                      lock drain mutex
@@ -49,7 +49,7 @@
  *   smp_mb() of (A) and (D) are implicit; the model checks the protocol
  *   logic (ordering of steps, coalescing), not the C11/LKMM barriers.
  *
- * WHAT THE ASSERTIONS MEAN
+ * WHAT THE ASSERTIONS MEAN (I5: docs/protocol.md §9.2; hazard 10: §9.1)
  *   adder (under the slot lock)  once the disabler has finished, a batch
  *                    is empty whenever its slot lock is released (I5: adds
  *                    flush immediately while the cache is disabled).
@@ -83,7 +83,7 @@
  *   BUG_SCOPE_COUNT_EARLY  (with SCOPE) the scoped drain lowers the batch
  *                   count before the folios it took out are on the LRU: a
  *                   drain_all() peeks the slot empty meanwhile and returns
- *                   with the drainer's folio in transit (found by review).
+ *                   with the drainer's folio in transit.
  *   BUG_SHARED_GATE  (with TWO_SCOPES) every scope's drains share one gate:
  *                   a sweep of scope 0 "covers" a drain of scope 1 at (C)
  *                   and that drain returns with its folio queued.
@@ -93,8 +93,7 @@
  *   BUG_SCOPE_LOOK  (with TWO_SCOPES) a scoped drain decides whether to lock
  *                   a slot by looking for its folios without the slot lock:
  *                   the other scope's drain, compacting the batch, moves our
- *                   folio past the look (found by review, in a version that
- *                   looked).
+ *                   folio past the look.
  *
  * MAPPING TO C
  *   slot_lock[s]   the per-slot lock of struct cpu_batch (slot lock)

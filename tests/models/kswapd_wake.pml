@@ -20,12 +20,12 @@
  *   Promela interleaves under sequential consistency: the xchg and the seq_cst store of
  *   busy = 0 followed by the seq_cst load of wake are the Dekker pair the C code relies on.
  *
- *   -DBUG_WAKE_FIRST looks at free memory before taking the page, as alloc_pages_slowpath()
- *   did in sessions 1 to 10: the allocation that takes the zone below low asks no one.
+ *   -DBUG_WAKE_FIRST looks at free memory before taking the page: the allocation that takes
+ *   the zone below low asks no one.
  *
- *   -DBUG_LOST_WAKEUP models the wakeup_kswapd() of sessions 1 to 10: return if wake or
- *   busy is set, otherwise lock, set wake, signal, unlock.  An allocation that finds kswapd
- *   busy just after its linger's last look is then lost: kswapd sleeps with free below low.
+ *   -DBUG_LOST_WAKEUP makes wakeup_kswapd() return if wake or busy is set, and otherwise
+ *   lock, set wake, signal, unlock.  An allocation that finds kswapd busy just after its
+ *   linger's last look is then lost: kswapd sleeps with free below low.
  *
  * WHAT IS LEFT OUT
  *   Sequential consistency only: the C11 argument (the fences in wakeup_kswapd() and after

@@ -5,7 +5,7 @@
  * WHAT IS MODELLED
  *   Two memcgs (0 and 1) on one node, hence two lruvecs, each with its own
  *   lru_lock.  One folio with
- *     pg_lru    atomic PG_lru flag (the isolation pin, kernel-lru-lock.md 3.2)
+ *     pg_lru    atomic PG_lru flag (the isolation pin, docs/protocol.md §3.2)
  *     refcount  starts at 1 = the owner's reference
  *     memcg     the folio's memcg binding (folio_memcg())
  *     inlist    which lruvec's list the folio is linked on, or NONE
@@ -25,18 +25,18 @@
  *                   release path (__folio_put -> page_cache_release): if
  *                   PG_lru is set, folio_lruvec_lock, unlink, clear PG_lru,
  *                   lruvec_unlock; then free.
- *   folio_lruvec_lock() is the reparenting-series form (kernel-lru-lock.md
- *   3.4): racy read of memcg, lock that lruvec, re-check memcg, unlock and
+ *   folio_lruvec_lock() is the reparenting-series form (docs/protocol.md
+ *   §3.4): racy read of memcg, lock that lruvec, re-check memcg, unlock and
  *   retry on mismatch.  Every writer of `memcg` holds the lock of the lruvec
  *   the binding currently points to, which is what makes the re-check sound.
  *
- * WHAT THE ASSERTIONS MEAN
+ * WHAT THE ASSERTIONS MEAN (C3, I3, I4: docs/protocol.md §9.2; hazards: §9.1)
  *   list_del/list_add   every list operation is done while holding the lock
  *                       of the lruvec the folio is actually linked on (del)
  *                       or bound to (add), and never on a freed folio.
  *   folio_test_clear_lru  at most one pin winner at any time (C3).
  *   release_folio       a folio is never freed while still linked (I4,
- *                       hazard 9.1#2 "reference before pin").
+ *                       hazard 2 "reference before pin").
  *   init (end state)    all locks free, no pin outstanding; if freed then
  *                       unlinked with refcount 0; otherwise
  *                       PG_lru <=> linked, and linked on lruvec(memcg) (I3).
@@ -47,17 +47,17 @@
  *               (no folio_test_clear_lru, it only tests PG_lru under the
  *               lock) nor re-checks the binding after locking.  Must FAIL:
  *               the mover locks the old memcg's lruvec while the folio has
- *               been moved to the other one (lookup-then-lock race, 9.1#1).
+ *               been moved to the other one (lookup-then-lock race, hazard 1).
  *               lruvec_lock_v1bug.pml is this file with V1BUG defined.
  *   NO_TRYGET   the charge mover clears PG_lru without holding a reference.
  *               Must FAIL: the final put sees PG_lru clear and frees a folio
- *               that is still linked (9.1#2).
+ *               that is still linked (hazard 2).
  *   NO_RECHECK  drop only the re-check, keep the pin.  VERIFIES: with charge
  *               moving as the only rebinding path, the pin alone keeps the
  *               binding stable (mainline 5.11..6.12 had no re-check; pan
  *               reports the retry branch of folio_lruvec_lock as unreached).
  *   REPARENT    replace the charge mover by reparenting (memcg 0 = child,
- *               1 = parent; kernel-lru-lock.md 4.15): take the child's then
+ *               1 = parent; docs/protocol.md §4.15): take the child's then
  *               the parent's lruvec lock, splice the folio if it is linked
  *               on the child, rebind it, unlock.  No pin is involved, so the
  *               re-check is what keeps folio_lruvec_lock correct: REPARENT

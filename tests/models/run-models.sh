@@ -63,8 +63,8 @@ tests=(
 	"drain_add TWO_SCOPES+SAME_SCOPE+BUG_SCOPE_GEN_LATE|drain_add.pml|-DTWO_SCOPES -DSAME_SCOPE -DBUG_SCOPE_GEN_LATE|reject|assertion violated onlru\[f\]"
 	"kswapd_wake (no request lost at the end of a pass)|kswapd_wake.pml||verify|"
 	"kswapd_wake (3 allocators)|kswapd_wake.pml|-DNALLOC=3|verify|"
-	"kswapd_wake BUG_WAKE_FIRST (sessions 1-10: look before the take)|kswapd_wake.pml|-DBUG_WAKE_FIRST|reject|assertion violated \(free>=2\)"
-	"kswapd_wake BUG_LOST_WAKEUP (sessions 1-10: return while busy)|kswapd_wake.pml|-DBUG_LOST_WAKEUP|reject|assertion violated \(free>=2\)"
+	"kswapd_wake BUG_WAKE_FIRST (a look before the take)|kswapd_wake.pml|-DBUG_WAKE_FIRST|reject|assertion violated \(free>=2\)"
+	"kswapd_wake BUG_LOST_WAKEUP (a return while busy drops the request)|kswapd_wake.pml|-DBUG_LOST_WAKEUP|reject|assertion violated \(free>=2\)"
 )
 
 now_ms() { date +%s%3N; }

@@ -125,7 +125,7 @@ static void test_abandon(void)
 	is(S(LV_NR_FREE), SMALL_PAGES - 9, "still allocated");
 	check_ok(m, "isolated folio held only by its isolation reference");
 	lv_folio_put(f); /* abandon: drop the isolation reference too */
-	is(S(LV_NR_ISOLATED), 1, "abandoned folio no longer counted isolated");
+	is(S(LV_NR_ISOLATED), 1, "abandoned folio not counted isolated");
 	is(S(LV_NR_FREE), SMALL_PAGES - 1, "abandoned folio freed");
 	is(lv_memcg_usage(mg), 1, "and uncharged");
 	lv_folio_put(u);
@@ -202,8 +202,8 @@ static void test_designs(void)
 
 /*
  * A putback hands the folio from its isolator back to the LRU in one step: an add racing it
- * must always be refused. Putback used to clear PG_isolated before claiming the folio for
- * the LRU, and an add in between queued it a second time (linked twice).
+ * must always be refused. A putback that cleared PG_isolated before claiming the folio for
+ * the LRU would let an add in between queue it a second time (linked twice).
  */
 struct add_racer {
 	struct lv_folio *folio;

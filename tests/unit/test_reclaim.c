@@ -570,9 +570,8 @@ static void test_node_drain_scope(void)
  * file B (memcg b), and this CPU more of B; truncating B must free all of B's pages at once
  * (b's usage drops to 0: no batch reference keeps one) and leave A's queued, on no list (so
  * a's lruvec lock was not taken for them), and so the folios a queued itself with
- * lv_folio_add_lru(), which never had a mapping (a review's finding against a first version
- * that flushed every folio without one). Fails with the whole-slot drain truncation made until
- * session 11, and without a drain.
+ * lv_folio_add_lru(), which never had a mapping. Fails with a drain of whole slots, with a
+ * drain of every folio without a mapping, and without a drain.
  */
 static void test_truncate_drain_scope(void)
 {
@@ -629,11 +628,10 @@ static void test_truncate_drain_scope(void)
  * Two scopes' drains on one slot. One thread queues a folio of memcg s and drains s's scope:
  * its folio must then be on its list, every time. Another queues folios of q and of x and
  * drains q's scope, compacting the same batch meanwhile. A drain that chose its slots by a
- * look without the slot lock missed s's folio when q's drain moved it past the look (a
- * review's finding): in two of three runs of this test. The spin model's BUG_SCOPE_LOOK
- * finds it every time. A third thread queues folios of n and drains node 0's scope, which
- * overlaps both memcgs' (the node path, which the torture test's nodes never reach): three
- * threads on two CPUs.
+ * look without the slot lock would miss s's folio when q's drain moved it past the look; this
+ * test catches that in most runs, the spin model's BUG_SCOPE_LOOK every time. A third thread
+ * queues folios of n and drains node 0's scope, which overlaps both memcgs' (the node path,
+ * which the torture test's nodes never reach): three threads on two CPUs.
  */
 struct scope_racer {
 	struct lv_machine *m;
@@ -812,13 +810,12 @@ static struct lv_machine *frames_machine(struct lv_folio ***held, size_t *n)
 }
 
 /*
- * A take after the allocator's own retry also asks kswapd (a review's finding, its program
- * made a test). The node is full but for 63 frames of one 64-frame block, scattered single
- * frames, and the block's last frame, freed into this CPU's page list: the zone counts 186
- * free frames, above low (160), but holds no order-6 block. An order-6 allocation fails its
- * first take, finds free memory above low and asks no one, drains the page lists (the block
- * merges) and takes it: the zone falls to 123, below low. That take must wake kswapd; only
- * the first take asked until session 11.
+ * A take after the allocator's own retry also asks kswapd. The node is full but for 63 frames
+ * of one 64-frame block, scattered single frames, and the block's last frame, freed into this
+ * CPU's page list: the zone counts 186 free frames, above low (160), but holds no order-6
+ * block. An order-6 allocation fails its first take, finds free memory above low and asks no
+ * one, drains the page lists (the block merges) and takes it: the zone falls to 123, below
+ * low. That take must wake kswapd, though the first take did not need to ask.
  */
 static void test_kswapd_after_retry(void)
 {
@@ -877,7 +874,7 @@ static void test_kswapd_after_retry(void)
  * Nothing reclaimable: every frame but 159 (below low) is held, off any list, and a thread
  * allocates and frees in a loop. Each allocation below low leaves a request, and each pass
  * finds nothing; kswapd must back off between such passes (kswapd_backoff(), 10 ms) rather
- * than run them back to back (a review measured 97 % of a CPU). 0.3 s allow about 30
+ * than run them back to back, spending most of a CPU on nothing. 0.3 s allow about 30
  * passes; without the backoff there are thousands.
  */
 static void test_kswapd_backoff(void)
@@ -933,8 +930,8 @@ static void test_kswapd(void)
 	 * Deterministic part: fill the node until the free pages fall below the low watermark,
 	 * and stop: the allocation that took the node below low must have woken kswapd, and
 	 * nobody allocates afterwards, so only kswapd can bring the node back to its high
-	 * watermark. (Until session 10 the allocator looked at free memory before taking its
-	 * pages, so that allocation woke no one and this part needed one more; the model
+	 * watermark. (An allocator that looked at free memory before taking its pages would
+	 * wake no one with that allocation, and this part would need one more: the model
 	 * kswapd_wake.pml's BUG_WAKE_FIRST.) "Free" is the zone's count, the one the allocator
 	 * and kswapd compare with the marks: LV_NR_FREE adds the per-CPU lists.
 	 */
@@ -1090,7 +1087,7 @@ static void test_refault(void)
 	/*
 	 * Activating refaults since the last reclaim age the active list although the inactive
 	 * list is not low (the kernel's DEACTIVATE_FILE decision); once reclaim has seen them,
-	 * they no longer do.
+	 * they stop doing so.
 	 */
 	ok(lv_memcg_stat(a, LV_NR_INACTIVE_FILE) > lv_memcg_stat(a, LV_NR_ACTIVE_FILE),
 	   "refaulting: the inactive list is not low");
