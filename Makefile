@@ -1,11 +1,18 @@
 # lruvec — build, test and benchmark. Everything is built under build/.
 #
 #   make              build/liblruvec.a, build/liblruvec.so, build/lvbench (release)
-#   make check        unit tests, short torture runs of every lock design, spin models (TAP/prove)
+#   make check        unit tests, short torture runs of every lock design, spin models, and an
+#                     installation into build/install-test with the examples built against it
+#                     (TAP/prove)
 #   make bench        the main benchmark job (lvbench compare readtwice, built-in defaults)
 #   make tsan | asan  the torture and unit tests under ThreadSanitizer / AddressSanitizer
 #   make torture DURATION=seconds [SEED=n]   a long torture run of every design (debug build)
 #   make fuzz [FUZZ_SECONDS=n]  libFuzzer (clang) on the API's call sequences (tests/fuzz)
+#   make examples     build/examples/*: the programs of examples/, linked with build/liblruvec.a
+#   make install [PREFIX=/usr/local] [LIBDIR=PREFIX/lib] [DESTDIR=]
+#                     lruvec.h, liblruvec.a, liblruvec.so.MAJOR.MINOR and its two symlinks,
+#                     lruvec.pc (pkg-config), lvbench and its man page lvbench.1
+#   make uninstall    remove exactly those files (same PREFIX, LIBDIR and DESTDIR)
 
 CC       ?= cc
 BUILD    ?= build
@@ -30,12 +37,31 @@ LDFLAGS_test_filemap := -Wl,--wrap=pread
 LDFLAGS_test_memory := -Wl,--wrap=free_folios -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc -Wl,--wrap=free
 
+# Installation directories (GNU names; DESTDIR is prepended to each when installing).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+INSTALL    ?= install
+
+# The version is defined once, in the public header; the shared library's names follow it.
+LV_MAJOR := $(shell awk '$$2 == "LV_VERSION_MAJOR" { print $$3 }' include/lruvec.h)
+LV_MINOR := $(shell awk '$$2 == "LV_VERSION_MINOR" { print $$3 }' include/lruvec.h)
+ifeq ($(LV_MAJOR)$(LV_MINOR),)
+$(error cannot read LV_VERSION_MAJOR and LV_VERSION_MINOR from include/lruvec.h)
+endif
+VERSION := $(LV_MAJOR).$(LV_MINOR)
+SONAME  := liblruvec.so.$(LV_MAJOR)
+SOFILE  := liblruvec.so.$(VERSION)
+
 LIB_SRCS   := $(wildcard src/*.c)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 BENCH_SRCS := $(wildcard tools/lvbench/*.c)
+EXAMPLE_SRCS := $(wildcard examples/*.c)
 HDRS       := $(wildcard include/*.h src/*.h tests/*.h tests/unit/*.h tools/lvbench/*.h)
 
-.PHONY: all check bench tsan asan torture fuzz deps clean format
+.PHONY: all check bench tsan asan torture fuzz deps clean format examples install uninstall
 all: $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so $(BUILD)/lvbench
 
 # One object tree per variant: $(BUILD)/<variant>/src/x.o
@@ -58,10 +84,23 @@ $(foreach v,release debug tsan asan,$(eval $(call variant,$(v))))
 
 $(BUILD)/liblruvec.a: $(BUILD)/release/liblruvec.a
 	cp $< $@
-$(BUILD)/liblruvec.so: $(LIB_SRCS:%.c=$(BUILD)/release/%.o)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+# Only the API of lruvec.h is exported (liblruvec.map); the soname carries the major version,
+# and the symlink $(SONAME) lets programs linked against this build tree run from it.
+$(BUILD)/liblruvec.so: $(LIB_SRCS:%.c=$(BUILD)/release/%.o) liblruvec.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=liblruvec.map -Wl,-z,defs \
+		-o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf liblruvec.so $(BUILD)/$(SONAME)
 $(BUILD)/lvbench: $(BENCH_SRCS:%.c=$(BUILD)/release/%.o) $(BUILD)/release/liblruvec.a
 	$(CC) -O2 -pthread $^ -o $@ $(LDLIBS)
+# The man page is made from lvbench's own help texts.
+$(BUILD)/lvbench.1: $(BUILD)/lvbench scripts/mkman.sh
+	scripts/mkman.sh $(BUILD)/lvbench $(VERSION) > $@.tmp && mv $@.tmp $@
+
+# The examples as a reader would build them, against this tree's static library.
+examples: $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+$(BUILD)/examples/%: examples/%.c include/lruvec.h $(BUILD)/liblruvec.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude $< -o $@ $(BUILD)/liblruvec.a $(LDLIBS)
 
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/$(1)/tests/%,$(UNIT_SRCS))
 
@@ -70,9 +109,10 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory $(call UNIT_BINS,debug) $(BUILD)/debug/torture $(BUILD)/lvbench \
-		$(BUILD)/debug/fuzz_replay
-	BUILD=$(BUILD) $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
-		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh
+		$(BUILD)/debug/fuzz_replay $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so \
+		$(BUILD)/lvbench.1
+	BUILD=$(BUILD) CC="$(CC)" $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
+		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/lvbench
@@ -109,6 +149,32 @@ fuzz: $(BUILD)/fuzz/fuzz_ops
 format:
 	clang-format -i include/*.h src/*.[ch] tests/unit/*.[ch] tests/stress/*.c tests/fuzz/*.c \
 		tools/lvbench/*.[ch]
+
+# lruvec.pc locates everything relative to its own directory (${pcfiledir}), so the same file
+# works installed in place, staged under DESTDIR, or moved: pkg-config needs no sysroot.
+PC_REL = $(shell realpath -m --relative-to=$(LIBDIR)/pkgconfig $(1))
+INSTALLED = $(INCLUDEDIR)/lruvec.h $(LIBDIR)/liblruvec.a $(LIBDIR)/$(SOFILE) \
+	$(LIBDIR)/$(SONAME) $(LIBDIR)/liblruvec.so $(LIBDIR)/pkgconfig/lruvec.pc \
+	$(BINDIR)/lvbench $(MANDIR)/man1/lvbench.1
+
+install: $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so $(BUILD)/lvbench $(BUILD)/lvbench.1 \
+		lruvec.pc.in
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 644 include/lruvec.h $(DESTDIR)$(INCLUDEDIR)/lruvec.h
+	$(INSTALL) -m 644 $(BUILD)/liblruvec.a $(DESTDIR)$(LIBDIR)/liblruvec.a
+	$(INSTALL) -m 755 $(BUILD)/liblruvec.so $(DESTDIR)$(LIBDIR)/$(SOFILE)
+	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/liblruvec.so
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@PREFIX@|$(call PC_REL,$(PREFIX))|' \
+		-e 's|@LIBDIR@|$(call PC_REL,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call PC_REL,$(INCLUDEDIR))|' lruvec.pc.in > $(BUILD)/lruvec.pc
+	$(INSTALL) -m 644 $(BUILD)/lruvec.pc $(DESTDIR)$(LIBDIR)/pkgconfig/lruvec.pc
+	$(INSTALL) -m 755 $(BUILD)/lvbench $(DESTDIR)$(BINDIR)/lvbench
+	$(INSTALL) -m 644 $(BUILD)/lvbench.1 $(DESTDIR)$(MANDIR)/man1/lvbench.1
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
 	rm -rf $(BUILD)
