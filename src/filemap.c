@@ -544,10 +544,12 @@ static bool block_has_folio(void **slots, unsigned long index, unsigned int orde
 
 /*
  * filemap_get_folio - the uptodate folio holding page @index, with a reference, creating and
- * filling a folio of up to 2^@order pages on a miss (*@activated: it refaulted and was
- * activated). Return: the folio, or NULL with *@err set (0 beyond the end of the file).
+ * filling a folio of up to 2^@order pages on a miss, charged to @guard's memcg (*@activated:
+ * it refaulted and was activated). Return: the folio, or NULL with *@err set (0 beyond the
+ * end of the file).
+ * Context: inside @guard, which it pins before it waits or allocates (either may block).
  */
-static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg *memcg,
+static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_guard *guard,
 					  unsigned long index, unsigned int order, int *err,
 					  bool *activated)
 {
@@ -580,8 +582,14 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 			continue;
 		}
 		rcu_read_unlock();
-		if (folio_test(folio, PG_locked))
+		if (folio_test(folio, PG_locked)) {
+			if (!memcg_guard_pin(guard)) {
+				lv_folio_put(folio);
+				*err = -ENOENT;
+				return NULL;
+			}
 			folio_wait_fill(folio);
+		}
 		if (!folio_test(folio, PG_uptodate)) {
 			lv_folio_put(folio);
 			*err = -EIO;
@@ -591,7 +599,11 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 	}
 
 	/* Miss: allocate first, so that reclaim never runs under the mapping lock. */
-	folio = page_cache_alloc(file, memcg, index, order, err);
+	if (!memcg_guard_pin(guard)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	folio = page_cache_alloc(file, guard->memcg, index, order, err);
 	if (!folio)
 		return NULL;
 	nr = (unsigned long)folio_nr_pages(folio);
@@ -613,7 +625,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		lv_lock_release(&file->lock);
 		WRITE_ONCE(folio->mapping, NULL);
 		lv_folio_put(folio);
-		return filemap_get_folio(file, memcg, index, 0, err, activated);
+		return filemap_get_folio(file, guard, index, 0, err, activated);
 	}
 	leaf = xa_find_leaf(file, start, true);
 	/* Every slot the folio would cover must be free of folios; the shadow at @index wins. */
@@ -638,7 +650,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 			return NULL;
 		}
 		/* Our page is cached: find it. Only a neighbour is: cache our page alone. */
-		return filemap_get_folio(file, memcg, index, ours_taken ? order : 0, err,
+		return filemap_get_folio(file, guard, index, ours_taken ? order : 0, err,
 					 activated);
 	}
 	folio_get(folio); /* the page cache's reference */
@@ -663,9 +675,13 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct lv_memcg 
 		*err = -EIO;
 		return NULL;
 	}
-	/* Still locked: a removal of its memcg waits for the fill, so folio->memcg is stable. */
-	lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat), EV_PGPGIN,
-				  (long)nr);
+	/*
+	 * On the LRU, the folio may have been reparented to an ancestor meanwhile (the fill does
+	 * not hold its removal back): look the binding up under RCU.
+	 */
+	rcu_read_lock();
+	lruvec_count_event_atomic(folio_lruvec(folio), EV_PGPGIN, (long)nr);
+	rcu_read_unlock();
 	folio_end_fill(folio, true);
 	return folio;
 }
@@ -700,16 +716,25 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 
 long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len, uint64_t off)
 {
+	struct memcg_guard guard;
+	long ret = 0;
 	uint64_t size;
 	size_t done = 0;
 
 	if (!file || (!buf && len))
 		return -EINVAL;
-	if (memcg && memcg->machine != file->machine)
-		return -EINVAL;
+	/*
+	 * A read-side section from here, cheap for reads that hit: only a wait or a miss pins the
+	 * memcg with a reference (filemap_get_folio()).
+	 */
+	memcg_guard_enter(&guard, memcg);
+	if (memcg && memcg->machine != file->machine) {
+		ret = -EINVAL;
+		goto out;
+	}
 	size = READ_ONCE(file->size);
 	if (off >= size)
-		return 0;
+		goto out;
 	if (len > size - off)
 		len = (size_t)(size - off);
 	if (len > LONG_MAX)
@@ -722,10 +747,13 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		void *data;
 		int err = 0;
 
-		folio = filemap_get_folio(file, memcg, (unsigned long)(pos / LV_PAGE_SIZE),
+		folio = filemap_get_folio(file, &guard, (unsigned long)(pos / LV_PAGE_SIZE),
 					  file->machine->cfg.file_folio_order, &err, &activated);
-		if (!folio)
-			return done ? (long)done : err;
+		if (!folio) {
+			if (!done)
+				ret = err;
+			break;
+		}
 		/* Copy up to the end of the folio at once. */
 		in_folio = (size_t)(pos - (uint64_t)folio->index * LV_PAGE_SIZE);
 		n = (LV_PAGE_SIZE << folio_order(folio)) - in_folio;
@@ -752,7 +780,11 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		lv_folio_put(folio);
 		done += n;
 	}
-	return (long)done;
+	if (done)
+		ret = (long)done;
+out:
+	memcg_guard_exit(&guard);
+	return ret;
 }
 
 /*

@@ -279,7 +279,7 @@ enum lru_event {
 /*
  * struct lruvec - the LRU lists of one (memcg, node), or of a node when memcg is disabled.
  * The list heads come first and the lock sits on a cache line of its own after them (the
- * LKP false-sharing regression, kernel-lru-lock §8.3).
+ * LKP false-sharing regression, docs/protocol.md §8.3).
  */
 struct lruvec {
 	struct list_head lists[NR_LRU_LISTS]; /* *lru_lock */
@@ -538,12 +538,40 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
+/*
+ * struct memcg_guard - keeps a memcg handle a caller passed in alive for the length of one
+ * public call against a concurrent lv_memcg_remove() (memcontrol.c, "Handles"): an RCU
+ * read-side section from before the call's first read of the memcg, traded for a reference
+ * (memcg_guard_pin()) before the call blocks. Lives on the caller's stack.
+ */
+struct memcg_guard {
+	struct lv_memcg *memcg; /* NULL: the root */
+	bool pinned;		/* holds a reference (none for the root), not the read lock */
+};
+void memcg_guard_enter(struct memcg_guard *g, struct lv_memcg *memcg);
+bool memcg_guard_pin(struct memcg_guard *g);
+void memcg_guard_exit(struct memcg_guard *g);
 #ifdef LV_DEBUG
 /*
  * Tests: called by a removal between its walk for unevictable folios and its locks. Set and
  * cleared by a test while no removal runs.
  */
 extern void (*reparent_walk_hook)(struct lv_folio *candidate);
+/*
+ * Tests: called by every public call that takes a memcg handle, inside the protection it
+ * holds (read-side section or reference) and before it reads the memcg; and by a removal
+ * after it reparented (@err: its outcome so far), before its last steps. Set and cleared by
+ * a test while no such call runs.
+ */
+extern void (*memcg_handle_hook)(const struct lv_memcg *memcg);
+extern void (*memcg_remove_hook)(struct lv_memcg *memcg, int err);
+#define memcg_handle_hook_call(memcg)                                                              \
+	do {                                                                                       \
+		if (memcg_handle_hook)                                                             \
+			memcg_handle_hook(memcg);                                                  \
+	} while (0)
+#else
+#define memcg_handle_hook_call(memcg) ((void)(memcg))
 #endif
 /*
  * for_each_lruvec - call @fn on every lruvec of the machine, under the memcg tree mutex: the

@@ -6,10 +6,9 @@
  *
  * A folio's lruvec is a function of (node, memcg). The node never changes; the memcg binding
  * (folio->memcg) changes when lv_folio_move_memcg() moves the charge, and when the removal of
- * its memcg moves it to the parent (reparenting, below). A thread that computed
- * a folio's lruvec and then took that lruvec's lock could therefore hold the wrong lock: the
- * race that sank the first versions of the per-memcg lru_lock series. Two mechanisms close it,
- * as in Linux 5.11 plus the later reparenting work (kernel-lru-lock §3):
+ * its memcg moves it to the parent (reparenting, below). A thread that computed a folio's
+ * lruvec and then took that lruvec's lock could therefore hold the wrong lock. Two mechanisms
+ * close that race, as in Linux 5.11 plus the later reparenting work (docs/protocol.md §3):
  *
  *  1. The PG_lru pin. Anyone who moves an on-LRU folio first wins folio_test_clear_lru(), after
  *     taking a reference. A charge move must isolate the folio (win the same pin), so the
@@ -28,9 +27,9 @@
  *     needs the lock the re-checker holds), so RCU is dropped.
  *
  * With memcg disabled every folio's memcg is NULL and every lruvec is a node's __lruvec, so
- * the re-check compares NULL with NULL and the loop ends (hazard 9). In the node-lock design
- * the lruvecs of one node share the node's lock; the re-check is the same, and the batch
- * relock compares locks, not lruvecs, so the baseline keeps its batching.
+ * the re-check compares NULL with NULL and the loop ends (hazard 9, docs/protocol.md §9.1). In
+ * the node-lock design the lruvecs of one node share the node's lock; the re-check is the
+ * same, and the batch relock compares locks, not lruvecs, so the baseline keeps its batching.
  *
  * Page counters. Each non-root memcg counts its own and its descendants' pages; the root is
  * not counted (like the kernel, so that tenants do not all bounce one cache line). A charge
@@ -51,6 +50,20 @@
  * ->dying (both seq_cst), so at least one of them sees the other and backs out. The lists of
  * shadow-only page cache nodes move to the parent's lruvecs (filemap.c), which are then shrunk
  * to their limit. The memory is freed by call_rcu().
+ *
+ * Handles. A caller's memcg pointer is outside any RCU read-side section: the caller found it
+ * in no RCU-protected structure, so a grace period protects it only from the moment a call
+ * enters a section of its own. Every public call that takes a memcg therefore enters one (or
+ * holds a reference) before its first read of the memcg and keeps it until its last:
+ * read-only calls hold RCU's read lock around their reads; calls that block (charging,
+ * reclaim, page cache reads) take a reference inside that section before they block
+ * (struct memcg_guard, css_tryget()), as the kernel's css_tryget() under rcu_read_lock().
+ * The removal's last step queues the drop of the tree's reference behind a grace period, and
+ * the memory goes a grace period after the last reference: so every call that entered before
+ * the removal returned has finished with the memcg, or holds its own reference, when it is
+ * freed. A call that enters after the return cannot be told from one that entered just
+ * before it; the rule that no call may start after a successful removal is the caller's
+ * (lv_memcg_remove() in lruvec.h, docs/locking.md "Handle lifetimes").
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -232,6 +245,61 @@ bool css_tryget(struct lv_memcg *memcg)
 	return true;
 }
 
+/* ---- callers' handles ("Handles" at the top) ------------------------------------------------- */
+
+#ifdef LV_DEBUG
+void (*memcg_handle_hook)(const struct lv_memcg *memcg);
+void (*memcg_remove_hook)(struct lv_memcg *memcg, int err);
+#endif
+
+/* memcg_is_root - whether @memcg is the root (NULL stands for it). Context: RCU or a reference. */
+static bool memcg_is_root(const struct lv_memcg *memcg)
+{
+	return !memcg || !memcg->parent;
+}
+
+/**
+ * memcg_guard_enter - start protecting the handle @memcg (NULL: the root) for one call: from
+ * here until memcg_guard_exit() a removal of @memcg that had not returned when we entered
+ * cannot free it.
+ * Context: before the call's first read of @memcg; enters an RCU read-side section.
+ */
+void memcg_guard_enter(struct memcg_guard *g, struct lv_memcg *memcg)
+{
+	rcu_read_lock();
+	g->memcg = memcg;
+	g->pinned = false;
+	memcg_handle_hook_call(memcg);
+}
+
+/**
+ * memcg_guard_pin - before the call blocks: trade the read-side section for a reference (the
+ * root needs none: it lives as long as the machine). Idempotent.
+ * Return: true, the read-side section left (the reference protects from here on); false if
+ * the memcg is already on its way to being freed, which only a call made after its removal
+ * returned can see (the call should fail with -ENOENT), still inside the section.
+ * Context: inside the guard.
+ */
+bool memcg_guard_pin(struct memcg_guard *g)
+{
+	if (g->pinned)
+		return true;
+	if (!memcg_is_root(g->memcg) && !css_tryget(g->memcg))
+		return false;
+	g->pinned = true;
+	rcu_read_unlock();
+	return true;
+}
+
+/* memcg_guard_exit - end the protection begun by memcg_guard_enter(). */
+void memcg_guard_exit(struct memcg_guard *g)
+{
+	if (!g->pinned)
+		rcu_read_unlock();
+	else if (!memcg_is_root(g->memcg))
+		css_put(g->memcg);
+}
+
 struct snapshot {
 	struct lv_memcg **memcgs;
 	size_t nr, cap;
@@ -263,8 +331,10 @@ static void snapshot_add(struct lv_memcg *memcg, struct snapshot *s)
  * reclaim can walk them while memcgs come and go (the kernel's mem_cgroup_iter). The tree is
  * walked under RCU, not the tree mutex: reclaim in one tenant never waits for another's
  * cgroup creation or removal.
- * Return: a malloc'd array (release with mem_cgroup_snapshot_put()), or NULL.
- * Context: @top is alive (the caller holds a reference or a charge on it).
+ * Return: a malloc'd array (release with mem_cgroup_snapshot_put()), or NULL (also when @top
+ * is already on its way to being freed).
+ * Context: @top is alive: the caller holds a reference or a charge on it, or is in an RCU
+ * read-side section that began before @top's removal returned.
  */
 struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr)
 {
@@ -317,35 +387,49 @@ struct lv_memcg *lv_memcg_root(struct lv_machine *m)
 
 struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name)
 {
+	struct memcg_guard guard;
 	struct lv_memcg *memcg;
+	int err = 0;
 
-	if (!m || mem_cgroup_disabled(m) || (parent && parent->machine != m)) {
+	if (!m || mem_cgroup_disabled(m)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	memcg_guard_enter(&guard, parent);
+	if (parent && parent->machine != m)
+		err = EINVAL;
+	else if (!memcg_guard_pin(&guard))
+		err = EINVAL; /* removed: its tree reference is gone */
+	if (err) {
+		memcg_guard_exit(&guard);
+		errno = err;
 		return NULL;
 	}
 	if (!parent)
 		parent = m->root;
 	memcg = memcg_alloc(m, parent, name);
 	if (!memcg) {
-		errno = ENOMEM;
-		return NULL;
+		err = ENOMEM;
+		goto out;
 	}
 	lv_lock_acquire(&m->memcg_mutex);
-	if (__atomic_load_n(&parent->dying, __ATOMIC_SEQ_CST)) {
+	if (__atomic_load_n(&parent->dying, __ATOMIC_SEQ_CST))
+		err = EINVAL;
+	else if (memcg_id_alloc(m, memcg))
+		err = ENOSPC;
+	if (err) {
 		lv_lock_release(&m->memcg_mutex);
 		memcg_free(memcg);
-		errno = EINVAL;
-		return NULL;
+		memcg = NULL;
+		goto out;
 	}
-	if (memcg_id_alloc(m, memcg)) {
-		lv_lock_release(&m->memcg_mutex);
-		memcg_free(memcg);
-		errno = ENOSPC;
-		return NULL;
-	}
-	css_get(parent);
+	css_get(parent); /* the child's, dropped when the child is freed */
 	list_add_tail_rcu(&memcg->sibling, &parent->children);
 	lv_lock_release(&m->memcg_mutex);
+out:
+	memcg_guard_exit(&guard);
+	if (err)
+		errno = err;
 	return memcg;
 }
 
@@ -547,8 +631,18 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	struct lv_machine *m;
 	int err = 0;
 
-	if (!memcg || !memcg->parent)
+	if (!memcg)
 		return -EINVAL;
+	/*
+	 * Another remover may win and free @memcg meanwhile: read it under RCU until we own the
+	 * removal (dying set by us), after which nobody else can free it.
+	 */
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	if (!memcg->parent) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
 	m = memcg->machine;
 	lv_lock_acquire(&m->memcg_mutex);
 	if (__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST) || !list_empty(&memcg->children) ||
@@ -557,10 +651,15 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	else
 		__atomic_store_n(&memcg->dying, 1, __ATOMIC_SEQ_CST);
 	lv_lock_release(&m->memcg_mutex);
+	rcu_read_unlock();
 	if (err)
 		return err;
 	/* Dying refuses new children and address spaces too: the checks above still hold. */
 	err = memcg_reparent_folios(memcg);
+#ifdef LV_DEBUG
+	if (memcg_remove_hook) /* tests: what other threads do until the removal commits */
+		memcg_remove_hook(memcg, err);
+#endif
 	lv_lock_acquire(&m->memcg_mutex);
 	/* Nothing is charged, so nothing is bound to us, so nothing is linked on our lists. */
 	VM_BUG_ON_M(m, !err && memcg_has_folios(memcg));
@@ -575,15 +674,16 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		shadow_nodes_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);
 	list_add_tail(&memcg->dying_list, &m->dying_memcgs);
 	lv_lock_release(&m->memcg_mutex);
-	/* The parent's lists may now be over their limit while its own LRU stays empty. */
+	/* The parent's lists may be over their limit while its own LRU stays empty. */
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		while (shadow_nodes_shrink(&memcg->parent->nodeinfo[nid], SHADOW_SHRINK_BATCH))
 			;
-	/* Lookups that read a stale folio->memcg may still lock our lruvecs: free after them. */
 	/*
-	 * Drop the tree's reference only after a grace period: a charge or a move that was
-	 * already using this memcg pins it inside an RCU read-side section (css_tryget), so by
-	 * then it either holds its own reference or has failed with -ENOENT.
+	 * The last step: drop the tree's reference a grace period from now. Every call that
+	 * entered with @memcg before this point is in a read-side section (and so is waited for)
+	 * or holds a reference of its own; lookups that read a stale folio->memcg under RCU, and
+	 * charges and moves that pinned us (css_tryget), are covered the same way. The memory
+	 * goes a grace period after the last reference (css_put()).
 	 */
 	__atomic_fetch_add(&m->memcgs_freeing, 1, __ATOMIC_RELAXED);
 	call_rcu_lv(&memcg->rcu_put, memcg_put_rcu);
@@ -592,40 +692,71 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 
 int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages)
 {
-	if (!memcg || !memcg->parent)
+	int err = -EINVAL;
+
+	if (!memcg)
 		return -EINVAL;
-	__atomic_store_n(&memcg->max, pages > LONG_MAX ? LONG_MAX : (long)pages, __ATOMIC_RELAXED);
-	return 0;
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	if (memcg->parent) {
+		__atomic_store_n(&memcg->max, pages > LONG_MAX ? LONG_MAX : (long)pages,
+				 __ATOMIC_RELAXED);
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
 }
 
 size_t lv_memcg_max(const struct lv_memcg *memcg)
 {
-	long max = __atomic_load_n(&memcg->max, __ATOMIC_RELAXED);
+	long max;
 
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	max = __atomic_load_n(&memcg->max, __ATOMIC_RELAXED);
+	rcu_read_unlock();
 	return max == LONG_MAX ? SIZE_MAX : (size_t)max;
 }
 
 size_t lv_memcg_usage(const struct lv_memcg *memcg)
 {
-	struct lv_machine *m = memcg->machine;
+	struct lv_machine *m;
 	size_t used = 0;
 
-	if (memcg->parent)
-		return (size_t)__atomic_load_n(&memcg->usage, __ATOMIC_RELAXED);
-	/* The root is not counted: everything allocated is charged to it or below. */
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
-		used += m->nodes[nid]->nr_pages - node_free_pages(m->nodes[nid]);
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	if (memcg->parent) {
+		used = (size_t)__atomic_load_n(&memcg->usage, __ATOMIC_RELAXED);
+	} else {
+		/* The root is not counted: everything allocated is charged to it or below. */
+		m = memcg->machine;
+		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+			used += m->nodes[nid]->nr_pages - node_free_pages(m->nodes[nid]);
+	}
+	rcu_read_unlock();
 	return used;
 }
 
 struct lv_memcg *lv_memcg_parent(const struct lv_memcg *memcg)
 {
-	return memcg->parent;
+	struct lv_memcg *parent;
+
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	parent = memcg->parent;
+	rcu_read_unlock();
+	return parent;
 }
 
 const char *lv_memcg_name(const struct lv_memcg *memcg)
 {
-	return memcg->name;
+	const char *name;
+
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
+	name = memcg->name;
+	rcu_read_unlock();
+	return name;
 }
 
 static void for_each_memcg_lruvec(struct lv_memcg *memcg, void (*fn)(struct lruvec *, void *),
@@ -727,14 +858,16 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 	int fruitless = 0, err;
 	bool drained = false;
 
-	if (!memcg->parent)
-		return 0; /* the root is not charged */
 	/*
 	 * Pin @memcg (and through it every ancestor) for the whole charge: between a failed
 	 * attempt and reclaim nothing is charged to it, and a concurrent lv_memcg_remove() could
-	 * otherwise free it under us.
+	 * otherwise free it under us. The root is not charged.
 	 */
 	rcu_read_lock();
+	if (memcg_is_root(memcg)) {
+		rcu_read_unlock();
+		return 0;
+	}
 	err = css_tryget(memcg) ? 0 : -ENOENT;
 	rcu_read_unlock();
 	if (err)
@@ -914,14 +1047,19 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	long nr = folio_nr_pages(folio);
 	int err;
 
-	if (mem_cgroup_disabled(m) || !to || to->machine != m)
+	if (mem_cgroup_disabled(m) || !to)
 		return -EINVAL;
 	/*
 	 * Charge before isolating, so that a refused charge leaves the folio exactly where it
 	 * was. The binding read here is a guess until we own the pin; RCU keeps a memcg that a
-	 * concurrent move empties and removes readable meanwhile.
+	 * concurrent move empties and removes readable meanwhile, and @to until it is pinned.
 	 */
 	rcu_read_lock();
+	memcg_handle_hook_call(to);
+	if (to->machine != m) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
 	from = lv_folio_memcg(folio);
 	if (from == to) {
 		rcu_read_unlock();

@@ -58,7 +58,7 @@ struct vm_area {
 
 struct lv_mm {
 	struct lv_machine *machine; /* constant */
-	struct lv_memcg *memcg;	    /* constant, pinned (css_get); NULL with memcg disabled */
+	struct lv_memcg *memcg;	    /* constant, pinned (nr_mms); NULL with memcg disabled */
 	int nid;		    /* atomic (relaxed): preferred node for faults */
 	long rss;		    /* page_table_lock for writes; read racily */
 	struct vm_area *heap;  /* constant until lv_mm_destroy(): the brk region, maybe empty */
@@ -248,21 +248,30 @@ static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uin
 
 struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid)
 {
-	struct lv_mm *mm;
+	struct memcg_guard guard;
+	struct lv_mm *mm = NULL;
+	int err = 0;
 
-	if (!m || !node_valid(m, nid) || (memcg && memcg->machine != m)) {
+	if (!m || !node_valid(m, nid)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if (mem_cgroup_disabled(m))
 		memcg = NULL;
-	else if (!memcg)
+	/* The caller's handle, until our address space pins the memcg (nr_mms below). */
+	memcg_guard_enter(&guard, memcg);
+	if ((memcg && memcg->machine != m) || !memcg_guard_pin(&guard)) {
+		err = EINVAL;
+		goto out;
+	}
+	if (!memcg && !mem_cgroup_disabled(m))
 		memcg = m->root;
 	mm = calloc(1, sizeof(*mm));
 	if (!mm || !(mm->heap = vma_alloc(BRK_BASE, BRK_BASE, 0))) {
 		free(mm);
-		errno = ENOMEM;
-		return NULL;
+		mm = NULL;
+		err = ENOMEM;
+		goto out;
 	}
 	mm->machine = m;
 	mm->memcg = memcg;
@@ -278,13 +287,18 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 		lv_lock_destroy(&mm->page_table_lock);
 		vma_free(mm->heap);
 		free(mm);
-		errno = EINVAL;
-		return NULL;
+		mm = NULL;
+		err = EINVAL;
+		goto out;
 	}
 	if (memcg)
 		memcg->nr_mms++; /* which also keeps it from being freed: it cannot be removed */
 	list_add_tail(&mm->mms, &m->mms);
 	lv_lock_release(&m->memcg_mutex);
+out:
+	memcg_guard_exit(&guard);
+	if (err)
+		errno = err;
 	return mm;
 }
 

@@ -296,8 +296,12 @@ uint64_t lv_memcg_stat(struct lv_memcg *memcg, enum lv_stat_item item)
 		return 0;
 	if (item == LV_NR_CHARGED)
 		return lv_memcg_usage(memcg);
+	/* A caller's handle: a concurrent removal frees it only after this section. */
+	rcu_read_lock();
+	memcg_handle_hook_call(memcg);
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++)
 		sum += lruvec_stat(&memcg->nodeinfo[nid], item);
+	rcu_read_unlock();
 	return sum;
 }
 

@@ -725,7 +725,7 @@ static void wait_memcg_frees(struct lv_machine *m)
  * A removed memcg keeps counting until it is freed: a thread that looked one of its lruvecs up
  * before the removal (here: holding a reference, as a charge in flight does) may still count
  * an event or take its lock. Node totals and lock statistics must include those, before and
- * after the free; they used to be dropped (the counts were folded at removal).
+ * after the free (folding the counts at removal would drop them).
  */
 static void test_stats_after_remove(void)
 {
@@ -762,6 +762,323 @@ static void test_stats_after_remove(void)
 	is(dbefore.acquired, dafter.acquired, "its drain mutex's too");
 	finish(m, "stats after remove");
 }
+
+#ifdef LV_DEBUG
+/* ---- calls racing a removal ------------------------------------------------------------ */
+
+/*
+ * memcg_pending - whether @memcg is removed but not freed yet: on the machine's list of removed
+ * memcgs, which its free takes it off. @memcg is compared, never dereferenced.
+ */
+static bool memcg_pending(struct lv_machine *m, const struct lv_memcg *memcg)
+{
+	struct list_head *pos;
+	bool found = false;
+
+	lv_lock_acquire(&m->memcg_mutex);
+	list_for_each (pos, &m->dying_memcgs)
+		found |= list_entry(pos, struct lv_memcg, dying_list) == memcg;
+	lv_lock_release(&m->memcg_mutex);
+	return found;
+}
+
+/* Every public call that takes a memcg handle, as the racing tests drive them. */
+enum handle_op {
+	OP_USAGE,
+	OP_MAX,
+	OP_STAT,
+	OP_NAME,
+	OP_PARENT,
+	OP_SET_MAX,
+	OP_CREATE,
+	OP_MM_CREATE,
+	OP_MOVE,
+	OP_READ,
+	OP_REMOVE,
+	NR_HANDLE_OPS
+};
+
+static const char *const op_names[NR_HANDLE_OPS] = {
+	"lv_memcg_usage",      "lv_memcg_max",	   "lv_memcg_stat",   "lv_memcg_name",
+	"lv_memcg_parent",     "lv_memcg_set_max", "lv_memcg_create", "lv_mm_create",
+	"lv_folio_move_memcg", "lv_file_read",	   "lv_memcg_remove",
+};
+
+struct handle_call {
+	struct lv_machine *m;
+	struct lv_memcg *victim;
+	struct lv_folio *folio; /* OP_MOVE: a folio of the root, on its LRU */
+	struct lv_file *file;	/* OP_READ: a sparse file whose first page is not cached */
+	enum handle_op op;
+	long result;
+	const void *ptr;
+	int err;
+};
+
+static void handle_call_run(struct handle_call *c)
+{
+	char buf[64];
+
+	errno = 0;
+	switch (c->op) {
+	case OP_USAGE:
+		c->result = (long)lv_memcg_usage(c->victim);
+		break;
+	case OP_MAX:
+		c->result = (long)lv_memcg_max(c->victim);
+		break;
+	case OP_STAT:
+		c->result = (long)lv_memcg_stat(c->victim, LV_PGPGIN);
+		break;
+	case OP_NAME:
+		c->ptr = lv_memcg_name(c->victim);
+		break;
+	case OP_PARENT:
+		c->ptr = lv_memcg_parent(c->victim);
+		break;
+	case OP_SET_MAX:
+		c->result = lv_memcg_set_max(c->victim, 2000);
+		break;
+	case OP_CREATE:
+		c->ptr = lv_memcg_create(c->m, c->victim, "child");
+		break;
+	case OP_MM_CREATE:
+		c->ptr = lv_mm_create(c->m, c->victim, 0);
+		break;
+	case OP_MOVE:
+		c->result = lv_folio_move_memcg(c->folio, c->victim);
+		break;
+	case OP_READ:
+		c->result = lv_file_read(c->file, c->victim, buf, sizeof(buf), 0);
+		break;
+	case OP_REMOVE:
+		c->result = lv_memcg_remove(c->victim);
+		break;
+	case NR_HANDLE_OPS:
+		break;
+	}
+	c->err = errno;
+}
+
+/* The stall: the first call on the victim stops inside its protection until released. */
+static struct {
+	const struct lv_memcg *victim;
+	int armed, inside, go; /* atomics */
+} stall;
+
+static void stall_hook(const struct lv_memcg *memcg)
+{
+	if (memcg != stall.victim || !__atomic_exchange_n(&stall.armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&stall.inside, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stall.go, __ATOMIC_ACQUIRE))
+		usleep(100);
+}
+
+static void *handle_call_thread(void *arg)
+{
+	handle_call_run(arg);
+	return NULL;
+}
+
+/*
+ * A call that entered with the memcg stops inside its protection (the debug hook) while the
+ * memcg is removed: the removal returns 0, the memcg is not freed while the call is inside
+ * (100 ms is many grace periods), and the call, released, returns its normal result or the
+ * error for a memcg being removed; the memcg is freed once it is done. Without the read-side
+ * section or reference the free would come within a few grace periods.
+ */
+static void test_remove_stalled_call(enum handle_op op)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *root = lv_memcg_root(m), *victim = new_memcg(m, NULL, "victim");
+	struct lv_file *warm = lv_file_open(m, -1, 8 * LV_PAGE_SIZE);
+	struct lv_file *cold = lv_file_open(m, -1, LV_PAGE_SIZE);
+	struct handle_call c = { .m = m, .victim = victim, .op = op, .file = cold };
+	const char *what = op_names[op], *name = lv_memcg_name(victim);
+	char buf[8 * LV_PAGE_SIZE];
+	bool pending = true;
+	pthread_t th;
+
+	if (!warm || !cold)
+		BAIL_OUT("stalled call: files");
+	lv_memcg_set_max(victim, 1000);
+	is(lv_file_read(warm, victim, buf, sizeof(buf), 0), (long)sizeof(buf),
+	   "%s: the victim caches 8 pages", what);
+	c.folio = alloc_or_bail(m, 0, 0, NULL, 0);
+	lv_folio_add_lru(c.folio);
+	lv_lru_add_drain_all(m);
+
+	stall.victim = victim;
+	__atomic_store_n(&stall.inside, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stall.go, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stall.armed, 1, __ATOMIC_RELEASE);
+	memcg_handle_hook = stall_hook;
+	start_ready(&th, handle_call_thread, &c, &stall.inside);
+	is(lv_memcg_remove(victim), 0, "%s: removed while a call is inside", what);
+	for (int i = 0; i < 100 && pending; i++) {
+		usleep(1000);
+		pending = memcg_pending(m, victim);
+	}
+	ok(pending, "%s: not freed while the call is inside", what);
+	__atomic_store_n(&stall.go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	memcg_handle_hook = NULL;
+
+	switch (op) {
+	case OP_USAGE:
+		is(c.result, 0, "%s: the usage it had (everything moved to the parent)", what);
+		break;
+	case OP_MAX:
+		is(c.result, 1000, "%s: the limit it had", what);
+		break;
+	case OP_STAT:
+		is(c.result, 8, "%s: its pgpgin", what);
+		break;
+	case OP_NAME:
+		ok(c.ptr == name, "%s: its name", what);
+		break;
+	case OP_PARENT:
+		ok(c.ptr == root, "%s: its parent", what);
+		break;
+	case OP_SET_MAX:
+		is(c.result, 0, "%s: 0", what);
+		break;
+	case OP_CREATE:
+	case OP_MM_CREATE:
+		ok(c.ptr == NULL && c.err == EINVAL, "%s: NULL, EINVAL (a memcg being removed)",
+		   what);
+		break;
+	case OP_MOVE:
+		is(c.result, -ENOENT, "%s: -ENOENT", what);
+		break;
+	case OP_READ:
+		is(c.result, -ENOENT, "%s: -ENOENT (a page had to be charged)", what);
+		break;
+	case OP_REMOVE:
+		is(c.result, -EBUSY, "%s: the second removal -> -EBUSY", what);
+		break;
+	case NR_HANDLE_OPS:
+		break;
+	}
+	wait_memcg_frees(m);
+	ok(!memcg_pending(m, victim), "%s: freed once the call finished", what);
+	ok(lv_folio_memcg(c.folio) == root, "%s: the root's folio stayed with the root", what);
+	lv_folio_put(c.folio);
+	lv_file_close(warm);
+	lv_file_close(cold);
+	finish(m, what);
+}
+
+/*
+ * Threads calling the read-only functions in a loop while the memcg is removed, stopped (by
+ * the debug hook in the removal) just before its last steps, so that no call starts after it
+ * returns: every value is one the memcg had.
+ */
+#define RACERS	    2
+#define RACE_ROUNDS 100
+
+struct racer {
+	pthread_t th;
+	struct lv_memcg *victim, *root;
+	const char *name;
+	int stop, ready; /* atomics */
+	unsigned long calls, during, bad;
+};
+
+static struct racer racers[RACERS];
+
+static void *racer_thread(void *arg)
+{
+	struct racer *r = arg;
+
+	__atomic_store_n(&r->ready, 1, __ATOMIC_RELEASE);
+	for (unsigned long i = 0; !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); i++) {
+		bool dying = __atomic_load_n(&r->victim->dying, __ATOMIC_RELAXED);
+		size_t v;
+
+		switch (i % 6) {
+		case 0:
+			r->bad += lv_memcg_usage(r->victim) > 8;
+			break;
+		case 1:
+			v = lv_memcg_max(r->victim);
+			r->bad += v != 1000 && v != 2000;
+			break;
+		case 2:
+			r->bad += lv_memcg_stat(r->victim, LV_PGPGIN) != 8;
+			break;
+		case 3:
+			r->bad += lv_memcg_name(r->victim) != r->name ||
+				  strcmp(lv_memcg_name(r->victim), "victim") != 0;
+			break;
+		case 4:
+			r->bad += lv_memcg_parent(r->victim) != r->root;
+			break;
+		default:
+			r->bad += lv_memcg_set_max(r->victim, i % 12 == 5 ? 2000 : 1000) != 0;
+			break;
+		}
+		r->calls++;
+		r->during += dying;
+	}
+	return NULL;
+}
+
+static int racers_stopped;
+
+static void stop_racers(struct lv_memcg *memcg, int err)
+{
+	(void)memcg;
+	(void)err;
+	for (int i = 0; i < RACERS; i++)
+		__atomic_store_n(&racers[i].stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < RACERS; i++)
+		pthread_join(racers[i].th, NULL);
+	racers_stopped++;
+}
+
+static void test_remove_racing_reads(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	unsigned long calls = 0, during = 0, bad = 0, removed = 0, freed = 0;
+	char buf[8 * LV_PAGE_SIZE];
+
+	memcg_remove_hook = stop_racers;
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		struct lv_memcg *victim = new_memcg(m, NULL, "victim");
+		struct lv_file *f = lv_file_open(m, -1, sizeof(buf));
+
+		if (!f || lv_file_read(f, victim, buf, sizeof(buf), 0) != (long)sizeof(buf))
+			BAIL_OUT("racing reads: setup");
+		lv_memcg_set_max(victim, 1000);
+		for (int i = 0; i < RACERS; i++) {
+			racers[i] = (struct racer){ .victim = victim,
+						    .root = lv_memcg_root(m),
+						    .name = lv_memcg_name(victim) };
+			start_ready(&racers[i].th, racer_thread, &racers[i], &racers[i].ready);
+		}
+		removed += lv_memcg_remove(victim) == 0;
+		for (int i = 0; i < RACERS; i++) {
+			calls += racers[i].calls;
+			during += racers[i].during;
+			bad += racers[i].bad;
+		}
+		lv_file_close(f);
+		wait_memcg_frees(m);
+		freed += !memcg_pending(m, victim);
+	}
+	memcg_remove_hook = NULL;
+	is(removed, RACE_ROUNDS, "racing reads: every removal succeeded");
+	is(racers_stopped, RACE_ROUNDS, "racing reads: the racers ran until each removal's end");
+	is(freed, RACE_ROUNDS, "racing reads: every removed memcg was freed");
+	ok(during > 0, "racing reads: %lu of %lu calls ran while a removal did", during, calls);
+	is(bad, 0, "racing reads: every value was one the memcg had");
+	finish(m, "racing reads");
+}
+#endif
 
 /* A memcg of another machine is bad input: reported, nothing charged. */
 static void test_foreign(void)
@@ -808,6 +1125,11 @@ int main(void)
 #endif
 	test_memcg_stats();
 	test_stats_after_remove();
+#ifdef LV_DEBUG
+	for (enum handle_op op = 0; op < NR_HANDLE_OPS; op++)
+		test_remove_stalled_call(op);
+	test_remove_racing_reads();
+#endif
 	test_foreign();
 	return done_testing();
 }
