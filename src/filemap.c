@@ -22,6 +22,13 @@
  * return -EIO) and removes the folio again. A large folio over a hole of a sparse file is
  * published at once and zeroed a page at a time by its readers (folio_zero_pages()).
  *
+ * The bytes of the file are those of @fd below the smallest size the file has had since it was
+ * opened (fill_limit), zeros after them, as a file that ftruncate(2) shrank and grew again
+ * reads: a fill reads nothing of @fd past that limit, and a truncation drops every cached
+ * page holding a byte at or past the new size (the one holding the new end included, rather
+ * than zeroing its tail under readers that may still copy it), so no byte of @fd past the
+ * limit is ever cached.
+ *
  * Eviction (remove_mapping(), called by reclaim on an isolated folio) freezes the reference
  * count from exactly 2 (the tree's and the isolation's) to 0 under the mapping lock, so a
  * reader that holds a reference makes it fail, and replaces the folio with a shadow entry.
@@ -84,8 +91,13 @@ struct lv_file {
 	struct list_head files;	    /* machine->memcg_mutex: the machine's open files */
 	int fd;			    /* constant; -1 for a sparse file */
 	uint64_t size;		    /* mapping lock for writes; read racily */
-	struct xa_node *root;	    /* mapping lock for writes; RCU for reads */
-	unsigned long nrpages;	    /* mapping lock; read racily */
+	/*
+	 * Mapping lock: bytes of @fd below it may be read, the smallest size the file has had
+	 * since it was opened. Bytes past it read as zeros, as after ftruncate(2).
+	 */
+	uint64_t fill_limit;
+	struct xa_node *root;  /* mapping lock for writes; RCU for reads */
+	unsigned long nrpages; /* mapping lock; read racily */
 	struct rcu_head rcu;
 	/*
 	 * The mapping lock. Reclaim finds a file through folio->mapping under RCU and locks it;
@@ -402,11 +414,16 @@ static void folio_end_fill(struct lv_folio *folio, bool ok)
 	}
 }
 
-static int folio_fill(struct lv_file *file, struct lv_folio *folio)
+/*
+ * folio_fill - read @folio's bytes from the file: those of @fd below @limit (the file's
+ * fill_limit when the folio was inserted), zeros after them and after @fd's own end.
+ * Return: 0 or -EIO.
+ */
+static int folio_fill(struct lv_file *file, struct lv_folio *folio, uint64_t limit)
 {
-	size_t len = LV_PAGE_SIZE << folio_order(folio);
+	size_t len = LV_PAGE_SIZE << folio_order(folio), want = 0;
 	char *data = lv_folio_data(folio);
-	off_t pos = (off_t)folio->index * (off_t)LV_PAGE_SIZE;
+	uint64_t pos = (uint64_t)folio->index * LV_PAGE_SIZE;
 	size_t done = 0;
 
 	if (!data)
@@ -418,15 +435,17 @@ static int folio_fill(struct lv_file *file, struct lv_folio *folio)
 		folio_set(folio, PG_hole);
 		return 0;
 	}
-	while (file->fd >= 0 && done < len) {
-		ssize_t n = pread(file->fd, data + done, len - done, pos + (off_t)done);
+	if (file->fd >= 0 && pos < limit)
+		want = limit - pos < len ? (size_t)(limit - pos) : len;
+	while (done < want) {
+		ssize_t n = pread(file->fd, data + done, want - done, (off_t)(pos + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -EIO;
 		if (n == 0)
-			break; /* the file is shorter than our size: the rest reads as zeros */
+			break; /* @fd is shorter than the limit: the rest reads as zeros */
 		done += (size_t)n;
 	}
 	memset(data + done, 0, len - done);
@@ -558,6 +577,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	void *shadow = NULL;
 	struct xa_node *leaf;
 	bool taken = false;
+	uint64_t limit;
 
 	for (;;) {
 		void **slot;
@@ -657,12 +677,17 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	xa_store_range(file, leaf, start, nr, folio, NULL);
 	WRITE_ONCE(file->nrpages, file->nrpages + nr);
 	__atomic_fetch_add(&folio->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
+	/*
+	 * Sampled with the insertion: a truncation below it either came first (we see its
+	 * limit) or comes later and drops this folio.
+	 */
+	limit = file->fill_limit;
 	lv_lock_release(&file->lock);
 
 	if (shadow)
 		*activated = workingset_refault(folio, shadow);
 	folio_add_lru(folio);
-	if (folio_fill(file, folio)) {
+	if (folio_fill(file, folio, limit)) {
 		folio_end_fill(folio, false);
 		lv_lock_acquire(&file->lock);
 		if (page_cache_delete(file, folio, NULL)) {
@@ -707,6 +732,7 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 	file->machine = m;
 	file->fd = fd;
 	file->size = size;
+	file->fill_limit = size;
 	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING);
 	lv_lock_acquire(&m->memcg_mutex);
 	list_add_tail(&file->files, &m->files);
@@ -832,13 +858,16 @@ static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, u
 
 int lv_file_truncate(struct lv_file *file, uint64_t size)
 {
-	unsigned long start = (unsigned long)((size + LV_PAGE_SIZE - 1) / LV_PAGE_SIZE);
+	/* The page holding the new end goes too: its bytes past the end must read as zeros. */
+	unsigned long start = (unsigned long)(size / LV_PAGE_SIZE);
 	bool dropped = false;
 
 	if (!file || size > MAX_FILE_BYTES)
 		return -EINVAL;
 	lv_lock_acquire(&file->lock);
 	WRITE_ONCE(file->size, size);
+	if (size < file->fill_limit)
+		file->fill_limit = size;
 	for (;;) {
 		struct lv_folio *batch[XA_CHUNK_SIZE];
 		unsigned int nr = 0;

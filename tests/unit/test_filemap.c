@@ -33,10 +33,16 @@ static long rd(struct lv_file *f, struct lv_memcg *memcg, void *buf, size_t len,
 /*
  * The library's pread(2) is wrapped (-Wl,--wrap=pread, see the Makefile) so that a fill can
  * be made slower than the time a waiter spends awake (fill_done_soon() in filemap.c, about a
- * millisecond): its waiters then sleep on the fill queue and must be woken.
+ * millisecond): its waiters then sleep on the fill queue and must be woken. The wrapper also
+ * records how far the library asked to read a watched descriptor, and can hold a fill of one
+ * until the test lets it go.
  */
-static int fill_delay_us; /* set while no reader runs */
-static int slowed_preads; /* calls that fill_delay_us slowed down */
+static int fill_delay_us;	 /* set while no reader runs */
+static int slowed_preads;	 /* calls that fill_delay_us slowed down */
+static int watch_fd = -1;	 /* set while no reader runs */
+static uint64_t watch_end;	 /* atomic: the highest offset + count asked of watch_fd */
+static int hold_fd = -1;	 /* set while no reader runs: preads of it wait for hold_go */
+static int hold_inside, hold_go; /* atomics */
 
 ssize_t __real_pread(int fd, void *buf, size_t count, off_t offset);
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
@@ -44,6 +50,20 @@ ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset)
 {
 	int us = __atomic_load_n(&fill_delay_us, __ATOMIC_RELAXED);
+	uint64_t end = (uint64_t)offset + count, seen;
+
+	if (fd == watch_fd) {
+		seen = __atomic_load_n(&watch_end, __ATOMIC_RELAXED);
+		while (end > seen &&
+		       !__atomic_compare_exchange_n(&watch_end, &seen, end, true, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+			;
+	}
+	if (fd == hold_fd) {
+		__atomic_store_n(&hold_inside, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&hold_go, __ATOMIC_ACQUIRE))
+			usleep(100);
+	}
 
 	if (us) {
 		struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
@@ -459,14 +479,15 @@ static void test_truncate(void)
 	is(lv_memcg_usage(a), 64, "truncate: 64 charged");
 
 	is(lv_file_truncate(f, 10 * PAGE + 100), 0, "truncate: to 10 pages + 100 bytes -> 0");
-	is(lv_file_cached_pages(f), 11, "truncate: pages 11..63 dropped, partial page 10 kept");
-	is(nstat(m, LV_NR_FILE_PAGES), 11, "truncate: LV_NR_FILE_PAGES 11");
-	is(lv_memcg_usage(a), 11, "truncate: dropped pages uncharged at once");
-	is(file_lru_pages(a), 11, "truncate: dropped pages left the LRU");
+	is(lv_file_cached_pages(f), 10, "truncate: pages 10..63 dropped, the partial page too");
+	is(nstat(m, LV_NR_FILE_PAGES), 10, "truncate: LV_NR_FILE_PAGES 10");
+	is(lv_memcg_usage(a), 10, "truncate: dropped pages uncharged at once");
+	is(file_lru_pages(a), 10, "truncate: dropped pages left the LRU");
 	is(rd(f, a, buf, PAGE, 11 * PAGE), 0, "truncate: read beyond the new size -> 0");
 	is(rd(f, a, buf, PAGE, 10 * PAGE + 100), 0, "truncate: read at the new size -> 0");
+	is(lv_file_cached_pages(f), 10, "truncate: reads beyond the end cache nothing");
 	is(rd(f, a, buf, PAGE, 10 * PAGE), 100, "truncate: a read over the new end is short");
-	is(lv_file_cached_pages(f), 11, "truncate: reads beyond the end cache nothing");
+	is(lv_file_cached_pages(f), 11, "truncate: ... and fills the partial page again");
 
 	is(lv_file_truncate(f, 64 * PAGE), 0, "truncate: grow back to 64 pages");
 	memset(buf, 0xaa, 3 * PAGE);
@@ -494,19 +515,20 @@ static void test_truncate(void)
 	skip("truncation of a page an ongoing reader holds: no API holds a page cache folio");
 	check_ok(m, "truncate");
 
-	/* A real file: growing back reads the file's data again. */
+	/* A real file: growing back reads zeros past the size it was cut to (ftruncate(2)). */
 	fd = temp_file(real, 0);
 	g = lv_file_open(m, fd, real);
 	if (!g)
 		BAIL_OUT("truncate: open real file failed");
 	is(rd(g, a, buf, real, 0), real, "truncate real: read all");
 	is(lv_file_truncate(g, 5 * PAGE + 1), 0, "truncate real: to 5 pages + 1");
-	is(lv_file_cached_pages(g), 6, "truncate real: 6 pages cached");
+	is(lv_file_cached_pages(g), 5, "truncate real: 5 pages cached");
 	is(rd(g, a, buf, PAGE, 5 * PAGE), 1, "truncate real: one byte left in page 5");
 	is(lv_file_truncate(g, real), 0, "truncate real: grow back");
-	memset(buf, 0, 64 * PAGE);
+	memset(buf, 0xaa, 64 * PAGE);
 	is(rd(g, a, buf, 64 * PAGE, 0), real, "truncate real: read all again");
-	is(bad_bytes(buf, real, 0, real, 0), 0, "truncate real: the file's bytes again");
+	is(bad_bytes(buf, real, 0, 5 * PAGE + 1, 0), 0,
+	   "truncate real: the file's bytes up to 5 pages + 1, zeros after");
 	lv_file_close(g);
 	close(fd);
 
@@ -529,6 +551,225 @@ static void test_truncate(void)
 	is(lv_memcg_remove(a), 0, "close: a removed");
 	free(buf);
 	finish(m, "truncate");
+}
+
+/* ---- bytes past the size ------------------------------------------------------------------ */
+
+/* watch - count what the library asks of @fd from now on. */
+static void watch(int fd)
+{
+	watch_fd = fd;
+	__atomic_store_n(&watch_end, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * read_check - read all of @f (@size bytes) and count the bytes unlike a temp_file(0)
+ * below @data and zeros from there on.
+ */
+static size_t read_check(struct lv_file *f, unsigned char *buf, uint64_t size, uint64_t data)
+{
+	memset(buf, 0xaa, size);
+	if (rd(f, NULL, buf, size, 0) != (long)size)
+		return size;
+	return bad_bytes(buf, size, 0, data, 0);
+}
+
+/*
+ * A file is its descriptor's bytes below the smallest size it has had since it was opened,
+ * zeros after them, as ftruncate(2) leaves a file shrunk and grown again; no byte of the
+ * descriptor at or past that size is even asked for. Real files longer than the size, sizes
+ * that are not page multiples, large folios, and shrinking then growing.
+ */
+static void test_size_limit(unsigned int order)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	const uint64_t real = 32 * PAGE, size = 5 * PAGE + 100, cut = 3 * PAGE + 5;
+	unsigned char *buf = malloc(real);
+	int fd = temp_file(real, 0);
+	struct lv_file *f;
+
+	cfg.file_folio_order = order;
+	m = new_machine(&cfg);
+	if (!buf)
+		BAIL_OUT("size limit: out of memory");
+
+	/* Opened shorter than the descriptor, at a size inside a page. */
+	watch(fd);
+	f = lv_file_open(m, fd, size);
+	if (!f)
+		BAIL_OUT("size limit: open");
+	is(read_check(f, buf, size, size), 0, "order %u: opened at 5 pages + 100: the bytes",
+	   order);
+	ok(watch_end > 0 && watch_end <= size,
+	   "order %u: ... and nothing past the size asked of the descriptor (asked up to %llu)",
+	   order, (unsigned long long)watch_end);
+	is(lv_file_truncate(f, 12 * PAGE), 0, "order %u: grown to 12 pages", order);
+	is(read_check(f, buf, 12 * PAGE, size), 0,
+	   "order %u: grown: zeros past the size it was opened with", order);
+	ok(watch_end <= size, "order %u: grown: still nothing past it asked (%llu)", order,
+	   (unsigned long long)watch_end);
+	lv_file_close(f);
+
+	/* Opened at the descriptor's size, cached whole, cut inside a page, grown again. */
+	f = lv_file_open(m, fd, real);
+	if (!f)
+		BAIL_OUT("size limit: reopen");
+	is(read_check(f, buf, real, real), 0, "order %u: 32 pages cached", order);
+	is(lv_file_truncate(f, cut), 0, "order %u: cut to 3 pages + 5", order);
+	is(rd(f, NULL, buf, real, 0), (long)cut, "order %u: cut: reads end at the cut", order);
+	watch(fd);
+	is(lv_file_truncate(f, real), 0, "order %u: grown back to 32 pages", order);
+	is(read_check(f, buf, real, cut), 0,
+	   "order %u: grown back: the bytes up to the cut, zeros after it", order);
+	ok(watch_end <= cut, "order %u: ... nothing past the cut asked of the descriptor (%llu)",
+	   order, (unsigned long long)watch_end);
+	is(lv_file_truncate(f, 8 * PAGE), 0, "order %u: cut at a page boundary", order);
+	is(lv_file_truncate(f, 2 * PAGE), 0, "order %u: and below the first cut", order);
+	is(lv_file_truncate(f, real), 0, "order %u: grown back again", order);
+	is(read_check(f, buf, real, 2 * PAGE), 0, "order %u: zeros past the smallest size", order);
+	watch_fd = -1;
+	check_ok(m, "size limit");
+	lv_file_close(f);
+	close(fd);
+	free(buf);
+	finish(m, "size limit");
+}
+
+#ifdef LV_DEBUG
+/* memcg_pending - whether @memcg is removed but not freed yet (compared, not dereferenced). */
+static bool memcg_pending(struct lv_machine *m, const struct lv_memcg *memcg)
+{
+	struct list_head *pos;
+	bool found = false;
+
+	lv_lock_acquire(&m->memcg_mutex);
+	list_for_each (pos, &m->dying_memcgs)
+		found |= list_entry(pos, struct lv_memcg, dying_list) == memcg;
+	lv_lock_release(&m->memcg_mutex);
+	return found;
+}
+
+struct held_read {
+	struct lv_file *file;
+	struct lv_memcg *memcg;
+	unsigned char buf[2 * PAGE];
+	long result;
+};
+
+static void *held_reader(void *arg)
+{
+	struct held_read *r = arg;
+
+	r->result = rd(r->file, r->memcg, r->buf, sizeof(r->buf), 0);
+	return NULL;
+}
+
+/*
+ * A read through a memcg blocks in its first page's fill while the memcg is removed: the
+ * removal moves the page being filled to the parent and returns 0, but the memcg is not freed
+ * while the read runs; the read returns that page (its second page would be a charge to a
+ * memcg being removed: -ENOENT ends the read there), and the memcg is freed once it returns.
+ */
+static void test_remove_during_read(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *victim = new_memcg(m, NULL, "victim");
+	int fd = temp_file(2 * PAGE, 0);
+	struct held_read r = { .file = lv_file_open(m, fd, 2 * PAGE), .memcg = victim };
+	bool pending = true;
+	pthread_t th;
+
+	if (!r.file)
+		BAIL_OUT("remove during read: open");
+	hold_fd = fd;
+	__atomic_store_n(&hold_go, 0, __ATOMIC_RELAXED);
+	start_ready(&th, held_reader, &r, &hold_inside);
+	is(lv_memcg_remove(victim), 0, "remove during read: removed while a fill is held");
+	for (int i = 0; i < 100 && pending; i++) {
+		usleep(1000);
+		pending = memcg_pending(m, victim);
+	}
+	ok(pending, "remove during read: not freed while the read runs");
+	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	hold_fd = -1;
+	is(r.result, PAGE, "remove during read: the read returns the page it was filling");
+	is(bad_bytes(r.buf, PAGE, 0, 2 * PAGE, 0), 0, "remove during read: its bytes");
+	is(lv_memcg_stat(lv_memcg_root(m), LV_PGPGIN), 1,
+	   "remove during read: the fill counted for the parent, which holds the page now");
+	is(lv_file_cached_pages(r.file), 1, "remove during read: the page stays cached");
+	for (int i = 0; i < 2000 && memcg_pending(m, victim); i++)
+		usleep(1000);
+	ok(!memcg_pending(m, victim), "remove during read: freed once the read returned");
+	lv_file_close(r.file);
+	close(fd);
+	finish(m, "remove during read");
+}
+#endif
+
+/* ---- the workingset size --------------------------------------------------------------- */
+
+/*
+ * evict - evict page @index of @f exactly as reclaim does (isolate, then remove_mapping(),
+ * which leaves a shadow entry): one page and nothing else moves the workingset clock.
+ */
+static void evict(struct lv_file *f, unsigned long index)
+{
+	unsigned long start = index;
+	struct lv_folio *folio;
+
+	if (filemap_get_folios(f, &start, &folio, 1) != 1 || folio->index != index)
+		BAIL_OUT("evict: page %lu is not cached", index);
+	if (lv_folio_isolate_lru(folio))
+		BAIL_OUT("evict: page %lu is not on an LRU", index);
+	lv_folio_put(folio); /* the lookup's: the cache and the isolation hold it now */
+	if (!remove_mapping(folio))
+		BAIL_OUT("evict: page %lu is in use", index);
+	free_folios(&folio, 1);
+}
+
+/*
+ * A refault is activated when its distance (pages evicted or activated in the evicting memcg
+ * on that node since the eviction, the page's own included) is at most the workingset size
+ * (the pages on that memcg's active file list there): with 4 active pages, a page followed by
+ * 3 more evictions refaults at distance 4 and is activated; one followed by 4 refaults at 5
+ * and is not.
+ */
+static void test_workingset_size(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	unsigned char buf[8 * PAGE];
+
+	for (unsigned long after = 3; after <= 4; after++) {
+		struct lv_memcg *a = new_memcg(m, NULL, "ws");
+		struct lv_file *hot = lv_file_open(m, -1, 4 * PAGE),
+			       *s = lv_file_open(m, -1, 8 * PAGE);
+		uint64_t act;
+
+		if (!hot || !s)
+			BAIL_OUT("workingset size: open");
+		rd(hot, a, buf, 4 * PAGE, 0);
+		rd(hot, a, buf, 4 * PAGE, 0);
+		rd(s, a, buf, 8 * PAGE, 0);
+		lv_lru_add_drain_all(m);
+		is(lv_memcg_stat(a, LV_NR_ACTIVE_FILE), 4, "workingset size: 4 active pages");
+		for (unsigned long i = 0; i <= after; i++)
+			evict(s, i);
+		act = lv_memcg_stat(a, LV_WORKINGSET_ACTIVATE);
+		is(rd(s, a, buf, PAGE, 0), PAGE, "workingset size: page 0 refaults after %lu more",
+		   after);
+		is(lv_memcg_stat(a, LV_WORKINGSET_ACTIVATE) - act, after + 1 <= 4,
+		   "workingset size: distance %lu against 4 active pages: %s", after + 1,
+		   after + 1 <= 4 ? "activated" : "not activated");
+		lv_file_close(hot);
+		lv_file_close(s);
+		lv_lru_add_drain_all(m);
+		is(lv_memcg_remove(a), 0, "workingset size: memcg removed");
+	}
+	finish(m, "workingset size");
 }
 
 /* ---- charging and activation ----------------------------------------------------------- */
@@ -655,7 +896,14 @@ int main(void)
 	test_slow_fills();
 	test_fill_errors();
 	test_truncate();
+	test_size_limit(0);
+	test_size_limit(2);
+	test_size_limit(LV_MAX_FILE_FOLIO_ORDER);
+#ifdef LV_DEBUG
+	test_remove_during_read();
+#endif
 	test_charge_activate();
+	test_workingset_size();
 	test_bounded();
 	return done_testing();
 }
