@@ -172,8 +172,9 @@ void lv_lock_stats_reset(struct lv_machine *m)
 {
 	struct lock_walk w = { -1, clear_lock, NULL };
 
-	for_each_fixed_lock(m, &w);
 	lv_lock_acquire(&m->memcg_mutex);
+	/* Under the memcg mutex, whose statistics only its holder writes: ours are cleared too. */
+	for_each_fixed_lock(m, &w);
 	for_each_listed_lock(m, &w);
 	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
 	lv_lock_release(&m->memcg_mutex);
@@ -181,12 +182,21 @@ void lv_lock_stats_reset(struct lv_machine *m)
 
 void lv_lock_stats_print(struct lv_machine *m, FILE *out)
 {
+	struct lv_lock_stat stats[LV_NR_LOCK_CLASSES];
+
+	/*
+	 * The memcg class first: summing the listed classes takes the memcg mutex, and the row
+	 * should not count this call's own acquisitions.
+	 */
+	lv_lock_stats(m, LV_LOCK_CLASS_MEMCG, &stats[LV_LOCK_CLASS_MEMCG]);
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
+		if (cls != LV_LOCK_CLASS_MEMCG)
+			lv_lock_stats(m, cls, &stats[cls]);
 	fprintf(out, "%20s %12s %12s %15s %17s %15s %15s\n", "Name", "acquired", "contended",
 		"avg wait (ns)", "total wait (ns)", "max wait (ns)", "min wait (ns)");
 	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++) {
-		struct lv_lock_stat s;
+		const struct lv_lock_stat s = stats[cls];
 
-		lv_lock_stats(m, cls, &s);
 		if (!s.acquired)
 			continue;
 		fprintf(out, "%20s %12llu %12llu %15llu %17llu %15llu %15llu\n",

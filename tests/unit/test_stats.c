@@ -188,6 +188,79 @@ static void test_reset(void)
 	finish(m, "reset machine");
 }
 
+/*
+ * The memcg class and the statistics calls: a reset zeroes it too; reading it takes no lock;
+ * reading a class kept in listed objects (lruvec, shadow, mapping, mm, drain) takes the memcg
+ * tree mutex once, and so does lv_node_stat() for an item kept in lruvecs; the printed row
+ * leaves out the print's own acquisitions. No memcg is removed here: a removed memcg's free
+ * takes the mutex from an RCU callback, at a time of its own.
+ */
+static void test_memcg_class(void)
+{
+	static const enum lv_lock_class listed[] = {
+		LV_LOCK_CLASS_LRUVEC, LV_LOCK_CLASS_SHADOW, LV_LOCK_CLASS_MAPPING,
+		LV_LOCK_CLASS_MM,     LV_LOCK_CLASS_DRAIN,
+	};
+	static const enum lv_lock_class fixed[] = {
+		LV_LOCK_CLASS_NODE,
+		LV_LOCK_CLASS_ZONE,
+		LV_LOCK_CLASS_SLOT,
+		LV_LOCK_CLASS_PCP,
+	};
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *mg = new_memcg(m, NULL, "mc");
+	struct lv_mm *mm = new_mm(m, mg, 0);
+	struct lv_file *f = lv_file_open(m, -1, 4 * LV_PAGE_SIZE);
+	char buf[64], *out = NULL;
+	bool memcg_row = false;
+	size_t len = 0;
+	FILE *stream;
+
+	if (!f)
+		BAIL_OUT("memcg class: open");
+	exercise(m, mg);
+	lv_file_read(f, mg, buf, sizeof(buf), 0);
+	ok(acquired(m, LV_LOCK_CLASS_MEMCG) > 0, "memcg class: used before the reset");
+	lv_lock_stats_reset(m);
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 0, "memcg class: zero after a reset");
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 0, "memcg class: reading it takes no lock");
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		acquired(m, fixed[i]);
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 0, "memcg class: nor does reading a fixed class");
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++) {
+		acquired(m, listed[i]);
+		is(acquired(m, LV_LOCK_CLASS_MEMCG), i + 1,
+		   "memcg class: reading the %s class takes the memcg mutex once",
+		   lv_lock_class_name(listed[i]));
+	}
+	lv_node_stat(m, 0, LV_NR_INACTIVE_FILE);
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 6,
+	   "memcg class: lv_node_stat of a list takes it once");
+	lv_node_stat(m, 0, LV_NR_FREE);
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 6, "memcg class: ... of a node-only item not at all");
+
+	lv_lock_stats_reset(m);
+	stream = open_memstream(&out, &len);
+	lv_lock_stats_print(m, stream);
+	fclose(stream);
+	for (char *line = out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		char name[64];
+
+		nl = strchr(line, '\n');
+		memcg_row |= sscanf(line, "%63s", name) == 1 && !strcmp(name, "memcg");
+	}
+	ok(!memcg_row, "memcg class: after a reset, the print's own acquisitions are not printed");
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 5,
+	   "memcg class: ... though it took the mutex 5 times");
+	free(out);
+	lv_file_close(f);
+	lv_mm_destroy(mm);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(mg), 0, "memcg class: memcg removed");
+	finish(m, "memcg class");
+}
+
 static void test_print(void)
 {
 	struct lv_config cfg = small_config();
@@ -454,6 +527,7 @@ int main(void)
 	test_names();
 	test_lock_stats_designs();
 	test_reset();
+	test_memcg_class();
 	test_print();
 	test_backends();
 	test_check_report();
