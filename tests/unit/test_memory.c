@@ -665,6 +665,54 @@ static void test_limit(void)
 	finish(m, "limit");
 }
 
+/*
+ * What the header promises at the edges: munmap rounds its length up to whole pages; a write
+ * or a read that meets a byte outside every region has done the bytes before it, and nothing
+ * from it on; brk reports the old end whatever the result.
+ */
+static void test_edges(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = new_memcg(m, NULL, "edges");
+	struct lv_mm *mm = new_mm(m, a, 0);
+	unsigned char got[3 * PAGE], want[3 * PAGE];
+	uint64_t r = map_or_bail(mm, 8 * PAGE), brk = 0;
+
+	is(write_pat(mm, r, 8 * PAGE, 1), 0, "edges: 8 pages written");
+	is(lv_munmap(mm, r, PAGE + 1), 0, "edges: munmap of 1 page + 1 byte -> 0");
+	is(read_rc(mm, r + PAGE, 1), -EFAULT, "edges: ... unmapped the second page too");
+	is(bad_pat(mm, r + 2 * PAGE, PAGE, 1), 0, "edges: ... and not the third");
+	is(lv_munmap(mm, r + 7 * PAGE, 1), 0, "edges: munmap of 1 byte -> 0");
+	is(read_rc(mm, r + 8 * PAGE - 1, 1), -EFAULT, "edges: ... unmapped its whole page");
+	is(lv_mm_rss(mm), 5, "edges: 5 pages left mapped");
+
+	/* Pages 2..6 are mapped: a 3-page write from page 5 meets the hole at page 7. */
+	for (size_t i = 0; i < sizeof(want); i++)
+		want[i] = pat(r + 5 * PAGE + i, 7);
+	is(lv_mm_write(mm, r + 5 * PAGE, want, sizeof(want)), -EFAULT,
+	   "edges: a write running into an unmapped page -> -EFAULT");
+	is(bad_pat(mm, r + 5 * PAGE, 2 * PAGE, 7), 0, "edges: ... the 2 pages before it written");
+	is(bad_pat(mm, r + 2 * PAGE, 3 * PAGE, 1), 0, "edges: ... nothing before them changed");
+	memset(got, 0xaa, sizeof(got));
+	is(lv_mm_read(mm, r + 6 * PAGE + 100, got, sizeof(got)), -EFAULT,
+	   "edges: a read running into an unmapped page -> -EFAULT");
+	ok(memcmp(got, want + PAGE + 100, PAGE - 100) == 0,
+	   "edges: ... the buffer holds the bytes before it");
+	{
+		size_t untouched = 0;
+
+		for (size_t i = PAGE - 100; i < sizeof(got); i++)
+			untouched += got[i] == 0xaa;
+		is(untouched, sizeof(got) - (PAGE - 100), "edges: ... and nothing after them");
+	}
+	is(lv_mm_brk(mm, -(int64_t)PAGE, &brk), -EINVAL,
+	   "edges: shrinking an empty heap -> -EINVAL");
+	ok(brk == 0x10000000ull, "edges: ... still reports the end (%#llx)",
+	   (unsigned long long)brk);
+	finish_mm(m, mm, a, "edges");
+}
+
 /* ---- lazyfree, cold, dontneed --------------------------------------------------------------- */
 
 static void test_madvise(void)
@@ -1320,6 +1368,7 @@ int main(void)
 	test_mmap();
 	test_data();
 	test_limit();
+	test_edges();
 	test_madvise();
 	test_nodes();
 	test_threads();
