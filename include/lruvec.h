@@ -9,28 +9,39 @@
  * pin. The Linux <= 5.10 design (one lock per node) is selectable at run time so both can be
  * compared in one binary.
  *
- * Lifecycle: lv_machine_create() → lv_memcg_create() → lv_folio_alloc() → LRU operations →
- * lv_folio_put() → lv_memcg_remove() → lv_machine_destroy(). Every folio must be released and
- * every memcg other than the root removed before the machine is destroyed; a machine destroyed
- * with folios still allocated reports them and frees the memory anyway.
+ * Handles. A program holds five kinds: the machine, memcgs, folios, page cache files and
+ * address spaces (mms). Each section below starts with what its handle is and how long it
+ * lives. Lifecycle: lv_machine_create() → lv_memcg_create() → lv_folio_alloc(),
+ * lv_file_open(), lv_mm_create() → LRU operations, reads and writes → lv_folio_put(),
+ * lv_file_close(), lv_mm_destroy() → lv_memcg_remove() → lv_machine_destroy().
+ * docs/locking.md ("Handle lifetimes") has a table per handle: for each call, what it may race
+ * with, what must happen before it, and who frees what.
  *
- * Threading: every function is thread-safe unless its comment says otherwise. No function may
- * be called from a signal handler. Threads need no registration (RCU is liburcu's "bp"
- * flavour). lv_check() requires a quiescent machine.
+ * Threading. Every function is thread-safe unless its Context: line says otherwise. Threads
+ * need no registration (the library's RCU is liburcu's "bp" flavour). No function may be called
+ * from a signal handler. A call that waits for an RCU grace period (lv_lru_cache_disable() in
+ * the rcu modes, and the migration calls, which disable the cache) must not be made inside a
+ * read-side section of the application's own liburcu-bp.
  *
- * Errors: functions return 0 or a negative errno, or NULL with errno set. Bad input from the
+ * Context: lines. Each names the library locks the call takes (lock classes as in
+ * &enum lv_lock_class; any of them can make the call wait, since a contended lock sleeps in the
+ * kernel), says whether it enters RCU read-side sections, and ends with one of:
+ *  - "lock-free": takes no lock and never waits;
+ *  - "does not block": waits at most for the locks it names, each held briefly by its holder;
+ *  - "may block": can sleep, or wait for other threads' work longer than a lock hold
+ *    (reclaim, a page fill, a drain, an RCU grace period).
+ * No call returns with a library lock held, so a caller never holds one.
+ *
+ * Errors. Functions return 0 or a negative errno, or NULL with errno set. Bad input from the
  * caller (a value out of range, an object of another machine, a folio in the wrong state) is
  * reported, never aborts, and never loses a page. A NULL handle is bad input only where a
  * function lists EINVAL for it (the creating, removing, reading and migrating calls); the
  * per-folio calls, the drains and the statistics take valid handles, as the kernel's do.
  *
  * Caveats:
- *  - A folio handle is valid while the caller holds a reference on it. Using a folio after the
- *    last reference was dropped is undefined, as in the kernel.
- *  - A memcg handle is valid until lv_memcg_remove() succeeds on it. Removal of a memcg that
- *    another thread still charges into may fail with -EBUSY or make that charge fail with
- *    -ENOENT; it never corrupts state.
  *  - fork() without exec() is not supported while a machine exists.
+ *  - Debug builds (-DLV_DEBUG) abort at the first internal invariant violation; release
+ *    builds count it (lv_bug_count()) and go on.
  */
 #ifndef LRUVEC_H
 #define LRUVEC_H
@@ -55,6 +66,16 @@ extern "C" {
 struct lv_machine;
 struct lv_memcg;
 struct lv_folio;
+struct lv_file;
+struct lv_mm;
+
+/* ==== The machine ======================================================================== */
+
+/*
+ * A machine is the whole simulated computer: its nodes' memory, its CPU slots, its memcg tree,
+ * and the kswapd threads. Every other handle belongs to one machine and is invalid after
+ * lv_machine_destroy(). The configuration is fixed at creation.
+ */
 
 /** enum lv_lock_design - which lock serialises an lruvec's lists. */
 enum lv_lock_design {
@@ -118,168 +139,358 @@ struct lv_config {
 	unsigned int file_folio_order;
 };
 
-#define LV_PAGE_SIZE 4096UL
-#define LV_MAX_ORDER 9 /* largest folio: 2^9 pages = 2 MiB */
-#define LV_MAX_NODES 64
-#define LV_MAX_BATCH 31
+#define LV_PAGE_SIZE		4096UL
+#define LV_MAX_ORDER		9 /* largest folio: 2^9 pages = 2 MiB */
+#define LV_MAX_NODES		64
+#define LV_MAX_BATCH		31
 #define LV_MAX_FILE_FOLIO_ORDER 6
 
 /**
- * lv_config_init - fill @cfg with the defaults: 1 node of 256 MiB, get_nprocs_conf() slots,
- * per-lruvec locking, memcg enabled, futex locks, batches of 31, sweep-mode disable, real
- * data frames.
- * Context: any.
+ * lv_config_init - fill a configuration with the defaults.
+ * @cfg: the configuration to fill.
+ *
+ * The defaults: 1 node of 256 MiB, get_nprocs_conf() slots, per-lruvec locking, memcg enabled,
+ * futex locks, batches of 31, sweep-mode disable, real data frames, a kswapd per node, and
+ * page cache folios of one page.
+ *
+ * Return: nothing.
+ * Context: any thread; lock-free.
  */
 void lv_config_init(struct lv_config *cfg);
 
 /**
- * lv_machine_create - build a machine from @cfg (NULL means the defaults).
- * Return: the machine, or NULL with errno EINVAL (a field out of range) or ENOMEM. Nothing is
- * leaked on failure.
- * Context: may block; allocates.
+ * lv_machine_create - build a machine.
+ * @cfg: its configuration (copied); NULL means the defaults of lv_config_init().
+ *
+ * Maps each node's memory and touches every page of it (so that no later measurement pays for
+ * first touches), creates the root memcg and starts a kswapd thread per node (unless
+ * @cfg->no_kswapd; a thread that cannot be started is left out, and that node's reclaim is
+ * then direct only).
+ *
+ * Return: the machine, or NULL with errno EINVAL (a field of @cfg out of range) or ENOMEM.
+ * Nothing is leaked on failure.
+ * Context: may block (maps and touches the nodes' memory, starts threads); takes no lock.
  */
 struct lv_machine *lv_machine_create(const struct lv_config *cfg);
 
 /**
- * lv_machine_destroy - drain all batches, free every memcg and the memory of @m.
- * Files still open are reported on stderr and closed; folios still allocated are reported on
- * stderr (caller bugs both) and freed with the machine.
- * Context: no other thread may use @m; may block (waits for RCU callbacks).
+ * lv_machine_destroy - stop and free a machine and everything in it.
+ * @m: the machine; NULL is ignored.
+ *
+ * Stops the kswapd threads; closes the files and destroys the address spaces still open
+ * (reporting each on stderr: caller bugs); drains every CPU slot; reports on stderr the folios
+ * still allocated (the caller's, never released); waits for every pending RCU callback; then
+ * frees the memcgs (removed or not), the nodes' memory and @m. Every handle of @m is invalid
+ * from the moment this is called.
+ *
+ * Return: nothing.
+ * Context: no other thread may use @m or any handle of it during or after the call; may block
+ * (joins kswapd, waits for RCU callbacks).
  */
 void lv_machine_destroy(struct lv_machine *m);
 
-/** lv_machine_config - the configuration @m was created with (defaults filled in). */
+/**
+ * lv_machine_config - the configuration a machine was created with.
+ * @m: the machine.
+ *
+ * Return: @m's configuration, defaults filled in (@nr_cpu_slots is the real count); valid and
+ * constant until lv_machine_destroy().
+ * Context: any thread; lock-free.
+ */
 const struct lv_config *lv_machine_config(const struct lv_machine *m);
 
-/* ---- Memory cgroups ---------------------------------------------------------------------- */
+/* ==== Memory cgroups ===================================================================== */
+
+/*
+ * A memcg handle names one memory cgroup: a node of the machine's tree with a hard limit,
+ * hierarchical page counters and one lruvec per node. The root exists as long as the machine;
+ * every other memcg exists from lv_memcg_create() until lv_memcg_remove() returns 0 on it.
+ * Calls that other threads make with a memcg while it is being removed are safe; what a caller
+ * may and may not do around a removal is stated exactly in lv_memcg_remove().
+ */
 
 /**
- * lv_memcg_root - the root memory cgroup of @m, or NULL when memcg is disabled.
- * Context: any. The root lives as long as the machine.
+ * lv_memcg_root - the root memory cgroup.
+ * @m: the machine.
+ *
+ * Return: the root of @m, or NULL when memcg is disabled. The root lives as long as @m and can
+ * be neither removed nor limited.
+ * Context: any thread; lock-free.
  */
 struct lv_memcg *lv_memcg_root(struct lv_machine *m);
 
 /**
- * lv_memcg_create - create a child of @parent (NULL means the root) with no limit.
- * @name: a label for reports, copied (at most 63 bytes used); may be NULL.
- * Return: the memcg, or NULL with errno EINVAL (memcg disabled, or @parent being removed),
- * ENOSPC (65535 memcgs exist, the kernel's limit of memcg ids) or ENOMEM.
- * Context: may block; takes the machine's memcg tree mutex.
+ * lv_memcg_create - create a memory cgroup, like mkdir(2) in a cgroup tree.
+ * @m:      the machine.
+ * @parent: its parent; NULL means the root.
+ * @name:   a label for reports, copied (at most 63 bytes are kept); NULL means "".
+ *
+ * The new memcg has no limit (lv_memcg_set_max() sets one), charges nothing yet, and holds its
+ * parent: the parent cannot be removed while it exists.
+ *
+ * Return: the memcg, or NULL with errno EINVAL (@m NULL, memcg disabled, @parent of another
+ * machine, or @parent being removed or removed), ENOSPC (65535 memcgs exist, the kernel's limit
+ * of memcg ids) or ENOMEM.
+ * Context: does not block; allocates; takes the memcg tree mutex; RCU read-side, then a
+ * reference on @parent for the call.
  */
 struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, const char *name);
 
 /**
- * lv_memcg_remove - remove a memcg without children or address spaces, like rmdir(2) of a
- * cgroup. Its folios move to its parent (the kernel's LRU reparenting): every folio on its
- * LRU lists, after its folios are flushed from every CPU's batches (other memcgs' stay
- * queued), goes to the tail of the same list of the
- * parent, in its order (so the parent's reclaim takes a removed tenant's page cache first),
- * and is charged to the parent from then on; the parent's usage does not change, since it
- * already counted them, and no limit is checked. Its page cache stays cached. Folios in
- * transit (isolated by reclaim or a migration, being charged or filled) are waited for, up to
- * about 100 ms. From the moment the removal starts, charges to the memcg fail (-ENOENT from
- * lv_file_read(), lv_folio_move_memcg(), ENOENT from lv_folio_alloc()) and so do
- * lv_memcg_create() and lv_mm_create() under it (EINVAL); if the removal fails, they work
- * again once it has returned. Its memory is freed after an RCU grace period, so threads still
- * looking it up under RCU are safe; its lock statistics and event counters are folded into
- * the machine's totals first (reparented pages count as LV_PGMOVED). A folio's memcg
- * (lv_folio_memcg()) therefore changes when its memcg is removed. Once this returns 0,
- * @memcg must not be passed to any function again (like a closed file descriptor): stop the
- * threads that use it first, or let them stop at their first -ENOENT during the removal.
- * Return: 0; -EBUSY if it has children or address spaces (like tasks in a cgroup), if another
- * thread is removing it, or if a folio charged to it stays off the LRU (isolated with
- * lv_folio_isolate_lru(), or allocated and never added, by the caller): the memcg is then
- * usable again and the folios already moved (unevictable ones included) stay with the
- * parent; -EINVAL for the root or NULL.
- * Context: may block (sleeps while waiting); takes the memcg tree mutex, its own drain mutex
- * and slot locks, its lruvec locks and then its parent's (nested), and its shadow locks and
- * then its parent's (nested). The caller holds no library lock.
+ * lv_memcg_remove - remove a memory cgroup, like rmdir(2) of a cgroup.
+ * @memcg: the memcg to remove.
+ *
+ * Semantics. @memcg must have no children and no address spaces (lv_mm_create()), as a cgroup
+ * must have no children and no tasks. From the moment the removal starts, nothing new is
+ * charged to @memcg: lv_folio_alloc() fails with ENOENT, lv_file_read() with -ENOENT when it
+ * has to charge a page, lv_folio_move_memcg() to it with -ENOENT, and lv_memcg_create() and
+ * lv_mm_create() under it with EINVAL. Its folios move to its parent (the kernel's LRU
+ * reparenting): first those queued in any CPU's batches are flushed onto its lists (other
+ * memcgs' queued folios stay queued); then each folio on its lists goes, in its order, to the
+ * tail of the same list of the parent, so the parent's reclaim takes a removed tenant's page
+ * cache first; its unevictable folios go to the parent's unevictable count. Each moved folio is
+ * charged to the parent from then on: the parent's usage does not change (it already counted
+ * them), no limit is checked, and the pages count as LV_PGMOVED of @memcg. Its page cache stays
+ * cached; its shadow entries stay in the files, but a refault of one is no longer activated
+ * (the memcg that evicted it is gone), and the tree nodes holding them move to the parent's
+ * shadow lists. Folios in transit (isolated by
+ * reclaim or a migration, being charged or filled) are waited for, up to about 100 ms. A
+ * folio's memcg (lv_folio_memcg()) therefore changes when its memcg is removed. Its event
+ * counts and lock statistics stay in the machine's totals (lv_node_stat(), lv_lock_stats()).
+ *
+ * Concurrent calls. Calls that other threads make with @memcg while the removal runs are safe:
+ * each returns its normal result or fails as listed above for a memcg being removed, and the
+ * read-only calls (lv_memcg_usage(), lv_memcg_max(), lv_memcg_stat(), lv_memcg_name(),
+ * lv_memcg_parent(), lv_memcg_set_max()) return values the memcg had during the call. Each call
+ * protects @memcg from its entry on (an RCU read-side section, or a reference before it
+ * blocks), and the memory is freed only after every call that entered before this function
+ * returned has finished with it. A call does not learn of the removal from a return value:
+ * calls that charge nothing never see -ENOENT.
+ *
+ * The caller's rule. Once this has returned 0, @memcg must not be passed to any function
+ * again, like a closed file descriptor, and the string lv_memcg_name() returned must not be
+ * read. A call that starts just after the return cannot be told from one that started just
+ * before it, so the caller must order every thread's last use of @memcg before the return:
+ * stop the threads that use it (or have them stop using it, and wait until they have) before
+ * or while calling this. A call already running when the removal starts or returns, such as
+ * a read that blocks in a page fill, needs no such care.
+ *
+ * Return: 0 once @memcg is removed. On an error nothing is removed and @memcg stays usable (and
+ * works again for charges once this has returned): -EINVAL for the root or NULL; -EBUSY if it
+ * has children or address spaces, if another thread is removing it, or if a folio charged to
+ * it stays off the LRU for the whole wait (isolated with lv_folio_isolate_lru(), or allocated
+ * and never added, by the caller) — the folios already moved, unevictable ones included, then
+ * stay with the parent.
+ * Context: may block (flushes CPU batches, sleeps while waiting for folios in transit); takes
+ * the memcg tree mutex (twice), its own drain mutex and then slot locks, its lruvec locks and
+ * then its parent's (nested, the one place two LRU locks are held), pcp and zone locks for
+ * references it drops, and, under the tree mutex, its shadow locks and then its parent's
+ * (nested); shrinking the parent's shadow lists afterwards takes shadow locks and tries mapping
+ * locks; RCU read-side until it owns the removal.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 
 /**
- * lv_memcg_set_max - set the hard limit of @memcg in pages (SIZE_MAX: no limit). Lowering it
- * below the current usage is allowed and reclaims nothing by itself: the next charges reclaim
- * from @memcg's subtree (and fail with -ENOMEM if that frees too little) until usage is back
- * under the limit.
- * Return: 0, or -EINVAL for the root.
- * Context: any; lock-free.
+ * lv_memcg_set_max - set the hard limit of a memcg.
+ * @memcg: the memcg (not the root).
+ * @pages: the limit in pages; SIZE_MAX (or anything above LONG_MAX) means none.
+ *
+ * Lowering the limit below the current usage is allowed and reclaims nothing by itself: the
+ * next charges reclaim from @memcg's subtree (and fail with -ENOMEM if that frees too little)
+ * until usage is back under the limit. A charge running meanwhile sees the old or the new
+ * limit. A limit counts @memcg's own pages and its descendants'.
+ *
+ * Return: 0, or -EINVAL for the root or NULL.
+ * Context: any thread; lock-free (one atomic store); RCU read-side.
  */
 int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages);
 
-/** lv_memcg_usage - pages currently charged to @memcg and its descendants. Context: any. */
+/**
+ * lv_memcg_usage - the pages charged to a memcg.
+ * @memcg: the memcg.
+ *
+ * Counts @memcg's own pages and its descendants', including folios queued in CPU batches and
+ * isolated ones. The root is not counted as the others are (as in the kernel): for it, the
+ * pages allocated on all nodes.
+ *
+ * Return: the usage in pages, racy while other threads charge.
+ * Context: any thread; lock-free; RCU read-side.
+ */
 size_t lv_memcg_usage(const struct lv_memcg *memcg);
 
-/** lv_memcg_max - the limit of @memcg in pages. Context: any. */
+/**
+ * lv_memcg_max - the hard limit of a memcg.
+ * @memcg: the memcg.
+ *
+ * Return: the limit in pages, SIZE_MAX for none (always for the root).
+ * Context: any thread; lock-free; RCU read-side.
+ */
 size_t lv_memcg_max(const struct lv_memcg *memcg);
 
-/** lv_memcg_parent - the parent of @memcg, NULL for the root. Context: any. */
+/**
+ * lv_memcg_parent - the parent of a memcg.
+ * @memcg: the memcg.
+ *
+ * Return: the parent, NULL for the root. The parent cannot be removed before @memcg is, so
+ * the result is a valid handle for as long as @memcg is.
+ * Context: any thread; lock-free; RCU read-side.
+ */
 struct lv_memcg *lv_memcg_parent(const struct lv_memcg *memcg);
 
-/** lv_memcg_name - the label given at creation ("root" for the root). Context: any. */
+/**
+ * lv_memcg_name - the label given at creation.
+ * @memcg: the memcg.
+ *
+ * Return: the label ("root" for the root), a string stored in @memcg: valid, and constant, for
+ * as long as the handle is (until lv_memcg_remove() returns 0 on it).
+ * Context: any thread; lock-free; RCU read-side.
+ */
 const char *lv_memcg_name(const struct lv_memcg *memcg);
 
-/* ---- Folios: allocation and references --------------------------------------------------- */
+/* ==== Folios: allocation, references, state ============================================== */
+
+/*
+ * A folio handle names 2^order contiguous page frames of one node, with a reference count. A
+ * handle is valid while the caller holds a reference on it (lv_folio_alloc() returns one,
+ * lv_folio_get() takes another); the last lv_folio_put() frees it, and using it afterwards is
+ * undefined, as in the kernel. A folio is charged to one memcg from allocation to free. The LRU
+ * lists hold no reference: they only know of a folio between lv_folio_add_lru() and its free
+ * (or lv_folio_isolate_lru()).
+ */
 
 /** Allocation flags for lv_folio_alloc(). */
 #define LV_FOLIO_ANON 0x1u /* swap-backed (anon lists); otherwise page cache (file lists) */
 #define LV_FOLIO_ZERO 0x2u /* zero the data */
 
 /**
- * lv_folio_alloc - allocate a folio of 2^@order pages on node @nid and charge it to @memcg.
- * @memcg: the cgroup to charge; NULL means the root. Ignored when memcg is disabled.
+ * lv_folio_alloc - allocate a folio and charge it to a memcg.
+ * @m:     the machine.
+ * @nid:   the node whose frames it uses.
+ * @order: 2^@order pages, 0..LV_MAX_ORDER.
+ * @memcg: the memcg to charge; NULL means the root. Ignored when memcg is disabled.
  * @flags: LV_FOLIO_* bits.
- * A charge over a limit first reclaims from the memcg at its limit (memcg limit reclaim), an
- * allocation below the node's min watermark or failing reclaims from the node (direct
- * reclaim), and one below the low watermark wakes the node's kswapd. When a reclaim pass
- * frees nothing, the folios of that memcg (and its descendants) or of that node that any
- * CPU's batches hold are flushed once, and only those (queued folios are on no list reclaim
- * can scan, and with a small limit or node they may be all there is); then reclaim tries
- * again. A charge of more pages than the limit itself fails at once.
+ *
+ * A charge over a limit first reclaims from the memcg at its limit (memcg limit reclaim); an
+ * allocation below the node's min watermark, or one that finds no free block, reclaims from
+ * the node (direct reclaim); one that takes the node below its low watermark wakes the node's
+ * kswapd. When a reclaim pass frees nothing, the folios of that memcg (and its descendants) or
+ * of that node that any CPU's batches hold are flushed once, and only those (queued folios are
+ * on no list reclaim can scan, and with a small limit or node they may be all there is); then
+ * reclaim tries again. A charge of more pages than the limit itself fails at once.
+ *
  * Return: the folio with one reference held by the caller, not on any LRU; or NULL with errno
- * EINVAL (bad node, order or flags), ENOENT (@memcg is being removed), ENOMEM (after reclaim,
- * the node still has no free block of that order, or the charge still exceeds a limit).
- * Context: may block (reclaim; the drain mutex of the memcg at its limit or of the node);
- * takes zone, page-list, slot, LRU and mapping locks. The caller holds no library lock.
+ * EINVAL (@m NULL, bad node, order or flags, or @memcg of another machine), ENOENT (@memcg is
+ * being removed), ENOMEM (after reclaim, the node still has no free block of that order, or
+ * the charge still exceeds a limit).
+ * Context: may block (reclaim, a drain, waiting on the drain mutex of the memcg at its limit
+ * or of the node); takes zone, pcp, slot, lruvec, mapping, mm and shadow locks one at a time
+ * (reclaim), and the drain mutex of the scope it flushes; RCU read-side, and a reference on
+ * @memcg while it charges.
  */
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags);
 
-/** lv_folio_get - take another reference. The caller must already hold one. */
+/**
+ * lv_folio_get - take another reference on a folio.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Return: nothing.
+ * Context: any thread; lock-free.
+ */
 void lv_folio_get(struct lv_folio *folio);
 
 /**
- * lv_folio_try_get - take a reference unless the count is zero (the folio is being freed).
+ * lv_folio_try_get - take a reference unless the folio is being freed.
+ * @folio: a folio handle the caller may hold no reference on (found, say, in a structure of
+ *         its own that races the folio's release).
+ *
+ * A folio's descriptor stays addressable as long as the machine exists, so this is safe on a
+ * folio whose last reference is gone: it fails while the count is zero. It can succeed on the
+ * same frame allocated again for someone else; check the result is still the folio meant.
+ *
  * Return: true if a reference was taken.
+ * Context: any thread; lock-free.
  */
 bool lv_folio_try_get(struct lv_folio *folio);
 
 /**
- * lv_folio_put - drop a reference. The last one unlinks the folio from its LRU list (under the
- * lruvec lock), then uncharges and frees it after the unlock.
- * Context: takes an lruvec lock if the folio is on an LRU, and the page allocator's locks.
- * Callers hold no library lock; inside the library, unmapping releases folios under an mm's
- * page_table_lock, which ranks above all of these.
+ * lv_folio_put - drop a reference on a folio.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * The last reference unlinks the folio from its LRU list (under its lruvec lock), then, after
+ * the unlock, uncharges and frees it.
+ *
+ * Return: nothing.
+ * Context: does not block; the last reference takes the folio's lruvec lock (if it is on an
+ * LRU; RCU read-side for the lookup) and then the page allocator's pcp or zone lock.
  */
 void lv_folio_put(struct lv_folio *folio);
 
 /**
- * lv_folios_put - drop one reference on each of @nr folios. Consecutive folios of the same
- * lruvec share one lock hold; frees and uncharges happen after the unlock, batched.
+ * lv_folios_put - drop one reference on each of an array of folios.
+ * @folios: the folios; the caller holds a reference on each (a folio may appear more than once,
+ *          once per reference).
+ * @nr:     how many.
+ *
+ * As lv_folio_put() for each, batched: consecutive folios whose lruvecs share a lock share one
+ * hold of it, and frees and uncharges happen after each unlock, a batch at a time.
+ *
+ * Return: nothing.
+ * Context: does not block; takes lruvec locks one at a time (RCU read-side for the lookups),
+ * and pcp and zone locks after each unlock.
  */
 void lv_folios_put(struct lv_folio **folios, size_t nr);
 
-/** lv_folio_ref_count - the current reference count (racy unless the caller excludes others). */
-int lv_folio_ref_count(const struct lv_folio *folio);
-/** lv_folio_nid - the node the folio's frames belong to. */
-int lv_folio_nid(const struct lv_folio *folio);
-/** lv_folio_nr_pages - 2^order. */
-unsigned int lv_folio_nr_pages(const struct lv_folio *folio);
-/** lv_folio_data - the folio's data (nr_pages * 4 KiB), or NULL in metadata-only mode. */
-void *lv_folio_data(struct lv_folio *folio);
 /**
- * lv_folio_memcg - the memcg the folio is charged to (NULL with memcg disabled). The answer
- * can change at once if another thread moves the folio; stable while the caller has it isolated.
+ * lv_folio_ref_count - a folio's reference count.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Return: the count (the LRU holds none; each CPU batch entry and each isolation holds one);
+ * racy unless the caller excludes every other holder.
+ * Context: any thread; lock-free.
+ */
+int lv_folio_ref_count(const struct lv_folio *folio);
+
+/**
+ * lv_folio_nid - the node of a folio.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Return: the node its frames belong to (constant).
+ * Context: any thread; lock-free.
+ */
+int lv_folio_nid(const struct lv_folio *folio);
+
+/**
+ * lv_folio_nr_pages - the size of a folio.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Return: its pages, 2^order (constant).
+ * Context: any thread; lock-free.
+ */
+unsigned int lv_folio_nr_pages(const struct lv_folio *folio);
+
+/**
+ * lv_folio_data - a folio's data.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Return: nr_pages * 4 KiB of memory, valid while the reference is held, or NULL on a
+ * metadata-only machine.
+ * Context: any thread; lock-free.
+ */
+void *lv_folio_data(struct lv_folio *folio);
+
+/**
+ * lv_folio_memcg - the memcg a folio is charged to.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * The answer can change at once: lv_folio_move_memcg() moves the charge, and the removal of
+ * the memcg moves it to the parent. It is stable while the caller has the folio isolated
+ * (lv_folio_isolate_lru()) or has never added it to an LRU. The memcg it names may be removed
+ * at any time: use it as a handle only if the caller's own synchronization keeps it from being
+ * removed.
+ *
+ * Return: the memcg, or NULL with memcg disabled.
+ * Context: any thread; lock-free.
  */
 struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio);
 
@@ -300,114 +511,260 @@ enum lv_folio_flag {
 	LV_NR_FOLIO_FLAGS
 };
 
-/** lv_folio_test - test one flag (an atomic read). */
+/**
+ * lv_folio_test - test one flag of a folio.
+ * @folio: a folio the caller holds a reference on.
+ * @flag:  the flag.
+ *
+ * Return: whether @flag is set (an atomic read, racy while others move the folio); false for
+ * a value outside &enum lv_folio_flag.
+ * Context: any thread; lock-free.
+ */
 bool lv_folio_test(const struct lv_folio *folio, enum lv_folio_flag flag);
 
 /**
- * lv_folio_set_state - set or clear one of the caller-owned state flags: LV_PG_DIRTY,
- * LV_PG_WRITEBACK, LV_PG_MAPPED, or LV_PG_MLOCKED (the last makes the folio unevictable when
- * it is next added to an LRU, so it may only change while the folio is off the LRU and not
- * queued). The LRU-owned flags are refused.
- * Return: 0; -EINVAL for any other flag; -EBUSY for LV_PG_MLOCKED on a folio on an LRU.
+ * lv_folio_set_state - set or clear one of the caller-owned state flags.
+ * @folio: a folio the caller holds a reference on.
+ * @flag:  LV_PG_DIRTY, LV_PG_WRITEBACK, LV_PG_MAPPED or LV_PG_MLOCKED.
+ * @on:    set (true) or clear (false).
+ *
+ * LV_PG_MLOCKED decides evictability when the folio is next added to an LRU (an mlocked folio
+ * is counted as unevictable and linked nowhere), so it may only change while the folio is not
+ * claimed by the LRU: never added, or isolated with lv_folio_isolate_lru() and not yet put
+ * back.
+ * The LRU-owned flags are refused.
+ *
+ * Return: 0; -EINVAL for any other flag; -EBUSY for LV_PG_MLOCKED on a folio claimed by the LRU
+ * (queued for addition, on a list, or pinned by an actor that will put it back).
+ * Context: any thread; lock-free.
  */
 int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on);
 
-/* ---- LRU operations ---------------------------------------------------------------------- */
+/* ==== LRU operations on folios ============================================================ */
+
+/*
+ * The kernel's LRU requests. Each takes a reference for the CPU batch it queues the folio in;
+ * the request is applied, under the folio's lruvec lock, when that batch is flushed (it is
+ * full, a drain runs, or the LRU cache is disabled), and only if the folio is still in a state
+ * the request accepts then. A request on a folio in the wrong state is a silent no-op, as in
+ * the kernel. Every call here needs a folio the caller holds a reference on.
+ */
 
 /**
- * lv_folio_add_lru - queue a folio for addition to an LRU list. The list (anon/file, active or
- * not, unevictable) is decided when the per-CPU batch is drained.
- * Return: 0; -EINVAL if the folio is already on an LRU or already queued for addition.
- * Context: takes a CPU slot lock; may take lruvec locks (batch full or cache disabled).
+ * lv_folio_add_lru - put a folio on an LRU list, through this CPU's lru_add batch.
+ * @folio: a folio the caller holds a reference on, claimed by no LRU.
+ *
+ * The list (anon or file by PG_swapbacked, active or not by PG_active, unevictable if
+ * PG_mlocked) is decided when the batch is flushed. A small folio is queued and is on its list
+ * after the next flush of its slot's batch: when the batch is full, at a drain
+ * (lv_lru_add_drain(), lv_lru_add_drain_all()), or at once while the cache is disabled. A large
+ * folio (order > 0) is not left queued: the batch is flushed at once, so it is on its list
+ * (with whatever the batch held before it) when this returns, as the kernel adds large folios.
+ *
+ * Return: 0; -EINVAL if the folio is already claimed by the LRU (on a list, queued for
+ * addition, or pinned by an actor that will put it back) or is isolated by
+ * lv_folio_isolate_lru() (return it with lv_folio_putback_lru()).
+ * Context: does not block; takes a CPU slot lock (this CPU's, or any free one if it is held)
+ * and, when the batch is flushed, lruvec locks one at a time and, for folios whose batch
+ * reference was the last, pcp and zone locks; RCU read-side.
  */
 int lv_folio_add_lru(struct lv_folio *folio);
 
 /**
- * lv_folio_mark_accessed - the kernel's second-chance state machine: inactive,unreferenced →
- * inactive,referenced → active (through the activate batch, or directly if still in this
- * CPU's lru_add batch) → active,referenced. Lock-free unless it activates.
+ * lv_folio_mark_accessed - record an access: the kernel's second-chance state machine.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Inactive, unreferenced → inactive, referenced → active (through the activate batch, or
+ * directly if the folio is still in this CPU's lru_add batch), with PG_referenced cleared →
+ * active, referenced. An unevictable folio only gains PG_referenced. Activation advances the
+ * workingset clock of the folio's lruvec (see lv_file_read()).
+ *
+ * Return: nothing.
+ * Context: lock-free unless it activates; then does not block: takes a CPU slot lock (only
+ * tried, for a folio not yet on an LRU) and, if the batch is flushed, lruvec locks; RCU
+ * read-side.
  */
 void lv_folio_mark_accessed(struct lv_folio *folio);
 
-/** lv_folio_activate - queue the folio for the active list (no-op unless on an LRU). */
+/**
+ * lv_folio_activate - queue a folio for the active list.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * No-op for a folio that is active, unevictable or not on an LRU. Applied if the folio is still
+ * inactive and evictable when the batch is flushed (LV_PGACTIVATE counts it).
+ *
+ * Return: nothing.
+ * Context: does not block; takes a CPU slot lock and, if the batch is flushed, lruvec locks,
+ * and pcp and zone locks for batch references that were the last; RCU read-side.
+ */
 void lv_folio_activate(struct lv_folio *folio);
 
-/** lv_folio_deactivate - queue an active folio for the inactive list (as MADV_COLD). */
+/**
+ * lv_folio_deactivate - queue an active folio for the inactive list, as MADV_COLD does.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * No-op for a folio that is inactive, unevictable or not on an LRU. When applied, the folio
+ * goes to the head of its inactive list without PG_referenced (LV_PGDEACTIVATE counts it).
+ *
+ * Return: nothing.
+ * Context: as lv_folio_activate().
+ */
 void lv_folio_deactivate(struct lv_folio *folio);
 
 /**
- * lv_deactivate_file_folio - queue a file folio whose invalidation failed: dirty or under
- * writeback → head of the inactive list with PG_reclaim; clean → tail; mapped → untouched.
- * No-op for an anon (swap-backed) folio, an unevictable one, or one not on an LRU.
+ * lv_deactivate_file_folio - queue a file folio whose invalidation failed.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * No-op for an anon (swap-backed) folio, an unevictable one, or one not on an LRU. When
+ * applied: a mapped folio (LV_PG_MAPPED) is left where it is; a dirty one or one under
+ * writeback goes to the head of the inactive file list with PG_reclaim, so that
+ * lv_folio_rotate_reclaimable() moves it to the tail once written; a clean one goes to the tail
+ * (LV_PGROTATED). An active folio that moves counts as LV_PGDEACTIVATE.
+ *
+ * Return: nothing.
+ * Context: as lv_folio_activate().
  */
 void lv_deactivate_file_folio(struct lv_folio *folio);
 
 /**
- * lv_folio_mark_lazyfree - MADV_FREE: queue an anon folio to lose PG_swapbacked and move to the
- * inactive file list.
+ * lv_folio_mark_lazyfree - MADV_FREE: queue an anon folio for the lazyfree move.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * No-op for a file folio, an unevictable one, or one not on an LRU. When applied, the folio
+ * loses PG_swapbacked, PG_active and PG_referenced and goes to the head of the inactive file
+ * list (LV_PGLAZYFREE). Reclaim frees it there if it is clean (for a page of an mm: not written
+ * since lv_madvise(LV_MADV_FREE)) and nobody but its mapping holds a reference.
+ *
+ * Return: nothing.
+ * Context: as lv_folio_activate().
  */
 void lv_folio_mark_lazyfree(struct lv_folio *folio);
 
 /**
- * lv_folio_rotate_reclaimable - writeback ended on a PG_reclaim folio: queue it for the tail
- * of its inactive list.
+ * lv_folio_rotate_reclaimable - queue a folio for the tail of its inactive list.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * What the kernel does when writeback ends on a folio with PG_reclaim: the caller ends the
+ * writeback (lv_folio_set_state(LV_PG_WRITEBACK, false)) and calls this; neither PG_reclaim nor
+ * PG_writeback is looked at or cleared here. No-op for a dirty or unevictable folio or one not
+ * on an LRU. When applied, the folio loses PG_active and goes to the tail of its inactive list
+ * (LV_PGROTATED).
+ *
+ * Return: nothing.
+ * Context: as lv_folio_activate().
  */
 void lv_folio_rotate_reclaimable(struct lv_folio *folio);
 
 /**
- * lv_folio_isolate_lru - take the folio off its LRU list, winning the PG_lru pin.
- * The caller must hold a reference; on success the isolation holds one more, released by
- * lv_folio_putback_lru() (or by lv_folio_put() if the caller abandons it).
- * Return: 0; -EBUSY if the folio is not on an LRU (in a batch, isolated by another actor,
- * never added).
- * Context: takes the folio's lruvec lock.
+ * lv_folio_isolate_lru - take a folio off its LRU list for the caller.
+ * @folio: a folio the caller holds a reference on.
+ *
+ * Wins the PG_lru pin and unlinks the folio; it is counted in LV_NR_ISOLATED. On success the
+ * isolation holds one more reference, released by lv_folio_putback_lru() (or, if the caller
+ * abandons the folio, by its final lv_folio_put(), which frees it off the LRU). While isolated,
+ * the folio's memcg binding cannot change and a removal of its memcg waits for it (and fails
+ * with -EBUSY if it is not put back in time).
+ *
+ * Return: 0; -EBUSY if the folio is not on an LRU list (queued in a batch, isolated by another
+ * actor or by the caller, or never added).
+ * Context: does not block; takes the folio's lruvec lock; RCU read-side.
  */
 int lv_folio_isolate_lru(struct lv_folio *folio);
 
 /**
- * lv_folio_putback_lru - return a folio isolated by lv_folio_isolate_lru() to the LRU (through
- * the lru_add batch) and drop the isolation reference.
+ * lv_folio_putback_lru - return an isolated folio to the LRU.
+ * @folio: a folio isolated by lv_folio_isolate_lru().
+ *
+ * The folio goes back through this CPU's lru_add batch (so on its list at the next flush, as
+ * lv_folio_add_lru()), and the isolation's reference is dropped.
+ *
  * Return: 0; -EINVAL if the folio was not isolated by lv_folio_isolate_lru().
+ * Context: does not block; takes a slot lock, lruvec locks if the batch is flushed, and pcp and
+ * zone locks if a dropped reference was the last; RCU read-side.
  */
 int lv_folio_putback_lru(struct lv_folio *folio);
 
 /**
- * lv_folio_move_memcg - move an on-LRU folio and its charge to @to (cgroup v1 charge moving):
- * isolate, charge @to up to the common ancestor, rebind under the old lruvec's lock, uncharge
- * the old memcg, put back.
- * Return: 0 (also when already in @to); -EBUSY if the folio is not on an LRU or the pin is
- * lost to another actor; -ENOMEM if @to or an ancestor below the common ancestor is at its
- * limit; -EINVAL with memcg disabled or @to NULL; -ENOENT if @to is being removed. On every
- * error nothing has changed.
- * Context: the caller holds a reference. Takes lruvec locks one at a time and a CPU slot lock.
+ * lv_folio_move_memcg - move a folio and its charge to another memcg (cgroup v1 charge moving).
+ * @folio: a folio the caller holds a reference on, on an LRU list.
+ * @to:    the memcg to move it to.
+ *
+ * Charges @to and its ancestors below the common ancestor, isolates the folio, rebinds it under
+ * its old lruvec's lock (LV_PGMOVED counts it there), uncharges the old branch and puts the
+ * folio back. No reclaim is tried.
+ *
+ * Return: 0 (also when it is already in @to); -EBUSY if the folio is not on an LRU list, the
+ * pin is lost to another actor, or its memcg changed meanwhile; -ENOMEM if @to or an ancestor
+ * below the common ancestor would exceed its limit; -EINVAL with memcg disabled, @to NULL or of
+ * another machine; -ENOENT if @to is being removed. On every error nothing has changed.
+ * Context: does not block; takes the folio's lruvec lock (twice), then a slot lock and, if the
+ * putback flushes the batch, lruvec locks, and pcp and zone locks for a last reference; RCU
+ * read-side, then references on both memcgs for the call.
  */
 int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to);
 
+/* ==== Per-CPU batches ===================================================================== */
+
+/*
+ * Each CPU slot of a machine holds six folio batches: lru_add, move_tail, deactivate_file,
+ * deactivate, lazyfree and activate, flushed in that order. A request goes to the slot of the
+ * CPU the caller runs on, or to any free slot when that one's lock is held. These calls drain
+ * batches, disable batching for a while (as migration needs), and report how long that took.
+ */
+
 /**
- * lv_lru_add_drain - drain the calling CPU slot's batches. Best effort: a request queued while
- * this slot's lock was held (by a thread preempted on this CPU, most likely) went to another
- * slot, and so did the requests of a thread the scheduler has since moved; only
- * lv_lru_add_drain_all() covers those.
- * Context: takes its slot lock.
+ * lv_lru_add_drain - flush the calling CPU slot's batches.
+ * @m: the machine.
+ *
+ * Best effort: a request queued while this slot's lock was held (by a thread preempted on this
+ * CPU, most likely) went to another slot, and so did the requests of a thread the scheduler has
+ * since moved; only lv_lru_add_drain_all() covers those.
+ *
+ * Return: nothing.
+ * Context: does not block; takes the slot lock, lruvec locks one at a time, and pcp and zone
+ * locks for batch references that were the last; RCU read-side.
  */
 void lv_lru_add_drain(struct lv_machine *m);
 
 /**
- * lv_lru_add_drain_all - drain every CPU slot. Concurrent callers coalesce: a caller whose
- * request is covered by a sweep that started after it was made returns without sweeping.
- * Every folio whose lv_folio_add_lru() returned before this call is on an LRU when it returns.
- * Context: may block; takes the drain mutex, then slot locks.
+ * lv_lru_add_drain_all - flush every CPU slot's batches.
+ * @m: the machine.
+ *
+ * Every folio whose lv_folio_add_lru() (or other request) returned before this call began is
+ * flushed when it returns. Concurrent callers coalesce: a caller whose request is covered by
+ * a sweep that started after it was made returns without sweeping (lv_drain_all_stats()).
+ *
+ * Return: nothing.
+ * Context: may block (waits for a concurrent sweep); takes the machine's drain mutex, then slot
+ * locks one at a time, lruvec locks, and pcp and zone locks; RCU read-side.
  */
 void lv_lru_add_drain_all(struct lv_machine *m);
 
 /**
- * lv_lru_cache_disable - stop batching: until the matching lv_lru_cache_enable(), every add
- * or move request is applied at once, and all batches are empty when this returns. Nests.
- * Context: may block (the rcu modes wait for an RCU grace period).
+ * lv_lru_cache_disable - stop batching until the matching lv_lru_cache_enable().
+ * @m: the machine.
+ *
+ * Every batch is empty when this returns, and from then on every add or move request is
+ * applied at once. Calls nest: batching resumes when every disable has been matched by an
+ * enable. The time each call takes is recorded (lv_lru_cache_disable_latency()). How it waits
+ * for adders already running is &lv_config.disable_mode.
+ *
+ * Return: nothing.
+ * Context: may block (the rcu modes wait for an RCU grace period: not inside the caller's own
+ * liburcu read-side section); takes slot locks one at a time, lruvec, pcp and zone locks, and,
+ * in the rcu modes, the machine's drain mutex first.
  */
 void lv_lru_cache_disable(struct lv_machine *m);
 
-/** lv_lru_cache_enable - undo one lv_lru_cache_disable(). */
+/**
+ * lv_lru_cache_enable - undo one lv_lru_cache_disable().
+ * @m: the machine.
+ *
+ * An enable without a matching disable is ignored.
+ *
+ * Return: nothing.
+ * Context: any thread; lock-free.
+ */
 void lv_lru_cache_enable(struct lv_machine *m);
 
 /*
@@ -424,88 +781,182 @@ struct lv_latency {
 };
 
 /**
- * lv_lru_cache_disable_latency - the latencies of every lv_lru_cache_disable() of @m so far
- * (including those made inside migration calls). Racy while threads run.
+ * lv_lru_cache_disable_latency - the latencies of lv_lru_cache_disable() so far.
+ * @m:   the machine.
+ * @out: where to store the histogram of every call on @m, including those the migration calls
+ *       made.
+ *
+ * Return: nothing; *@out is racy while threads disable the cache (@count is the sum of the
+ * buckets read).
+ * Context: any thread; lock-free.
  */
 void lv_lru_cache_disable_latency(struct lv_machine *m, struct lv_latency *out);
 
 /**
- * lv_latency_percentile - the latency below which @pct percent (0..100; less counts as 0, more
- * as 100) of the samples lie: the upper bound of the bucket holding that rank (the maximum
- * for 100). 0 with no samples.
+ * lv_latency_percentile - a percentile of a latency histogram.
+ * @lat: the histogram.
+ * @pct: the percentile, 0..100 (less counts as 0, more as 100).
+ *
+ * Return: the latency below which @pct percent of the samples lie: the upper bound of the
+ * bucket holding that rank, at most the maximum (the maximum itself for 100); 0 with no
+ * samples.
+ * Context: any thread; lock-free (reads only @lat).
  */
 uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct);
 
-/* ---- Page cache ------------------------------------------------------------------------- */
+/**
+ * lv_drain_all_stats - how lv_lru_add_drain_all() calls coalesced.
+ * @m:      the machine.
+ * @calls:  where to store how many calls were made (may be NULL).
+ * @sweeps: where to store how many of them swept the slots themselves (may be NULL); the rest
+ *          were covered by a concurrent sweep.
+ *
+ * Return: nothing; the values are racy while threads drain.
+ * Context: any thread; lock-free.
+ */
+void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps);
 
-struct lv_file;
+/* ==== Page cache ========================================================================== */
+
+/*
+ * A file handle is a page cache mapping (the kernel's address_space) over a file descriptor or
+ * a sparse file, from lv_file_open() to lv_file_close(). Its pages are charged to the memcg of
+ * the reader that missed them, sit on that memcg's file lists, and are evicted by reclaim,
+ * leaving shadow entries that tell refaults of the workingset apart.
+ */
 
 /**
- * lv_file_open - a page cache mapping over @fd (read with pread(2)) of @size bytes, or over
- * a sparse file of @size bytes whose holes read as zeros when @fd is -1. @size, not the real
- * file's size, bounds reads: bytes past the end of a shorter file read as zeros, and a longer
- * file's bytes past @size are never read. The descriptor stays the caller's: it must remain
- * open until lv_file_close(), which does not close it.
- * Return: the file, or NULL with errno EINVAL (@size is 0 or above 2^52, @fd < -1, or a real
- * @fd on a metadata-only machine, which has no frames for its bytes) or ENOMEM.
- * Context: may block.
+ * lv_file_open - a page cache mapping over a file.
+ * @m:    the machine.
+ * @fd:   the file to read with pread(2), or -1 for a sparse file that reads as zeros.
+ * @size: the size of the mapping in bytes, 1..2^52.
+ *
+ * @size, not the real file's size, is the file's size. The file's bytes are those of @fd below
+ * the smallest size the file has had since it was opened (@size, or a smaller one set by
+ * lv_file_truncate()), and zeros everywhere else: past the end of a shorter @fd, and past
+ * that smallest size, as a file shrunk and grown again by ftruncate(2) reads. No byte of @fd at
+ * or past that size is ever read. Bytes are read when their page is filled: a change to @fd is
+ * seen only by pages filled after it. The descriptor stays the caller's: it must remain open
+ * until lv_file_close(), which does not close it.
+ *
+ * Return: the file, or NULL with errno EINVAL (@m NULL, @size 0 or above 2^52, @fd < -1, or a
+ * real @fd on a metadata-only machine, which has no frames for its bytes) or ENOMEM.
+ * Context: does not block; allocates; takes the memcg tree mutex.
  */
 struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
 
 /**
- * lv_file_read - copy up to @len bytes at @off into @buf through the page cache, charging
- * newly cached pages to @memcg (NULL: the root). Each page read is marked accessed: the second
- * access to a cached page activates it. A page being filled by another reader is waited for
- * (awake for up to about a millisecond, then asleep). Pages evicted earlier leave shadow
- * entries; a refault within the workingset size is activated at once (and that read does not
- * also mark it accessed).
- * Return: bytes read (0 at or beyond the end; fewer than @len if an error stopped the read
- * after some bytes), or -EIO (reading @fd failed: every reader waiting for that page gets
- * -EIO and the page is dropped), -ENOMEM (the charge or the allocation failed after
- * reclaim), -ENOENT (@memcg is being removed and a page had to be charged), -EINVAL.
- * Context: may block (fill, reclaim and its drain mutex, as in lv_folio_alloc()); takes the
- * mapping lock, slot and lruvec locks.
+ * lv_file_read - read through the page cache.
+ * @file:  the file.
+ * @memcg: the memcg to charge newly cached pages to; NULL means the root.
+ * @buf:   where to copy the bytes.
+ * @len:   how many bytes to read at most.
+ * @off:   the offset in the file.
+ *
+ * Pages found in the cache are copied; a page being filled by another reader is waited for
+ * (awake for up to about a millisecond, then asleep); a missing page is allocated (as
+ * lv_folio_alloc(), up to 2^&lv_config.file_folio_order pages around it, never past the end of
+ * the file), charged to @memcg, added to the LRU, filled and counted in LV_PGPGIN. Each page
+ * read is marked accessed (lv_folio_mark_accessed()): the second access to a cached page
+ * activates it (for a large folio, a read that starts in its first page counts).
+ *
+ * Refaults. A miss on a page evicted earlier finds its shadow entry (LV_WORKINGSET_REFAULT).
+ * Its refault distance is how far the workingset clock of the memcg that evicted it, on that
+ * node, has moved since the eviction: one per page evicted from or activated in that memcg or
+ * its descendants on that node (reclaim putting a folio back on an active list counts as an
+ * activation), counting the page's own eviction. The workingset size is the
+ * number of pages on that memcg's active file list on that node when the refault happens. A
+ * refault whose distance is at most the workingset size is activated at once
+ * (LV_WORKINGSET_ACTIVATE), and that read does not also mark it accessed; one further away, or
+ * one whose evicting memcg has been removed since, starts on the inactive list.
+ *
+ * Return: the bytes read (0 at or beyond the end; fewer than @len at the end, or if an error
+ * stopped the read after some bytes), or -EIO (reading @fd failed: every reader waiting for
+ * that page gets -EIO and the page is dropped), -ENOMEM (the charge or the allocation failed
+ * after reclaim), -ENOENT (@memcg is being removed and a page had to be charged), -EINVAL
+ * (@file NULL, @buf NULL with @len > 0, or @memcg of another machine).
+ * Context: may block (a fill and its pread(2), another reader's fill, reclaim and drains as in
+ * lv_folio_alloc()); takes the mapping lock, slot and lruvec locks, and a fill's wait queue;
+ * RCU read-side from its entry, traded for a reference on @memcg before it waits or misses.
  */
 long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_t len,
 		  uint64_t off);
 
 /**
- * lv_file_truncate - shrink (or grow) the file to @size bytes; cached pages beyond it are
- * dropped from the page cache and freed once their last reader lets go (the call flushes the
- * dropped folios out of every CPU's batches, whose references would otherwise keep them; the
- * other folios queued there, other tenants' among them, stay queued).
- * Return: 0 or -EINVAL.
- * Context: may block (the mapping lock, then the drain mutex of dropped folios, drop_drain,
- * not lv_lru_add_drain_all()'s); takes slot and lruvec locks.
+ * lv_file_truncate - set the size of a file, like ftruncate(2).
+ * @file: the file.
+ * @size: the new size in bytes, at most 2^52.
+ *
+ * Shrinking drops from the page cache every page that holds a byte at or past @size (the page
+ * holding the new end included: it is filled again on its next read, with zeros past @size),
+ * uncharges them, and frees each once its last reader lets go; the dropped folios still queued
+ * in CPU batches are flushed out of them, so that their memory is freed now (other folios
+ * queued there, other tenants' among them, stay queued). Growing drops nothing and reads zeros
+ * past the smallest size the file has had (lv_file_open()). A read running meanwhile returns
+ * bytes of the old or the new size.
+ *
+ * Return: 0, or -EINVAL (@file NULL, @size above 2^52).
+ * Context: may block (waits for the drain mutex of dropped folios); takes the mapping lock,
+ * then (after it) lruvec, pcp and zone locks, then the machine's drain mutex of dropped folios
+ * (not lv_lru_add_drain_all()'s) and slot locks one at a time; RCU read-side.
  */
 int lv_file_truncate(struct lv_file *file, uint64_t size);
 
-/** lv_file_cached_pages - pages of @file currently in the page cache (racy). */
+/**
+ * lv_file_cached_pages - how much of a file is in the page cache.
+ * @file: the file.
+ *
+ * Return: the pages of @file in the page cache (racy while others read or reclaim).
+ * Context: any thread; lock-free.
+ */
 unsigned long lv_file_cached_pages(const struct lv_file *file);
 
 /**
- * lv_file_close - drop every cached page of @file and free it. No read may be in progress
- * or follow.
- * Context: may block, as lv_file_truncate() (which it calls, with size 0); takes the memcg tree
- * mutex. The descriptor is freed after an RCU grace period.
+ * lv_file_close - drop a file's page cache and free it.
+ * @file: the file; NULL is ignored.
+ *
+ * Truncates @file to 0 (lv_file_truncate()) and frees it after an RCU grace period (reclaim
+ * or migration may still be about to lock it through a folio). The descriptor is not closed.
+ *
+ * Return: nothing.
+ * Context: no other call on @file may run or follow; may block, as lv_file_truncate(); takes
+ * the memcg tree mutex.
  */
 void lv_file_close(struct lv_file *file);
 
-/* ---- Anonymous memory (memory.c) -------------------------------------------------------- */
+/**
+ * lv_file_migrate_pages - move a file's page cache to another node.
+ * @file:       the file.
+ * @from_nodes: the nodes to move from (bit n = node n).
+ * @to_node:    the node to move to.
+ *
+ * As migrating a mapped file's pages does: the LRU cache is disabled for the call; each folio
+ * of @file on a node in @from_nodes (other than @to_node) is isolated, copied to a new folio on
+ * @to_node charged to the same memcg (usage does not change), and the copy replaces the
+ * original in the file under the mapping lock; the copy goes on the LRU and the original is
+ * freed. A folio a reader is using or filling, or that is isolated by someone else, stays where
+ * it is, intact and on its LRU. LV_PGMIGRATE_SUCCESS and LV_PGMIGRATE_FAIL count pages.
+ *
+ * Return: the folios not moved (0: all), or -EINVAL (@file NULL, bad @to_node).
+ * Context: may block (lv_lru_cache_disable(); allocation on @to_node may reclaim there); takes
+ * the locks of lv_lru_cache_disable(), then per folio the lruvec lock, the allocator's (as
+ * lv_folio_alloc()), the mapping lock, and slot and lruvec locks for the putback; RCU
+ * read-side.
+ */
+long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_node);
+
+/* ==== Anonymous memory =================================================================== */
 
 /*
- * A struct lv_mm is a process's address space: anonymous regions (a brk heap and mmap-like
- * regions) whose pages are faulted in on first write, charged to the mm's memcg and added to
- * the anon LRU lists, and released in batches when unmapped. Addresses are virtual: 64-bit
- * numbers private to the mm, page aligned where the function says so. Data moves in and out
- * only through lv_mm_write()/lv_mm_read()/lv_mm_memset(), so that migration can move a page
- * under a process without it noticing.
- *
- * Threading: every function may be called by several threads on one mm at once; an mm's page
- * tables are protected by its page_table_lock (lock class "mm"). lv_mm_destroy() must not
- * race with any other call on the same mm.
+ * An mm handle is a process's address space, from lv_mm_create() to lv_mm_destroy():
+ * anonymous regions (a brk heap and mmap-like regions) whose pages are faulted in on first
+ * write, charged to the mm's memcg and added to the anon LRU lists, and released in batches
+ * when unmapped. Addresses are virtual: 64-bit numbers private to the mm, page aligned where
+ * the function says so. Data moves in and out only through lv_mm_write(), lv_mm_read() and
+ * lv_mm_memset(), so that migration can move a page under a process without it noticing. Every
+ * function may be called by several threads on one mm at once; an mm's page tables are
+ * protected by its page_table_lock (lock class "mm").
  */
-struct lv_mm;
 
 /** madvise() advice understood by lv_madvise(). */
 enum lv_madvise {
@@ -515,159 +966,284 @@ enum lv_madvise {
 };
 
 /**
- * lv_mm_create - an empty address space charging @memcg (NULL: the root), faulting pages in on
- * node @nid (its preferred node, changed by lv_mm_set_node()). Until lv_mm_destroy(), @memcg
- * cannot be removed (-EBUSY), as a cgroup with tasks cannot.
- * Return: the mm, or NULL with errno EINVAL (bad node, @memcg of another machine or being
- * removed) or ENOMEM.
- * Context: may block; allocates.
+ * lv_mm_create - an empty address space.
+ * @m:     the machine.
+ * @memcg: the memcg its pages are charged to; NULL means the root (ignored with memcg
+ *         disabled).
+ * @nid:   its preferred node: where faults allocate (lv_mm_set_node() changes it).
+ *
+ * Until lv_mm_destroy(), @memcg cannot be removed (-EBUSY), as a cgroup with tasks cannot.
+ *
+ * Return: the mm, or NULL with errno EINVAL (@m NULL, bad node, @memcg of another machine or
+ * being removed) or ENOMEM.
+ * Context: does not block; allocates; takes the memcg tree mutex; RCU read-side, then a
+ * reference on @memcg for the call.
  */
 struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid);
 
 /**
- * lv_mm_destroy - unmap every region, releasing its pages in batches, and free @mm (after an
- * RCU grace period, since reclaim and migration may be about to lock it through a folio).
- * Context: no other call on @mm may run or follow; may block.
+ * lv_mm_destroy - unmap everything and free an address space.
+ * @mm: the mm; NULL is ignored.
+ *
+ * Releases every page as lv_munmap() does (pages still in a CPU's lru_add batch stay charged
+ * until that batch drains), and frees @mm after an RCU grace period (reclaim and migration may
+ * be about to lock it through a folio). Its memcg can be removed once this returns.
+ *
+ * Return: nothing.
+ * Context: no other call on @mm may run or follow; does not block; takes the page_table_lock,
+ * then lruvec, pcp and zone locks, then the memcg tree mutex.
  */
 void lv_mm_destroy(struct lv_mm *mm);
 
 /**
- * lv_mm_set_node - where later faults allocate (set_mempolicy(MPOL_PREFERRED)).
- * Return: 0, or -EINVAL for a bad node. Pages already present stay where they are.
+ * lv_mm_set_node - set where later faults allocate, as set_mempolicy(MPOL_PREFERRED).
+ * @mm:  the mm.
+ * @nid: the node.
+ *
+ * Pages already present stay where they are.
+ *
+ * Return: 0, or -EINVAL for a bad node.
+ * Context: any thread; lock-free.
  */
 int lv_mm_set_node(struct lv_mm *mm, int nid);
 
 /**
- * lv_mm_brk - sbrk(): move the end of the heap by @delta bytes (rounded to whole pages away
- * from zero) and store the previous end in *@old_brk (may be NULL). Growing maps nothing yet;
- * shrinking unmaps the pages beyond the new end, releasing them through the batched release
- * path (one lruvec lock hold per batch), as munmap does.
+ * lv_mm_brk - sbrk(): move the end of the heap.
+ * @mm:      the mm.
+ * @delta:   bytes to move it by, rounded to whole pages away from zero; 0 only reads it.
+ * @old_brk: where to store the end before the call, whatever the result (may be NULL).
+ *
+ * Growing maps nothing yet; shrinking unmaps the pages beyond the new end, releasing them as
+ * lv_munmap() does.
+ *
  * Return: 0; -EINVAL if the heap would shrink below its start; -ENOMEM if it would exceed
  * 64 GiB or its page table cannot grow (nothing changed).
- * Context: takes the mm's page_table_lock; the release takes LRU, pcp and zone locks after it.
+ * Context: does not block; allocates with no lock held; takes the page_table_lock, then
+ * (after it, or under it if faults outgrew the release buffer) lruvec, pcp and zone locks.
  */
 int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk);
 
 /**
- * lv_mmap - map a new anonymous region of @len bytes (rounded up to pages) and store its start
- * in *@addr. Return: 0, -EINVAL (@len 0 or above 64 GiB), -ENOMEM.
+ * lv_mmap - map a new anonymous region.
+ * @mm:   the mm.
+ * @len:  its size in bytes, rounded up to whole pages.
+ * @addr: where to store its first address (page aligned).
+ *
+ * The region is placed above every earlier one, with an unmapped page between neighbours; its
+ * pages are faulted in by the first write to each.
+ *
+ * Return: 0, -EINVAL (@len 0 or above 64 GiB, @addr NULL) or -ENOMEM.
+ * Context: does not block; allocates with no lock held; takes the page_table_lock.
  */
 int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
 
 /**
- * lv_munmap - unmap [@addr, @addr + @len) from the regions it covers, releasing the pages;
- * a region cut in the middle keeps both sides (split as the kernel splits a VMA), a region
- * emptied is removed. Ranges with nothing mapped are ignored, as munmap(2) does.
- * The pages leave the mapping at once; a page faulted in so recently that its CPU's lru_add
- * batch still holds it stays charged until that batch drains (lv_lru_add_drain_all()).
+ * lv_munmap - unmap a range, as munmap(2).
+ * @mm:   the mm.
+ * @addr: its first address, page aligned.
+ * @len:  its length in bytes, rounded up to whole pages as munmap(2) does: [@addr, @addr +
+ *        @len) unmaps every page it touches.
+ *
+ * Unmaps the range from the regions it covers and releases the pages: a region cut in the
+ * middle keeps both sides (split as the kernel splits a VMA), a region emptied is removed.
+ * Parts of the range with nothing mapped are ignored, as munmap(2) does. The pages leave the
+ * mapping at once; a page faulted in so recently that its CPU's lru_add batch still holds it
+ * stays charged until that batch drains (lv_lru_add_drain_all()).
+ *
  * Return: 0, -EINVAL (@addr not page aligned, @len 0, the range wraps past 2^64, or it
- * overlaps the heap, which only lv_mm_brk() shrinks), -ENOMEM (no memory to split).
+ * overlaps the heap, which only lv_mm_brk() shrinks), -ENOMEM (no memory to split a region).
+ * Context: does not block; allocates with no lock held; takes the page_table_lock, then (after
+ * it, or under it if faults outgrew the release buffer) lruvec, pcp and zone locks.
  */
 int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
 
 /**
- * lv_mm_write - copy @len bytes from @buf to @addr, faulting in missing pages: allocate on
- * the preferred node, charge the mm's memcg (limit
- * reclaim first, then -ENOMEM), zero, map, and add to the anon LRU through the lru_add batch.
- * A write to a lazyfree page cancels its lazy free. Faults allocate on the preferred node
- * only (reclaiming there if needed), as MPOL_BIND would.
- * Return: 0; -EFAULT if some byte is outside every region (nothing written beyond the first
- * such page); -ENOMEM if a fault could not be charged or allocated (the pages before it hold
- * the data; nothing is leaked).
- * Context: may block (reclaim, as in lv_folio_alloc()); takes the page_table_lock around
- * each page, and no lock while a fault allocates.
+ * lv_mm_write - copy bytes into an address space, faulting in missing pages.
+ * @mm:   the mm.
+ * @addr: the first address (any alignment).
+ * @buf:  the bytes.
+ * @len:  how many.
+ *
+ * A missing page is allocated on the preferred node only (reclaiming there if needed, as
+ * MPOL_BIND would), charged to the mm's memcg (limit reclaim first), zeroed unless the write
+ * covers all of it, mapped, and added to the anon LRU through the lru_add batch. A write to a
+ * lazyfree page cancels its lazy free. Pages are written in address order, each under the
+ * page_table_lock, so a failure leaves the bytes before it written, as write(2) leaves a
+ * partial write.
+ *
+ * Return: 0; -EFAULT if a byte is outside every region (or @mm is NULL, or the range wraps
+ * past 2^64): the bytes before the first such byte are written, none from it on; -ENOMEM if
+ * a fault could not be charged or allocated: the bytes before that page are written, and
+ * nothing is leaked.
+ * Context: may block (a fault's reclaim, as in lv_folio_alloc()); takes the page_table_lock
+ * around each page and no lock while a fault allocates; a fault adds under it (slot lock,
+ * lruvec locks if the batch is flushed).
  */
 int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
 
-/** lv_mm_memset - like lv_mm_write() with every byte @c. */
+/**
+ * lv_mm_memset - like lv_mm_write() with every byte @c.
+ * @mm:   the mm.
+ * @addr: the first address (any alignment).
+ * @c:    the byte value (converted to unsigned char).
+ * @len:  how many bytes.
+ *
+ * Return: as lv_mm_write().
+ * Context: as lv_mm_write().
+ */
 int lv_mm_memset(struct lv_mm *mm, uint64_t addr, int c, size_t len);
 
 /**
- * lv_mm_read - copy @len bytes at @addr to @buf. Pages never written (or dropped by
- * LV_MADV_DONTNEED or by reclaim of a lazyfree page) read as zeros and are not faulted in.
- * Return: 0 or -EFAULT (some byte outside every region).
+ * lv_mm_read - copy bytes out of an address space.
+ * @mm:   the mm.
+ * @addr: the first address (any alignment).
+ * @buf:  where to copy them.
+ * @len:  how many.
+ *
+ * Pages never written (or dropped by LV_MADV_DONTNEED, or by reclaim of a lazyfree page) read
+ * as zeros and are not faulted in.
+ *
+ * Return: 0; -EFAULT if a byte is outside every region (or @mm is NULL, or the range wraps
+ * past 2^64): @buf then holds the bytes before the first such byte.
+ * Context: does not block; takes the page_table_lock around each page.
  */
 int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
 
 /**
- * lv_madvise - apply @advice (&enum lv_madvise) to the pages present in [@addr, @addr + @len):
- * LV_MADV_COLD queues them for deactivation, LV_MADV_FREE cleans them and queues them for
- * the lazyfree move to the inactive file list (reclaim may then free them; a later write
- * keeps them), LV_MADV_DONTNEED unmaps them.
- * Return: 0, -EINVAL (bad advice, @addr not page aligned, the range wraps past 2^64),
- * -ENOMEM (part of the range is outside every region: the rest is still advised, as
- * madvise(2) does).
+ * lv_madvise - advise on the pages present in a range, as madvise(2).
+ * @mm:     the mm.
+ * @addr:   the first address, page aligned.
+ * @len:    the length in bytes, rounded up to whole pages; 0 advises nothing.
+ * @advice: &enum lv_madvise.
+ *
+ * LV_MADV_COLD queues the present pages for deactivation (lv_folio_deactivate()); LV_MADV_FREE
+ * cleans them and queues them for the lazyfree move to the inactive file list
+ * (lv_folio_mark_lazyfree(): reclaim may then free them; a later write keeps them);
+ * LV_MADV_DONTNEED unmaps them, as lv_munmap() releases pages, but keeps the regions. The
+ * first two drain this CPU's batches first (lv_lru_add_drain()), so that pages just faulted in
+ * here can be advised.
+ *
+ * Return: 0, -EINVAL (bad advice, @addr not page aligned, the range wraps past 2^64), -ENOMEM
+ * (part of the range is outside every region: the rest is still advised, as madvise(2) does).
+ * Context: does not block; takes a slot lock and lruvec locks (the local drain), then the
+ * page_table_lock, and under it slot locks (the requests) or, after it, lruvec, pcp and zone
+ * locks (the release); RCU read-side.
  */
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
 
-/** lv_mm_rss - pages currently mapped in @mm (racy). */
+/**
+ * lv_mm_rss - how much of an address space is mapped.
+ * @mm: the mm.
+ *
+ * Return: the pages currently mapped in @mm (racy while others fault or unmap).
+ * Context: any thread; lock-free.
+ */
 size_t lv_mm_rss(const struct lv_mm *mm);
 
-/* ---- NUMA migration (migrate.c) ---------------------------------------------------------- */
-
 /**
- * lv_migrate_pages - migrate_pages(2): move every page of @mm that sits on a node in
- * @from_nodes (bit n = node n) to @to_node. Disables the LRU cache for the call
- * (lv_lru_cache_disable()), isolates each folio, allocates on @to_node, copies the data,
- * rebinds the page table entry to the copy (the charge moves with it: usage is unchanged),
- * puts the copy back on the LRU, frees the original and re-enables the cache. A page that
- * cannot be isolated or is in use stays where it was, intact and on its LRU.
- * Return: the number of pages not moved (0 = all), or -EINVAL (bad @to_node).
- * Context: may block; takes the drain mutex, slot, mm, LRU, pcp and zone locks.
+ * lv_migrate_pages - migrate_pages(2): move an address space's pages to another node.
+ * @mm:         the mm.
+ * @from_nodes: the nodes to move from (bit n = node n).
+ * @to_node:    the node to move to.
+ *
+ * Disables the LRU cache for the call (lv_lru_cache_disable()); isolates each page of @mm on a
+ * node in @from_nodes (other than @to_node), allocates a copy on @to_node, copies the data and
+ * switches the page table entry to the copy under the page_table_lock (the charge moves with
+ * it: usage is unchanged), puts the copy on the LRU and frees the original; then re-enables
+ * the cache. A page that cannot be isolated, is in use, or finds no free page on @to_node stays
+ * where it was, intact and on its LRU.
+ *
+ * Return: the pages not moved (0 = all), or -EINVAL (@mm NULL, bad @to_node).
+ * Context: may block (lv_lru_cache_disable(); allocation on @to_node may reclaim there); takes
+ * the locks of lv_lru_cache_disable(), then the page_table_lock to gather pages, and per page
+ * the lruvec lock, the allocator's (as lv_folio_alloc()), the page_table_lock again, and slot
+ * and lruvec locks for the putback; RCU read-side.
  */
 long lv_migrate_pages(struct lv_mm *mm, uint64_t from_nodes, int to_node);
 
 /**
- * lv_move_pages - move_pages(2): for each of @count page addresses, move the page to
- * @nodes[i] and store in @status[i] the node it is on afterwards, or -EFAULT (outside every
- * region), -ENOENT (not present), -EBUSY (isolated or in use by another actor), -ENOMEM
- * (@nodes[i] has no free page). With @nodes NULL, only report where each page is (no cache
- * disable, as the kernel's do_pages_stat()). A nonzero @count with @nodes also disables the
- * LRU cache around the whole call, even when no page moves (as do_pages_move()).
- * Return: 0, or -EINVAL (a bad node in @nodes: nothing moved).
+ * lv_move_pages - move_pages(2): move or locate single pages.
+ * @mm:     the mm.
+ * @count:  how many pages.
+ * @addrs:  an address in each page (any alignment).
+ * @nodes:  the node to move each page to, or NULL to only report where each page is.
+ * @status: where to store, for each page, the node it is on afterwards, or -EFAULT (outside
+ *          every region), -ENOENT (not present), -EBUSY (isolated or in use by another actor),
+ *          -ENOMEM (@nodes[i] has no free page).
+ *
+ * With @nodes, the LRU cache is disabled around the whole call, even when no page moves, as
+ * the kernel's do_pages_move() does; each page moves as in lv_migrate_pages(). With @nodes
+ * NULL nothing is disabled or moved, as its do_pages_stat().
+ *
+ * Return: 0, or -EINVAL (@mm NULL, @addrs or @status NULL with @count > 0, or a bad node in
+ * @nodes: nothing moved).
+ * Context: with @nodes, as lv_migrate_pages(); without, does not block and takes the
+ * page_table_lock per page.
  */
 int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const int *nodes,
 		  int *status);
 
-/**
- * lv_file_migrate_pages - move the page cache folios of @file that sit on nodes in
- * @from_nodes to @to_node, as migrating a mapped file's pages does: the copy replaces the
- * original in the file's tree under the mapping lock, and a folio a reader is using or
- * filling stays. Return: folios not moved, or -EINVAL.
+/* ==== Reclaim ============================================================================= */
+
+/*
+ * Reclaim frees clean, unreferenced page cache (leaving shadow entries) and lazily freed anon
+ * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, aging the
+ * active lists as the kernel does. There is no swap: other anon pages are never reclaimed.
+ * These calls run it on demand; allocations and charges run it by themselves, and kswapd in
+ * the background.
  */
-long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_node);
-
-/* ---- Reclaim ----------------------------------------------------------------------------- */
 
 /**
- * lv_reclaim_node - reclaim up to @nr pages from node @nid as kswapd would (all memcgs, fair
- * scan targets). At the first three scan priorities an lruvec whose lock is held is passed
- * over (counted in LV_RECLAIM_SKIP_BUSY); after that reclaim waits for it.
- * Return: pages reclaimed.
- * Context: may block (mapping and LRU locks; at its first three priorities it does not wait to
- * isolate from an lruvec whose lock is held, but putting folios back always waits); no
- * library lock held.
+ * lv_reclaim_node - reclaim from one node, as kswapd does.
+ * @m:   the machine.
+ * @nid: the node.
+ * @nr:  the pages to reclaim.
+ *
+ * Scans every memcg's lruvec on @nid in proportion to its size, raising the pressure one
+ * priority at a time, until at least @nr pages (at least 32) were reclaimed or every priority
+ * was tried; it can overshoot by part of an isolation batch. At the first three priorities an
+ * lruvec whose lock is held is passed over (LV_RECLAIM_SKIP_BUSY); after that reclaim waits for
+ * it.
+ *
+ * Return: the pages reclaimed; 0 for @m NULL, a bad node or @nr 0.
+ * Context: may block; takes slot (only tried), lruvec (only tried at the first three
+ * priorities; putting folios back always waits), mapping, mm, shadow, pcp and zone locks, one
+ * at a time; RCU read-side, and a reference on every memcg it visits.
  */
 unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr);
 
 /**
- * lv_memcg_reclaim - reclaim up to @nr pages charged to @memcg and its descendants, as limit
- * reclaim does at charge time. Return: pages reclaimed.
+ * lv_memcg_reclaim - reclaim from a memcg's subtree, as limit reclaim does at charge time.
+ * @memcg: the memcg; its descendants are reclaimed from too.
+ * @nr:    the pages to reclaim.
+ *
+ * As lv_reclaim_node(), over every node, but only from @memcg's subtree, and it always waits
+ * for lruvec locks. It also works on a memcg being removed.
+ *
+ * Return: the pages reclaimed; 0 for @memcg NULL or @nr 0.
+ * Context: may block; takes slot (only tried), lruvec, mapping, mm, shadow, pcp and zone
+ * locks, one at a time; RCU read-side, and a reference on every memcg it visits.
  */
 unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr);
 
-/* ---- Statistics -------------------------------------------------------------------------- */
+/* ==== Statistics ========================================================================== */
+
+/*
+ * vmstat-like counters per node and per memcg, lock statistics per lock class in the columns
+ * of `perf lock report`, and the invariant checker. Statistics read while threads run are racy
+ * but never torn; a removed memcg's counts and lock statistics stay in the machine's totals.
+ */
 
 /** enum lv_lock_class - lock classes for the statistics. */
 enum lv_lock_class {
-	LV_LOCK_CLASS_LRUVEC, /* per-(memcg, node) lru_lock */
-	LV_LOCK_CLASS_NODE,   /* per-node lru_lock (node design, or memcg disabled) */
-	LV_LOCK_CLASS_ZONE,   /* buddy allocator */
-	LV_LOCK_CLASS_SLOT,   /* per-CPU batch slot */
-	LV_LOCK_CLASS_PCP,    /* per-CPU page list */
-	LV_LOCK_CLASS_DRAIN,  /* drain mutexes: lru_add_drain_all's, truncation's, each node's and
-				 memcg's */
-	LV_LOCK_CLASS_MEMCG,  /* memcg tree mutex */
+	LV_LOCK_CLASS_LRUVEC,  /* per-(memcg, node) lru_lock */
+	LV_LOCK_CLASS_NODE,    /* per-node lru_lock (node design, or memcg disabled) */
+	LV_LOCK_CLASS_ZONE,    /* buddy allocator */
+	LV_LOCK_CLASS_SLOT,    /* per-CPU batch slot */
+	LV_LOCK_CLASS_PCP,     /* per-CPU page list */
+	LV_LOCK_CLASS_DRAIN,   /* drain mutexes: lru_add_drain_all's, truncation's, each node's and
+				  memcg's */
+	LV_LOCK_CLASS_MEMCG,   /* memcg tree mutex */
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
@@ -683,25 +1259,66 @@ struct lv_lock_stat {
 	uint64_t wait_min_ns; /* 0 if never contended */
 };
 
-/** lv_lock_class_name - "lruvec", "node", ... */
+/**
+ * lv_lock_class_name - the name of a lock class.
+ * @cls: the class.
+ *
+ * Return: "lruvec", "node", "zone", "slot", "pcp", "drain", "memcg", "mapping", "shadow" or
+ * "mm"; "?" for a value outside &enum lv_lock_class.
+ * Context: any thread; lock-free.
+ */
 const char *lv_lock_class_name(enum lv_lock_class cls);
 
 /**
- * lv_lock_stats - sum the statistics of every lock of class @cls (including those of removed
- * memcgs). Racy while threads run; exact at a quiescent point.
+ * lv_lock_stats - the statistics of a lock class.
+ * @m:   the machine.
+ * @cls: the class.
+ * @out: where to store the sums over every lock of @cls, including those of removed memcgs,
+ *       closed files and destroyed mms (all zero for a value outside &enum lv_lock_class).
+ *
+ * Racy while threads run, exact at a quiescent point; a total never shrinks between two
+ * readings (until lv_lock_stats_reset()). The statistics calls themselves take the memcg tree
+ * mutex: summing the lruvec, shadow, mapping, mm or drain class takes it once, and so does
+ * lv_node_stat() for items kept in lruvecs; those acquisitions are counted in the memcg class
+ * like any other. Reading the memcg class itself takes no lock, so it never counts itself.
+ *
+ * Return: nothing.
+ * Context: does not block; takes the memcg tree mutex for the listed classes (above).
  */
 void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_stat *out);
 
-/** lv_lock_stats_reset - zero every lock's statistics. Context: quiescent machine. */
+/**
+ * lv_lock_stats_reset - zero every lock's statistics.
+ * @m: the machine.
+ *
+ * Every class reads zero afterwards, the memcg class included (this call's own hold of the
+ * memcg tree mutex is not counted).
+ *
+ * Return: nothing.
+ * Context: a quiescent machine (no other thread using @m); takes the memcg tree mutex.
+ */
 void lv_lock_stats_reset(struct lv_machine *m);
 
 /**
- * lv_lock_stats_print - print one row per lock class that was used, in the columns of
- * `perf lock report`: Name, acquired, contended, avg wait, total wait, max wait, min wait (ns).
+ * lv_lock_stats_print - print the lock statistics, one row per class that was used.
+ * @m:   the machine.
+ * @out: the stream.
+ *
+ * The columns of `perf lock report`: Name, acquired, contended, avg wait, total wait, max wait,
+ * min wait (ns). Every class is read before anything is printed, the memcg class first, so
+ * the memcg row counts none of this call's own acquisitions.
+ *
+ * Return: nothing.
+ * Context: may block (writes to @out); takes the memcg tree mutex once per listed class.
  */
 void lv_lock_stats_print(struct lv_machine *m, FILE *out);
 
-/** enum lv_stat_item - vmstat-like counters, per node and per memcg. */
+/**
+ * enum lv_stat_item - vmstat-like counters. Unless marked "node only", an item is kept per
+ * lruvec: lv_node_stat() sums a node's lruvecs (removed memcgs' included), lv_memcg_stat() a
+ * memcg's own lruvecs over all nodes (not its descendants'). List sizes and counts are in
+ * pages; events count pages unless they say otherwise.
+ */
 enum lv_stat_item {
 	LV_NR_INACTIVE_ANON, /* list sizes, in pages */
 	LV_NR_ACTIVE_ANON,
@@ -709,7 +1326,8 @@ enum lv_stat_item {
 	LV_NR_ACTIVE_FILE,
 	LV_NR_UNEVICTABLE,
 	LV_NR_ISOLATED, /* isolated by lv_folio_isolate_lru() and not yet put back */
-	LV_NR_CHARGED,	/* pages charged (memcg: own + descendants; node: allocated) */
+	LV_NR_CHARGED,	/* pages charged (memcg: own + descendants, lv_memcg_usage(); node:
+			   allocated) */
 	LV_NR_FREE,	/* node only: free pages */
 	LV_WMARK_MIN,	/* node only: watermarks */
 	LV_WMARK_LOW,
@@ -718,66 +1336,90 @@ enum lv_stat_item {
 	LV_PGDEACTIVATE,
 	LV_PGLAZYFREE,
 	LV_PGROTATED,
-	LV_PGMOVED,	 /* pages whose charge moved out of this memcg (lv_folio_move_memcg) */
-	LV_LOCK_RETRIES, /* folio_lruvec_lock re-check failures */
-	LV_PGSCAN,	       /* pages scanned on inactive lists by reclaim */
-	LV_PGSTEAL,	       /* pages reclaimed */
-	LV_PGREFILL,	       /* pages scanned on active lists */
-	LV_WORKINGSET_REFAULT, /* page cache misses that found a shadow entry */
-	LV_WORKINGSET_ACTIVATE, /* refaults close enough to be activated */
-	LV_WORKINGSET_NODERECLAIM, /* page cache nodes of shadow entries freed */
-	LV_ALLOCSTALL,	       /* allocations or charges that entered direct reclaim */
-	LV_NR_FILE_PAGES,      /* node only: pages in the page cache */
-	LV_PGMIGRATE_SUCCESS,  /* pages migrated (counted on the destination) */
-	LV_PGMIGRATE_FAIL,     /* pages that could not be migrated (counted on the source) */
-	LV_RECLAIM_SKIP_BUSY,  /* lruvecs global reclaim passed over: lock held */
-	LV_WORKINGSET_NODES,   /* a count, not an event: shadow-only page cache nodes listed */
-	LV_RECLAIM_DRAIN,      /* reclaim passes that freed nothing, so the memcg's (or node's)
-				  folios were flushed from every CPU's batches */
-	LV_PAGEOUTRUN,	       /* node only: kswapd passes (the kernel's pageoutrun) */
-	LV_PGPGIN,	       /* pages read into the page cache (page cache misses) */
+	LV_PGMOVED,	 /* pages whose charge moved out of this memcg (lv_folio_move_memcg, and
+			    a removal's reparenting) */
+	LV_LOCK_RETRIES, /* folio_lruvec_lock re-check failures (a count of retries) */
+	LV_PGSCAN,	 /* pages scanned on inactive lists by reclaim */
+	LV_PGSTEAL,	 /* pages reclaimed */
+	LV_PGREFILL,	 /* pages scanned on active lists */
+	LV_WORKINGSET_REFAULT,	   /* page cache misses that found a shadow entry */
+	LV_WORKINGSET_ACTIVATE,	   /* refaults close enough to be activated (lv_file_read()) */
+	LV_WORKINGSET_NODERECLAIM, /* page cache nodes of shadow entries freed (a count of
+				      nodes) */
+	LV_ALLOCSTALL,	      /* allocations or charges that entered direct reclaim (a count) */
+	LV_NR_FILE_PAGES,     /* node only: pages in the page cache */
+	LV_PGMIGRATE_SUCCESS, /* pages migrated (counted on the destination) */
+	LV_PGMIGRATE_FAIL,    /* pages that could not be migrated (counted on the source) */
+	LV_RECLAIM_SKIP_BUSY, /* lruvecs global reclaim passed over: lock held (a count) */
+	LV_WORKINGSET_NODES,  /* a count, not an event: shadow-only page cache nodes listed */
+	LV_RECLAIM_DRAIN,     /* reclaim passes that freed nothing, so the memcg's (or node's)
+				 folios were flushed from every CPU's batches (a count) */
+	LV_PAGEOUTRUN,	      /* node only: kswapd passes (the kernel's pageoutrun; a count) */
+	LV_PGPGIN,	      /* pages read into the page cache by misses (lv_file_read()),
+				 counted for the memcg they are charged to when the fill ends */
 	LV_NR_STAT_ITEMS
 };
 
-/** lv_stat_name - "nr_inactive_anon", "pgactivate", ... */
+/**
+ * lv_stat_name - the name of a statistics item.
+ * @item: the item.
+ *
+ * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "pgpgin"); "?" for a
+ * value outside &enum lv_stat_item.
+ * Context: any thread; lock-free.
+ */
 const char *lv_stat_name(enum lv_stat_item item);
 
 /**
- * lv_node_stat - a counter of node @nid summed over all its lruvecs (including those of
- * removed memcgs). Return: the value, or 0 for a bad node or item.
- * Context: takes the memcg tree mutex; racy while threads run.
+ * lv_node_stat - a counter of one node.
+ * @m:    the machine.
+ * @nid:  the node.
+ * @item: the item.
+ *
+ * Return: the value summed over the node's lruvecs, including those of removed memcgs (see
+ * &enum lv_stat_item); 0 for a bad node or item. Racy while threads run.
+ * Context: does not block; takes the memcg tree mutex for the items kept in lruvecs (the
+ * node-only ones are lock-free).
  */
 uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item);
 
 /**
- * lv_memcg_stat - a counter of @memcg's own lruvecs over all nodes (list sizes and events are
- * not hierarchical; LV_NR_CHARGED is). Node-only items return 0.
+ * lv_memcg_stat - a counter of one memcg.
+ * @memcg: the memcg.
+ * @item:  the item.
+ *
+ * List sizes and events count @memcg's own lruvecs over all nodes, not its descendants';
+ * LV_NR_CHARGED is hierarchical (lv_memcg_usage()).
+ *
+ * Return: the value; 0 for the node-only items and a bad item. Racy while threads run.
+ * Context: any thread; lock-free; RCU read-side.
  */
 uint64_t lv_memcg_stat(struct lv_memcg *memcg, enum lv_stat_item item);
 
 /**
- * lv_drain_all_stats - how often lv_lru_add_drain_all() was called and how many of those calls
- * swept the slots themselves (the rest were covered by a concurrent sweep).
- */
-void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps);
-
-/**
- * lv_check - verify the invariants at a quiescent point (no other thread using @m): list
- * lengths equal size counters per lruvec and node; every PG_lru folio is on exactly the list
- * of exactly the lruvec its flags, node and memcg select; no active and unevictable folio;
- * unevictable folios counted but not linked; no free frame reachable from a list; batches
- * empty (after draining them); memcg usage equals the pages charged to it and its
- * descendants; free + allocated = total pages on every node.
+ * lv_check - verify the invariants at a quiescent point.
+ * @m:      the machine.
  * @report: where to describe each violation (NULL: stderr).
- * Return: 0 if all hold, -EUCLEAN otherwise. Waits for kswapd to finish its pass and drains
- * all batches first.
- * Context: no other thread of the caller's using @m; may block.
+ *
+ * First waits for kswapd to finish its pass and drains every slot. Then checks: list lengths
+ * equal size counters per lruvec and node; every PG_lru folio is on exactly the list of exactly
+ * the lruvec its flags, node and memcg select; no folio is both active and unevictable;
+ * unevictable folios are counted but not linked; no free frame is reachable from a list; every
+ * batch is empty; every memcg's usage equals the pages charged to it and its descendants; the
+ * page tables and shadow lists are consistent; free + allocated = total pages on every node.
+ *
+ * Return: 0 if all hold, -EUCLEAN otherwise.
+ * Context: no other thread of the caller's may use @m; may block (waits for kswapd); takes
+ * slot, lruvec, shadow and memcg tree locks.
  */
 int lv_check(struct lv_machine *m, FILE *report);
 
 /**
- * lv_bug_count - how many internal invariant violations were detected at run time. Debug
- * builds abort at the first one instead.
+ * lv_bug_count - internal invariant violations detected at run time.
+ * @m: the machine.
+ *
+ * Return: how many were detected (release builds; debug builds abort at the first one).
+ * Context: any thread; lock-free.
  */
 uint64_t lv_bug_count(struct lv_machine *m);
 
