@@ -67,7 +67,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about ten minutes on a 2-CPU machine; the kernel table about six
+The full default set takes about ten minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
@@ -439,7 +439,7 @@ def t_readtwice_ceiling(runs):
         cols.append(objs)
     o = cols[0][0]
     what = (f"{plural(o['containers'], 'container')} × {plural(o['readers'], 'reader')}, "
-            f"{o['memory_mib']} MiB, a {o['file_size'] / 2**30:g} GiB sparse file, "
+            f"{o['memory_mib']} MiB, a sparse file of {o['file_size'] / 2**30:g} GiB, "
             f"{plural(len(cols[0]), 'alternating pair')} of {o['duration_s']:g} s runs")
     rate = [[x["mb_per_s_reader_mean"] for x in c] for c in cols]
     ceil = [[x["ceiling_mb_per_s"] for x in c] for c in cols]
