@@ -1171,8 +1171,12 @@ static uint64_t node_drains(void)
  * may never take a node that low, under TSan in particular); one burst in four goes on until
  * the node is dry: once its reclaimable page cache is gone, a reclaim pass frees nothing and
  * the allocation flushes the node's folios from every CPU's batches (the node-scope drain,
- * docs/protocol.md §5.4) before it fails. The burst's folios are on no list and are freed
- * together; meanwhile the other threads meet -ENOMEM on that node, as they do at their limits.
+ * docs/protocol.md §5.4) before it fails. Well above the high watermark it takes 16 pages at
+ * a time (a burst costs a few hundred allocations, not thousands: a slow run gets its drain
+ * early), then single pages, so the allocations that cross the watermarks and find the node
+ * dry are single pages, the kind every other allocator makes. The burst's folios are on no
+ * list and are freed together; meanwhile the other threads meet -ENOMEM on that node, as
+ * they do at their limits.
  *
  * The first burst is a dry one, and it keeps what it took until a node-scope drain has been
  * counted: an allocation can fail without draining (other threads' frees kept the slots'
@@ -1193,6 +1197,8 @@ static void *node_presser(void *arg)
 		bool dry = burst % 4 == 0;
 		bool hold = dry && node_drains() == 0;
 		uint64_t low = lv_node_stat(machine, nid, LV_WMARK_LOW);
+		uint64_t bulk = lv_node_stat(machine, nid, LV_WMARK_HIGH) + 64;
+		unsigned int order = 4;
 		size_t n = 0;
 
 		while (n < NODE_PAGES && !atomic_load(&stop)) {
@@ -1200,7 +1206,13 @@ static void *node_presser(void *arg)
 
 			if (!dry && lv_node_stat(machine, nid, LV_NR_FREE) < low)
 				break;
-			f = lv_folio_alloc(machine, nid, 0, presser, 0);
+			if (order && lv_node_stat(machine, nid, LV_NR_FREE) < bulk)
+				order = 0;
+			f = lv_folio_alloc(machine, nid, order, presser, 0);
+			if (!f && order && errno == ENOMEM) {
+				order = 0; /* no free block that large: single pages from here on */
+				continue;
+			}
 			if (f) {
 				held[n++] = f;
 				continue;
