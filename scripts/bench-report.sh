@@ -58,6 +58,8 @@ Options:
   --quick             very short runs, to test this script; the tables say so
   --dry-run           check the markers, print the machine and the commands; run nothing
   --out FILE          the document to rewrite (default: docs/benchmarks.md)
+  --readme FILE       where the headline table is (default: README.md; '' for none); it
+                      is rewritten only by a run of all the tables it quotes
   -h, --help          this help
 
 Environment:
@@ -89,6 +91,7 @@ kernel_dir=
 quick=
 dry_run=
 out=
+readme=$top/README.md
 
 while [ $# -gt 0 ]; do
 	opt=$1
@@ -97,7 +100,7 @@ while [ $# -gt 0 ]; do
 		val=${opt#*=}
 		opt=${opt%%=*}
 		;;
-	--only | --out | --kernel-dir)
+	--only | --out | --kernel-dir | --readme)
 		[ $# -ge 2 ] || die_usage "option '$opt' needs a value"
 		val=$2
 		shift
@@ -106,6 +109,7 @@ while [ $# -gt 0 ]; do
 	case $opt in
 	--only) only=$val ;;
 	--out) out=$val ;;
+	--readme) readme=$val ;;
 	--kernel-dir) kernel_dir=$val ;;
 	--with-kernel) with_kernel=1 ;;
 	--quick) quick=1 ;;
@@ -622,6 +626,51 @@ def t_kernel(runs):
     return lines, runs.commands("kernel")
 
 
+# The README's headline table: one row per result, from the same runs as the tables above.
+HEADLINE_NEEDS = ("readtwice", "readtwice-c16", "readtwice-ceiling", "churn", "aim9", "numa")
+
+
+def headline(runs):
+    def pct(new, base):
+        return f"{new * 100 / base - 100:+.1f} %"
+
+    def designs(name, key):
+        node, lru = runs.json(name, "compare", 2)
+        ln, ll = lru_lock(node), lru_lock(lru)
+        return (pct(lru[key]["amean"] if "amean" in lru[key] else lru[key]["hmean"],
+                    node[key]["amean"] if "amean" in node[key] else node[key]["hmean"]),
+                times(ln["fraction"], ll["fraction"]))
+
+    rows = []
+    g, c = designs("readtwice", "mb_per_s_reader")
+    rows.append(["readtwice, 4 containers × 2 readers: lruvec lock vs node lock",
+                 f"{g} MB/s per reader, LRU lock contention {c} less", "`make bench`"])
+    g, c = designs("readtwice-c16", "mb_per_s_reader")
+    rows.append(["readtwice, 16 containers × 2 readers", f"{g} MB/s per reader, contention {c} less",
+                 "`lvbench compare readtwice --containers 16`"])
+    node, lru = runs.json("churn", "compare", 2)
+    rows.append(["LRU churn, 16 containers, 32 threads",
+                 f"{pct(lru['ops_per_sec_per_thread']['hmean'], node['ops_per_sec_per_thread']['hmean'])}"
+                 f" ops/s per thread, LRU lock wait per op "
+                 f"{times(lru_lock(node)['wait_per_op'], lru_lock(lru)['wait_per_op'])} less",
+                 "`lvbench compare churn --containers 16 --threads 32`"])
+    node, lru = runs.json("aim9", "page_test", 2)
+    rows.append(["AIM9 page_test, one container per CPU",
+                 f"{pct(lru['ops_per_sec']['hmean'], node['ops_per_sec']['hmean'])} ops/s (Hmean)",
+                 "`lvbench compare aim9`"])
+    rcu, sweep = runs.json("numa", "compare", 2)
+    rows.append(["stress-ng numa: `lru_cache_disable()` by sweep vs the 5.18 RCU wait",
+                 f"{times(sweep['bogo_ops_per_sec'], rcu['bogo_ops_per_sec'])} bogo ops/s "
+                 f"(published: 8.37×)", "`lvbench compare numa --by disable --instances 16`"])
+    ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order6-")]
+    share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
+    rows.append(["one reader, 64-page folios: share of the memory-work ceiling",
+                 f"{share:.1f} % (median of {len(ids)})",
+                 "`lvbench readtwice --containers 1 --readers 1 --memory 1024 --file-size 8G "
+                 "--folio-order 6`"])
+    return table(["result", "measured", "command"], rows)
+
+
 RENDER = {
     "readtwice": t_readtwice,
     "readtwice-c16": t_readtwice_c16,
@@ -674,6 +723,30 @@ def main():
     for n in names:
         a, b = find_block(lines, n, path)
         lines[a + 1:b] = new[n]
+    readme = os.environ.get("BENCH_README", "")
+    readme_lines = None
+    if readme and all(n in names for n in HEADLINE_NEEDS):
+        with open(readme) as f:
+            readme_lines = f.read().split("\n")
+        a, b = find_block(readme_lines, "headline", readme)
+        try:
+            rows = headline(runs)
+        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+            fail(f"headline: cannot read the runs' output ({type(e).__name__}: {e})")
+        note = [f"Machine: {machine}", ""]
+        if quick:
+            note = ["**Quick run (`--quick`): not measurements.**", ""] + note
+        readme_lines[a + 1:b] = note + rows
+    elif readme:
+        print(f"{prog}: {readme} not rewritten: its headline table needs "
+              f"{', '.join(HEADLINE_NEEDS)} in one run")
+    # Both files are complete before either is replaced.
+    replace(path, lines)
+    if readme_lines is not None:
+        replace(readme, readme_lines)
+
+
+def replace(path, lines):
     # Beside the document, so the rename stays on one file system; its mode is kept.
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".bench-report.", dir=d)
@@ -844,7 +917,7 @@ for i in "${!run_ids[@]}"; do
 	printf '%s:        %d s\n' "$prog" $((SECONDS - t0))
 done
 
-BENCH_TOP=$top BENCH_WORK=$work BENCH_MACHINE=$machine BENCH_QUICK=${quick:-0} \
+BENCH_README=$readme BENCH_TOP=$top BENCH_WORK=$work BENCH_MACHINE=$machine BENCH_QUICK=${quick:-0} \
 	python3 "$work/report.py" write "$out" "${selected[@]}" || die "$(shown "$out") left as it was"
 elapsed=$((SECONDS - start))
 echo "$prog: $n runs in $((elapsed / 60)) min $((elapsed % 60)) s; rewrote ${selected[*]} in $(shown "$out")"

@@ -77,7 +77,7 @@ fake() {
 	echo "$TMP/$1"
 }
 
-echo "1..21"
+echo "1..24"
 
 # ---- usage -----------------------------------------------------------------------------------
 
@@ -102,8 +102,10 @@ check "--dry-run exits 0, prints the command and the machine, runs nothing, writ
 # ---- a quick run of two tables ---------------------------------------------------------------
 
 cp "$DOC" "$TMP/doc.md"
+cp README.md "$TMP/readme.md"
 chmod 0640 "$TMP/doc.md"
-LVBENCH=$LVBENCH "$SCRIPT" --quick --only churn,numa --out "$TMP/doc.md" >"$TMP/out" 2>&1
+LVBENCH=$LVBENCH "$SCRIPT" --quick --only churn,numa --out "$TMP/doc.md" \
+	--readme "$TMP/readme.md" >"$TMP/out" 2>&1
 rc=$?
 check "--quick --only churn,numa exits 0" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || sed 's/^/# /' "$TMP/out"
@@ -130,9 +132,27 @@ check "each marker still appears once" \
 check "the file keeps its mode and no temporary file is left beside it" \
 	eval '[ "$(stat -c %a "$TMP/doc.md")" = 640 ] && [ -z "$(ls -A "$TMP" | grep "^\.bench-report")" ]'
 
+check "a run of only some of the headline's tables leaves the README's headline alone" \
+	cmp -s README.md "$TMP/readme.md"
+
+# ---- the README's headline table -------------------------------------------------------------
+
+cp "$DOC" "$TMP/full.md"
+LVBENCH=$LVBENCH "$SCRIPT" --quick --only readtwice,readtwice-c16,readtwice-ceiling,churn,aim9,numa \
+	--out "$TMP/full.md" --readme "$TMP/readme.md" >"$TMP/full.out" 2>&1
+rc=$?
+block "$TMP/readme.md" headline >"$TMP/headline"
+check "a run of every table the headline quotes rewrites it: six results with their commands" \
+	eval '[ $rc -eq 0 ] && [ "$(grep -c "^| .* | .* | \`.*\` |$" "$TMP/headline")" = 6 ] &&
+	      grep -q "^| readtwice, 4 containers × 2 readers.*\`make bench\` |$" "$TMP/headline" &&
+	      grep -q "^Machine: " "$TMP/headline" && grep -q "^\*\*Quick run" "$TMP/headline"'
+[ $rc -eq 0 ] || sed 's/^/# /' "$TMP/full.out"
+check "... and leaves the rest of the README unchanged" \
+	eval 'cmp -s <(outside README.md headline) <(outside "$TMP/readme.md" headline)'
+
 # A second run replaces what the first wrote.
 cp "$TMP/doc.md" "$TMP/doc1.md"
-LVBENCH=$LVBENCH "$SCRIPT" --quick --only churn --out "$TMP/doc.md" >/dev/null 2>&1
+LVBENCH=$LVBENCH "$SCRIPT" --quick --only churn --readme "" --out "$TMP/doc.md" >/dev/null 2>&1
 rc=$?
 check "a second run rewrites the block in place (same length, rest unchanged)" \
 	eval '[ $rc -eq 0 ] && [ "$(block "$TMP/doc.md" churn | wc -l)" = "$(wc -l <"$TMP/churn.after")" ] &&
@@ -142,7 +162,7 @@ check "a second run rewrites the block in place (same length, rest unchanged)" \
 
 cp "$TMP/doc.md" "$TMP/keep.md"
 LVBENCH=$(fake exit1 'echo "lvbench: fake failure" >&2; exit 1') \
-	"$SCRIPT" --quick --only churn,numa --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
+	"$SCRIPT" --quick --only churn,numa --readme "" --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
 rc=$?
 check "a failing lvbench makes it exit 1, showing lvbench's error" \
 	eval '[ $rc -eq 1 ] && grep -q "fake failure" "$TMP/err"'
@@ -150,25 +170,25 @@ check "... and leaves the document byte for byte as it was" cmp -s "$TMP/keep.md
 
 # numa runs after churn succeeded: nothing may be written for churn either.
 LVBENCH=$(fake json-exit1 '"'"$LVBENCH"'" "$@"; exit 1') \
-	"$SCRIPT" --quick --only churn --out "$TMP/doc.md" >/dev/null 2>&1
+	"$SCRIPT" --quick --only churn --readme "" --out "$TMP/doc.md" >/dev/null 2>&1
 rc=$?
 check "a run that exits 1 after printing good JSON is a failed run; the document is unchanged" \
 	eval '[ $rc -eq 1 ] && cmp -s "$TMP/keep.md" "$TMP/doc.md"'
 
 LVBENCH=$(fake numa-fails 'case " $* " in *" numa "*) exit 1 ;; esac; exec "'"$LVBENCH"'" "$@"') \
-	"$SCRIPT" --quick --only churn,numa --out "$TMP/doc.md" >/dev/null 2>&1
+	"$SCRIPT" --quick --only churn,numa --readme "" --out "$TMP/doc.md" >/dev/null 2>&1
 rc=$?
 check "a later run failing writes none of the tables" \
 	eval '[ $rc -eq 1 ] && cmp -s "$TMP/keep.md" "$TMP/doc.md"'
 
 LVBENCH=$(fake check-failed '"'"$LVBENCH"'" "$@" | sed "s/\"check\":\"ok\"/\"check\":\"failed\"/"') \
-	"$SCRIPT" --quick --only churn --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
+	"$SCRIPT" --quick --only churn --readme "" --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
 rc=$?
 check "JSON reporting a failed check is a failed run; the document is unchanged" \
 	eval '[ $rc -eq 1 ] && grep -q "check=.failed" "$TMP/err" && cmp -s "$TMP/keep.md" "$TMP/doc.md"'
 
 LVBENCH=$(fake no-json 'echo "not json"') \
-	"$SCRIPT" --quick --only churn --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
+	"$SCRIPT" --quick --only churn --readme "" --out "$TMP/doc.md" >/dev/null 2>"$TMP/err"
 rc=$?
 check "output that is not JSON is a failed run; the document is unchanged" \
 	eval '[ $rc -eq 1 ] && grep -q "not JSON" "$TMP/err" && cmp -s "$TMP/keep.md" "$TMP/doc.md"'
