@@ -530,7 +530,7 @@ struct lruvec *folio_lruvec(struct lv_folio *folio);
 struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
 struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
 void lruvec_unlock(struct lruvec *lruvec);
-int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry);
+int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry);
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
 void css_put(struct lv_memcg *memcg);

@@ -847,13 +847,14 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 #define MAX_RECLAIM_RETRIES 16
 
 /**
- * mem_cgroup_charge - charge @nr pages to @memcg, reclaiming from the memcg that is at its
- * limit and retrying, as try_charge() does, before giving up; with @noretry, after one
- * reclaim pass (the kernel's __GFP_NORETRY: an optional large folio).
- * Return: 0, -ENOMEM or -ENOENT.
+ * mem_cgroup_charge - charge @nr pages to @memcg, a memcg of @m, reclaiming from the memcg
+ * that is at its limit and retrying, as try_charge() does, before giving up; with @noretry,
+ * after one reclaim pass (the kernel's __GFP_NORETRY: an optional large folio).
+ * Return: 0, -ENOMEM, -ENOENT, or -EINVAL if @memcg belongs to another machine (checked
+ * here, under the read-side section that protects a handle under removal).
  * Context: may block (reclaim, lru_add_drain_scope()); no library lock held.
  */
-int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
+int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry)
 {
 	int fruitless = 0, err;
 	bool drained = false;
@@ -864,9 +865,11 @@ int mem_cgroup_charge(struct lv_memcg *memcg, long nr, bool noretry)
 	 * otherwise free it under us. The root is not charged.
 	 */
 	rcu_read_lock();
-	if (memcg_is_root(memcg)) {
+	memcg_handle_hook_call(memcg);
+	if (memcg->machine != m || memcg_is_root(memcg)) {
+		err = memcg->machine != m ? -EINVAL : 0;
 		rcu_read_unlock();
-		return 0;
+		return err;
 	}
 	err = css_tryget(memcg) ? 0 : -ENOENT;
 	rcu_read_unlock();

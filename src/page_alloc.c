@@ -394,11 +394,7 @@ struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 	} else {
 		if (!memcg)
 			memcg = m->root;
-		if (memcg->machine != m) {
-			errno = EINVAL;
-			return NULL;
-		}
-		err = mem_cgroup_charge(memcg, 1l << order, flags & FOLIO_ALLOC_NORETRY);
+		err = mem_cgroup_charge(m, memcg, 1l << order, flags & FOLIO_ALLOC_NORETRY);
 		if (err) {
 			errno = -err;
 			return NULL;

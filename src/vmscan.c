@@ -564,9 +564,19 @@ unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr)
 
 unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr)
 {
+	struct memcg_guard guard;
+	unsigned long reclaimed = 0;
+	struct lv_machine *m;
+
 	if (!memcg || !nr)
 		return 0;
-	return try_to_free_pages(memcg->machine, memcg, -1, nr);
+	/* Reclaim blocks: hold a reference against a concurrent lv_memcg_remove(). */
+	memcg_guard_enter(&guard, memcg);
+	m = memcg->machine;
+	if (memcg_guard_pin(&guard))
+		reclaimed = try_to_free_pages(m, memcg, -1, nr);
+	memcg_guard_exit(&guard);
+	return reclaimed;
 }
 
 /* ---- kswapd --------------------------------------------------------------------------------- */

@@ -795,13 +795,16 @@ enum handle_op {
 	OP_MOVE,
 	OP_READ,
 	OP_REMOVE,
+	OP_RECLAIM,
+	OP_ALLOC,
 	NR_HANDLE_OPS
 };
 
 static const char *const op_names[NR_HANDLE_OPS] = {
 	"lv_memcg_usage",      "lv_memcg_max",	   "lv_memcg_stat",   "lv_memcg_name",
 	"lv_memcg_parent",     "lv_memcg_set_max", "lv_memcg_create", "lv_mm_create",
-	"lv_folio_move_memcg", "lv_file_read",	   "lv_memcg_remove",
+	"lv_folio_move_memcg", "lv_file_read",	   "lv_memcg_remove", "lv_memcg_reclaim",
+	"lv_folio_alloc",
 };
 
 struct handle_call {
@@ -853,6 +856,12 @@ static void handle_call_run(struct handle_call *c)
 		break;
 	case OP_REMOVE:
 		c->result = lv_memcg_remove(c->victim);
+		break;
+	case OP_RECLAIM:
+		c->result = (long)lv_memcg_reclaim(c->victim, 8);
+		break;
+	case OP_ALLOC:
+		c->ptr = lv_folio_alloc(c->m, 0, 0, c->victim, 0);
 		break;
 	case NR_HANDLE_OPS:
 		break;
@@ -958,6 +967,13 @@ static void test_remove_stalled_call(enum handle_op op)
 		break;
 	case OP_REMOVE:
 		is(c.result, -EBUSY, "%s: the second removal -> -EBUSY", what);
+		break;
+	case OP_RECLAIM:
+		is(c.result, 0, "%s: nothing to reclaim (its pages moved to the parent)", what);
+		break;
+	case OP_ALLOC:
+		ok(c.ptr == NULL && c.err == ENOENT, "%s: NULL, ENOENT (a memcg being removed)",
+		   what);
 		break;
 	case NR_HANDLE_OPS:
 		break;
