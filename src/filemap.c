@@ -352,7 +352,8 @@ static struct fill_waitq *fill_waitq(struct lv_folio *folio)
  * than CPUs, the wakeup may land the waiter on the busier CPU, where it gets a third of a
  * CPU for tens of milliseconds while its partner runs alone — enough for the second reader
  * of a readtwice container to fall a quarter of the memory behind and start to refault
- * (design.md 30). Return: true if the fill ended (PG_locked clear, read with acquire).
+ * (docs/design.md, decision 41). Return: true if the fill ended (PG_locked clear, read with
+ * acquire).
  */
 static bool fill_done_soon(struct lv_folio *folio)
 {
@@ -457,10 +458,10 @@ static int folio_fill(struct lv_file *file, struct lv_folio *folio, uint64_t lim
  * holding whatever their last user left, and each page is zeroed by the first reader that
  * needs it, just before it copies the page out: the zeroes are then still in that CPU's
  * cache, where zeroing all 2^order pages at fill time would have pushed the first of them
- * out before they were read (design.md 32). A reader claims page i by setting bit i of
- * hole.zeroing; the claimant zeroes the page and publishes bit i of hole.zeroed with
- * release; everyone else reads hole.zeroed with acquire before touching the page, waiting
- * for a claimant without sleeping (it is zeroing 4 KiB).
+ * out before they were read (docs/design.md, decision 43). A reader claims page i by setting bit i
+ * of hole.zeroing; the claimant zeroes the page and publishes bit i of hole.zeroed with release;
+ * everyone else reads hole.zeroed with acquire before touching the page, waiting for a claimant
+ * without sleeping (it is zeroing 4 KiB).
  */
 
 /* folio_zero_pages - make pages @first..@last of hole folio @folio read as zeros. */

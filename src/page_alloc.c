@@ -213,7 +213,7 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
  * slot for one node, or one node's zone lock. A reclaim batch of large folios then takes the
  * zone lock once instead of once per folio. The kernel takes it per folio for orders its page
  * lists do not hold, but its holders cannot be preempted; here every acquisition is a chance
- * to queue behind a preempted holder (docs/design.md, decision 31).
+ * to queue behind a preempted holder (docs/design.md, decision 15).
  */
 struct free_locks {
 	struct per_cpu_pages *pcp;

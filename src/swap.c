@@ -582,7 +582,7 @@ done:
  * (@memcg non-NULL) or of node @nid, and leave the other folios queued, in their order.
  *
  * A reclaim pass that freed nothing calls it once, in case what it may free is all queued
- * (docs/design.md, decision 40: a memcg limit below what the batches hold), and so does a
+ * (docs/design.md, decision 30: a memcg limit below what the batches hold), and so does a
  * memcg's removal before each reparenting pass. Flushing whole slots, as lv_lru_add_drain_all()
  * does, would put every other tenant's queued folios on their lists too, taking their lruvec locks
  * and emptying their batches on behalf of one tenant; the kernel's charge likewise drains only the
