@@ -15,6 +15,7 @@
 #   make uninstall    remove exactly those files (same PREFIX, LIBDIR and DESTDIR)
 
 CC       ?= cc
+OBJCOPY  ?= objcopy
 BUILD    ?= build
 DURATION ?= 60
 SEED     ?= 1
@@ -82,8 +83,17 @@ $(BUILD)/$(1)/fuzz_replay: tests/fuzz/fuzz_ops.c $(BUILD)/$(1)/liblruvec.a $(HDR
 endef
 $(foreach v,release debug tsan asan,$(eval $(call variant,$(v))))
 
-$(BUILD)/liblruvec.a: $(BUILD)/release/liblruvec.a
-	cp $< $@
+# The static library exports what the shared one does: its objects are linked into one
+# (ld -r) whose other global symbols are made local, so that a program linked statically can
+# neither call nor clash with the kernel-named internals (folio_alloc, css_get, ...). The
+# variants' own archives keep them: the tests reach into the library.
+$(BUILD)/exports.txt: $(BUILD)/liblruvec.so
+	nm -D --defined-only $< | awk '{ sub(/@.*/, "", $$NF); print $$NF }' > $@
+$(BUILD)/liblruvec.a: $(LIB_SRCS:%.c=$(BUILD)/release/%.o) $(BUILD)/exports.txt
+	$(LD) -r -o $(BUILD)/release/liblruvec.o $(filter %.o,$^)
+	$(OBJCOPY) --keep-global-symbols=$(BUILD)/exports.txt $(BUILD)/release/liblruvec.o
+	@rm -f $@
+	ar rcs $@ $(BUILD)/release/liblruvec.o
 # Only the API of lruvec.h is exported (liblruvec.map); the soname carries the major version,
 # and the symlink $(SONAME) lets programs linked against this build tree run from it.
 $(BUILD)/liblruvec.so: $(LIB_SRCS:%.c=$(BUILD)/release/%.o) liblruvec.map
@@ -112,7 +122,8 @@ check: deps
 		$(BUILD)/debug/fuzz_replay $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so \
 		$(BUILD)/lvbench.1
 	BUILD=$(BUILD) CC="$(CC)" $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
-		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh
+		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh \
+		tests/readme.sh tests/bench-report.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/lvbench

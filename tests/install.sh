@@ -275,6 +275,41 @@ both_static() {
 	static_linked "$EXAMPLES/tenant-cache-static" &&
 		static_linked "$EXAMPLES/lock-designs-static"
 }
+# The static archive exports the shared library's symbols and nothing else: a program may
+# define the library's kernel-named internals for itself.
+archive_symbols() {
+	local a s
+	a=$(nm -g --defined-only "$ROOT/lib/liblruvec.a" | awk 'NF == 3 { print $3 }' | sort -u)
+	s=$(library_symbols "$ROOT/lib/$SOFILE")
+	[ "$a" = "$s" ] || { diff <(echo "$s") <(echo "$a") | sed 's/^/# /'; return 1; }
+}
+check "liblruvec.a defines as global exactly the symbols liblruvec.so exports" archive_symbols
+cat >"$EXAMPLES/own-names.c" <<'END'
+#include <lruvec.h>
+/* Names the library uses inside: a program linked statically may have its own. */
+int folio_alloc(void);
+int css_get(void);
+int try_to_free_pages(void);
+int folio_alloc(void) { return 1; }
+int css_get(void) { return 2; }
+int try_to_free_pages(void) { return 3; }
+int main(void)
+{
+	struct lv_machine *m = lv_machine_create(NULL);
+
+	if (!m)
+		return 1;
+	lv_machine_destroy(m);
+	return folio_alloc() + css_get() + try_to_free_pages() == 6 ? 0 : 1;
+}
+END
+own_names() {
+	# shellcheck disable=SC2046,SC2086 # pkg-config's words are meant to split
+	"$CC" $CFLAGS_EX -static -o "$EXAMPLES/own-names" "$EXAMPLES/own-names.c" \
+		$(pkg-config --static --cflags --libs lruvec) && "$EXAMPLES/own-names"
+}
+check "a program defining folio_alloc, css_get and try_to_free_pages links statically" own_names
+
 check "the shared builds need $SONAME, which ldd finds in the staged lib directory" both_linked
 check "the static builds need no shared library" both_static
 
