@@ -18,11 +18,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,17 +263,30 @@ unsigned int lvb_env_destroy(struct lvb_env *env)
 /* ---- threads --------------------------------------------------------------------------------- */
 
 enum run_phase {
-	PHASE_WAIT,    /* created, waiting for the others */
+	PHASE_WAIT,    /* created, asleep until every thread exists */
 	PHASE_RUN,     /* stepping */
 	PHASE_STOP,    /* finish the current step and wait */
 	PHASE_RELEASE, /* statistics taken: release everything and exit */
 };
 
+/*
+ * struct run_ctl - the start and stop of one run's threads: a phase the main thread sets and
+ * the workers wait for, and two counts the workers raise and the main thread waits for, each a
+ * futex word. A phase change wakes every waiter in one system call, and every woken thread is
+ * runnable at once, with no lock to take: the threads start together however many there are.
+ * A condition variable would hand its mutex from woken thread to woken thread, so that they
+ * start one by one, tens of milliseconds apart when they outnumber the CPUs (readtwice's two
+ * readers of a file would then start hundreds of MiB apart, farther than the inactive list
+ * lets a second reader follow; vm-scalability starts its two dd back to back). Waiting for the
+ * start by spinning with sched_yield() instead makes the spinners share the CPUs with every
+ * thread not yet ready, which then gets its turn only after all of them: quadratic in the
+ * thread count, minutes for ten thousand threads on two CPUs.
+ */
 struct run_ctl {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int phase; /* enum run_phase; read without the lock by stepping threads */
-	unsigned int ready, stopped;
+	int phase;   /* enum run_phase; written by the main thread only */
+	int nr;	     /* the threads created; written by the main thread only */
+	int ready;   /* workers waiting for PHASE_RUN; raised by the workers */
+	int stopped; /* workers stopped stepping; raised by the workers */
 	const struct lvb_thread_ops *ops;
 };
 
@@ -279,23 +295,49 @@ struct thread_arg {
 	struct lvb_worker *w;
 };
 
+/* futex_wait - sleep while *@word is @val (or return at once if it is not); may wake early. */
+static void futex_wait(int *word, int val)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 static int phase_read(struct run_ctl *ctl)
 {
 	return __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE);
 }
 
-/* Context: ctl->lock held. */
+/* phase_set - enter @phase and wake every worker waiting for a phase. Context: main thread. */
 static void phase_set(struct run_ctl *ctl, enum run_phase phase)
 {
 	__atomic_store_n(&ctl->phase, phase, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&ctl->cond);
+	futex_wake_all(&ctl->phase);
 }
 
-/* Context: ctl->lock held. */
+/* phase_wait - wait until the phase is at least @phase. Context: a worker. */
 static void phase_wait(struct run_ctl *ctl, int phase)
 {
-	while (phase_read(ctl) < phase)
-		pthread_cond_wait(&ctl->cond, &ctl->lock);
+	for (int now; (now = phase_read(ctl)) < phase;)
+		futex_wait(&ctl->phase, now);
+}
+
+/* count_up - a worker counts itself in @count; the last one wakes the main thread. */
+static void count_up(struct run_ctl *ctl, int *count)
+{
+	if (__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL) ==
+	    __atomic_load_n(&ctl->nr, __ATOMIC_ACQUIRE))
+		futex_wake_all(count);
+}
+
+/* count_wait - wait until every thread created has counted itself in @count. */
+static void count_wait(struct run_ctl *ctl, int *count)
+{
+	for (int now; (now = __atomic_load_n(count, __ATOMIC_ACQUIRE)) < ctl->nr;)
+		futex_wait(count, now);
 }
 
 /* attr_pin - make threads created with @attr run on @cpu only. Return: 0 or an errno. */
@@ -333,19 +375,8 @@ static void *worker_main(void *p)
 	struct lvb_worker *w = a->w;
 	bool strayed;
 
-	pthread_mutex_lock(&ctl->lock);
-	ctl->ready++;
-	pthread_cond_broadcast(&ctl->cond);
-	pthread_mutex_unlock(&ctl->lock);
-	/*
-	 * Wait for the start runnable, yielding, not asleep on the condition variable: woken
-	 * from it, threads would start one by one as each got the mutex and a CPU back, tens of
-	 * milliseconds apart when they outnumber the CPUs. readtwice's two readers of a file
-	 * would then start hundreds of MiB apart, farther than the inactive list lets a second
-	 * reader follow (vm-scalability starts its two dd processes back to back).
-	 */
-	while (phase_read(ctl) < PHASE_RUN)
-		sched_yield();
+	count_up(ctl, &ctl->ready);
+	phase_wait(ctl, PHASE_RUN);
 
 	strayed = pin_strayed(w);
 	while (phase_read(ctl) == PHASE_RUN)
@@ -353,11 +384,8 @@ static void *worker_main(void *p)
 	if (strayed || pin_strayed(w))
 		lvb_worker_error(w, "ran on another CPU than the one it was pinned to", 0);
 
-	pthread_mutex_lock(&ctl->lock);
-	ctl->stopped++;
-	pthread_cond_broadcast(&ctl->cond);
+	count_up(ctl, &ctl->stopped);
 	phase_wait(ctl, PHASE_RELEASE);
-	pthread_mutex_unlock(&ctl->lock);
 
 	if (ctl->ops->release)
 		ctl->ops->release(w);
@@ -478,8 +506,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		free(tids);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&ctl.lock, NULL);
-	pthread_cond_init(&ctl.cond, NULL);
+	ctl.nr = (int)n;
 
 	if (env->m) {
 		lv_lock_stats_reset(env->m);
@@ -506,31 +533,31 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 			if (w->pin)
 				fprintf(stderr, "lvbench: thread %u pinned to CPU %d: %s\n",
 					created, w->cpu, strerror(err));
+			else
+				fprintf(stderr,
+					"lvbench: cannot create thread %u of %u: %s (the limits: "
+					"ulimit -u and -v, kernel.threads-max, "
+					"vm.max_map_count)\n",
+					created + 1, n, strerror(err));
 			break;
 		}
 	}
 
-	pthread_mutex_lock(&ctl.lock);
 	if (err) {
 		/* Nothing was measured: let whoever started release and leave. */
+		__atomic_store_n(&ctl.nr, (int)created, __ATOMIC_RELEASE);
 		phase_set(&ctl, PHASE_RELEASE);
-		pthread_mutex_unlock(&ctl.lock);
 		goto join;
 	}
-	while (ctl.ready < n)
-		pthread_cond_wait(&ctl.cond, &ctl.lock);
+	count_wait(&ctl, &ctl.ready);
 	t0 = now_sec();
 	phase_set(&ctl, PHASE_RUN);
-	pthread_mutex_unlock(&ctl.lock);
 
 	wait_duration(t0, env->opt->duration);
 
-	pthread_mutex_lock(&ctl.lock);
 	phase_set(&ctl, PHASE_STOP);
 	t1 = now_sec();
-	while (ctl.stopped < n)
-		pthread_cond_wait(&ctl.cond, &ctl.lock);
-	pthread_mutex_unlock(&ctl.lock);
+	count_wait(&ctl, &ctl.stopped);
 
 	res->elapsed = t1 - t0;
 	/* The threads still hold what they use: the most memory this round needs. */
@@ -555,9 +582,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		}
 	}
 
-	pthread_mutex_lock(&ctl.lock);
 	phase_set(&ctl, PHASE_RELEASE);
-	pthread_mutex_unlock(&ctl.lock);
 join:
 	for (unsigned int t = 0; t < created; t++)
 		pthread_join(tids[t], NULL);
@@ -577,8 +602,6 @@ join:
 			res->failures++;
 		}
 	}
-	pthread_cond_destroy(&ctl.cond);
-	pthread_mutex_destroy(&ctl.lock);
 	free(args);
 	free(tids);
 	return -err;
