@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # kernel-readtwice.sh - vm-scalability's lru-file-readtwice in containers, on the host kernel:
-# the shape `lvbench readtwice` models (benchmarks.md 1.5-1.6), so that lruvec's numbers can be
-# set beside the kernel's. Per container: a sparse file and --readers `dd bs=4k` readers started
+# the shape `lvbench readtwice` models (docs/benchmarks.md, readtwice), so that lruvec's numbers
+# can be set beside the kernel's. Per container: a sparse file and --readers `dd bs=4k` readers started
 # together on it, stopped by SIGINT after --duration seconds; inside a memory cgroup per
 # container when this user may create one. It ends with the summary line lvbench prints:
 #
@@ -31,18 +31,23 @@ Options:
   --containers N  containers (default: online CPUs, as lvbench readtwice)
   --readers N     dd per container, all on the container's file (default 2)
   --duration SEC  how long each dd reads (default 5); fractions allowed
-  --limit MIB     memory limit of each container's cgroup (default: none; the kernel then
-                  reclaims only once the machine's memory is full)
+  --limit SIZE    memory limit of each container's cgroup: MiB, or a size as below in whole
+                  MiB (default: none; the kernel then reclaims only once the machine's
+                  memory is full)
   --dir DIR       where the sparse files go (default: a new directory under \${TMPDIR:-/tmp},
                   removed at exit). Use a directory on ext4 or xfs: reading a hole on tmpfs
                   maps the shared zero page and never touches the page cache or the LRU
-  --size SIZE     size of each sparse file, as truncate(1) reads it (default 1T)
+  --size SIZE     size of each sparse file in bytes, or a size as below (default 1T)
   --no-memcg      do not create memory cgroups even when permitted
   --pin           run each container's dd on one CPU: container c on the c-th CPU this
                   shell may use, round-robin, as 'lvbench readtwice --pin' places its readers
   --parse FILE... only summarise saved dd outputs (named ...dd-CONTAINER-READER), e.g.
                   to test the parser; --containers gives the count for the summary line
   -h, --help      this help
+
+Sizes, as lvbench reads them: digits, optionally followed by K, M, G, T or P (or k, m, g,
+t, p), optionally followed by iB: powers of 1024 (512M, 1G, 1GiB). Decimal units (KB, MB)
+and fractions are refused.
 
 Memory cgroups: cgroup v2 (/sys/fs/cgroup with the memory controller) or cgroup v1
 (/sys/fs/cgroup/memory), created as children of this shell's own cgroup, one per container
@@ -60,6 +65,39 @@ die_usage() {
 	exit 2
 }
 
+# size_bytes SIZE UNIT - print SIZE in bytes, a bare number being in UNIT bytes; fail with a
+# message on stdout for a malformed or too large size.
+size_bytes() {
+	local n sfx mult=1 p
+	if [[ $1 =~ ^([0-9]+)([KMGTPkmgtp](iB)?)?$ ]]; then
+		n=${BASH_REMATCH[1]}
+		sfx=${BASH_REMATCH[2]:0:1}
+	elif [[ $1 =~ ^[0-9]+[KMGTPkmgtp]B$ ]]; then
+		echo "'$1': decimal units are not accepted; use K, M, G, T or P (powers of 1024)"
+		return 1
+	else
+		echo "'$1' is not a size (digits, optionally followed by K, M, G, T or P)"
+		return 1
+	fi
+	if [ ${#n} -gt 18 ]; then
+		echo "$1 is too large"
+		return 1
+	fi
+	n=$((10#$n))
+	if [ -z "$sfx" ]; then
+		mult=$2
+	else
+		p=KMGTP
+		p=${p%%"${sfx^^}"*}
+		mult=$((1024 << (10 * ${#p})))
+	fi
+	if [ "$n" -gt $(((1 << 62) / mult)) ]; then
+		echo "$1 is too large"
+		return 1
+	fi
+	echo $((n * mult))
+}
+
 # Online CPUs, as lvbench counts them (nproc would count only those this shell may use).
 online_cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || online_cpus=1
 containers=$online_cpus
@@ -68,6 +106,7 @@ duration=5
 limit=
 dir=
 size=1T
+size_b=$((1 << 40))
 use_memcg=1
 pin=
 parse_only=
@@ -99,10 +138,12 @@ while [ $# -gt 0 ]; do
 		duration=$val
 		;;
 	--limit)
-		if ! [[ $val =~ ^[0-9]{1,9}$ ]] || [ "$val" -lt 1 ]; then
-			die_usage "--limit: '$val' is not a positive number of MiB"
+		bytes=$(size_bytes "$val" $((1 << 20))) || die_usage "--limit: $bytes"
+		if [ $((bytes % (1 << 20))) -ne 0 ]; then
+			die_usage "--limit: $val is not a whole number of MiB"
 		fi
-		limit=$val
+		[ "$bytes" -gt 0 ] || die_usage "--limit: '$val' is not a positive size"
+		limit=$((bytes >> 20))
 		;;
 	--dir)
 		if ! [ -d "$val" ] || ! [ -w "$val" ]; then
@@ -111,10 +152,10 @@ while [ $# -gt 0 ]; do
 		dir=$val
 		;;
 	--size)
-		if ! [[ $val =~ ^[0-9]+[KMGTP]?$ ]] || [[ $val =~ ^0+[KMGTP]?$ ]]; then
-			die_usage "--size: '$val' is not a positive size (e.g. 1T, 64G)"
-		fi
+		bytes=$(size_bytes "$val" 1) || die_usage "--size: $bytes"
+		[ "$bytes" -gt 0 ] || die_usage "--size: '$val' is not a positive size (e.g. 1T, 64G)"
 		size=$val
+		size_b=$bytes
 		;;
 	--no-memcg) use_memcg= ;;
 	--pin) pin=1 ;;
@@ -361,7 +402,7 @@ for ((i = 0; i < containers; i++)); do
 	f=$dir/kernel-readtwice.$$.sparse-$i
 	sparse+=("$f")
 	files+=("$f")
-	truncate -s "$size" "$f" || exit 1
+	truncate -s "$size_b" "$f" || exit 1
 	for ((r = 1; r <= readers; r++)); do
 		outs+=("$dir/kernel-readtwice.$$.dd-$i-$r")
 	done

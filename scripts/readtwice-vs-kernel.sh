@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# readtwice-vs-kernel.sh - set lruvec's readtwice beside the host kernel's, the way the README's
-# target 2 is measured: `lvbench readtwice` and scripts/kernel-readtwice.sh in the same shape,
-# alternately, round after round, so that both see the same hours of a noisy machine. Prints
+# readtwice-vs-kernel.sh - set lruvec's readtwice beside the host kernel's, as docs/benchmarks.md
+# (readtwice) quotes the comparison: `lvbench readtwice` and scripts/kernel-readtwice.sh in the
+# same shape, alternately, round after round, so that both see the same hours of a noisy machine. Prints
 # each round's MB/s per reader of both and their ratio, lvbench's ceiling per reader and the
 # bound (ceiling / kernel), then the medians, their ratios and how many rounds reached
 # --target, ending with one line a script can read:
@@ -34,8 +34,9 @@ Usage: $prog [OPTIONS] [-- LVBENCH_OPTIONS...]
 
 Runs 'lvbench readtwice' and scripts/kernel-readtwice.sh (dd on this kernel) one after the
 other, --rounds times, with the same containers, readers, limit and duration, and compares
-their MB/s per reader. The defaults are the README's target 2: 2 containers x 2 readers,
-512 MiB limit each, 5 s, lvbench with --folio-order 6; the target is 5x. Each round also
+their MB/s per reader. The defaults are the shape docs/benchmarks.md (readtwice) quotes:
+2 containers x 2 readers, 512 MiB limit each, 5 s, lvbench with --folio-order 6; the
+target is 5x. Each round also
 shows lvbench's ceiling (the same readers doing only the memory work) and the bound, the
 ceiling over the kernel: the highest ratio this machine allows.
 
@@ -43,8 +44,9 @@ Options:
   --rounds N      pairs of runs (default 10)
   --containers N  containers on both sides (default 2)
   --readers N     readers per container on both sides (default 2)
-  --limit MIB     memory limit of each container on both sides; 0: none (default 512; the
-                  kernel side needs memory cgroups for it, see kernel-readtwice.sh --help)
+  --limit SIZE    memory limit of each container on both sides, MiB or a size in whole MiB
+                  (512M, 1G; as lvbench reads sizes); 0: none (default 512; the kernel
+                  side needs memory cgroups for it, see kernel-readtwice.sh --help)
   --duration SEC  length of each run (default 5)
   --pin           both sides run each container's readers on one CPU (their --pin)
   --dir DIR       where the kernel side puts its sparse files (its --dir; default: its
@@ -100,8 +102,18 @@ while [ $# -gt 0 ]; do
 		printf -v "${opt#--}" %s "$((10#$val))" # not octal
 		;;
 	--limit)
-		[[ $val =~ ^[0-9]{1,9}$ ]] || die_usage "--limit: '$val' is not a number of MiB"
-		limit=$((10#$val))
+		# As lvbench reads a size: powers of 1024, a bare number in MiB, whole MiB only.
+		if [[ $val =~ ^([0-9]{1,9})$ ]]; then
+			limit=$((10#$val))
+		elif [[ $val =~ ^([0-9]{1,12})([KMGTkmgt])(iB)?$ ]]; then
+			p=KMGT
+			p=${p%%"${BASH_REMATCH[2]^^}"*}
+			kib=$((10#${BASH_REMATCH[1]} << (10 * ${#p})))
+			[ $((kib % 1024)) -eq 0 ] || die_usage "--limit: $val is not a whole number of MiB"
+			limit=$((kib >> 10))
+		else
+			die_usage "--limit: '$val' is not a size (MiB, or digits and K, M, G or T)"
+		fi
 		;;
 	--duration)
 		if ! [[ $val =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || [[ $val =~ ^0*\.?0*$ ]]; then
