@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# lvbench command line: usage errors, help, and short runs of churn, readtwice, readonce and
-# compare (with --sweep and --plot) whose output must carry what scripts rely on; and
-# scripts/kernel-readtwice.sh. Every run also exercises lv_check() inside lvbench.
+# lvbench command line: usage errors, every form of every size option, the limits of the counts
+# (--containers up to the library's memcg ids), the short and the long help, and short runs of
+# every workload and of compare (with --sweep and --plot) whose output must carry what scripts
+# rely on; and scripts/kernel-readtwice.sh and scripts/readtwice-vs-kernel.sh. Every run also
+# exercises lv_check() inside lvbench.
 # TAP; run from the top of the tree: prove -f tests/lvbench.sh  (BUILD selects the build dir).
 set -u
 
@@ -46,7 +48,7 @@ bad=(
 	"--file-size|readtwice --file-size 1M --file /etc/hostname"
 	"--memory|readtwice --memory 2"
 	"--containers|readtwice --containers 0"
-	"--readers|readtwice --containers 1000 --readers 2"
+	"40000 containers x 2 readers is more than 65535 threads|readtwice --containers 40000 --readers 2"
 	"--sweep|readtwice --sweep 1,2"
 	"--sweep|compare readtwice --sweep 1,,2"
 	"--sweep|compare readtwice --sweep 0,1"
@@ -70,7 +72,7 @@ bad=(
 	"--lock|compare aim9 --lock lruvec"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
-	"--instances|numa --instances 1025"
+	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
 	"--instances|numa --instances x"
 	"--threads|numa --threads 4"
 	"--threads|compare numa --threads 4"
@@ -91,12 +93,47 @@ bad=(
 	"--by disable|compare aim9 --by disable"
 	"--memory|aim9 --containers 256 --memory 4"
 	"--touch|aim9 --test brk_test --touch stores"
+	# Sizes: powers of 1024 only, whole MiB where the unit is MiB, within the range.
+	"--memory: 1000K is not a whole number of MiB|churn --memory 1000K"
+	"--memory: 1048577K is not a whole number of MiB|readtwice --memory 1048577K"
+	"--limit: 1000K is not a whole number of MiB|churn --limit 1000K"
+	"--limit: 1536K is not a whole number of MiB|readtwice --limit 1536K"
+	"--limit: 1536K is not a whole number of MiB|readonce --limit 1536K"
+	"--memory: '1KB': decimal units are not accepted|churn --memory 1KB"
+	"--limit: '8MB': decimal units are not accepted|readtwice --limit 8MB"
+	"--file-size: '4kB': decimal units are not accepted|readtwice --file-size 4kB"
+	"--memory: '1.5G' is not a size|churn --memory 1.5G"
+	"--memory: '64X' is not a size|aim9 --memory 64X"
+	"--limit: '-1' is not a size|readtwice --limit -1"
+	"--limit: '' is not a size|churn --limit="
+	"--file-size: '1Gib' is not a size|readtwice --file-size 1Gib"
+	"--file-size: '0x1000' is not a size|readonce --file-size 0x1000"
+	"--memory: 2 MiB is out of range (4 MiB..64 GiB)|churn --memory 2"
+	"--memory: 3M is out of range (4 MiB..64 GiB)|readtwice --memory 3M"
+	"--memory: 65G is out of range (4 MiB..64 GiB)|numa --memory 65G"
+	"--memory: 99999999999999999999 MiB is out of range|churn --memory 99999999999999999999"
+	"--limit: 2T is out of range (0..1 TiB)|churn --limit 2T"
+	"--limit: 1048577 MiB is out of range (0..1 TiB)|readtwice --limit 1048577"
+	"--file-size: 4095 is out of range (4 KiB..4 PiB)|readtwice --file-size 4095"
+	"--file-size: 5P is out of range (4 KiB..4 PiB)|readonce --file-size 5P"
+	"--file-size: 99999999999999999999K is out of range|readtwice --file-size 99999999999999999999K"
+	# The counts: containers up to the library's memcg ids, threads one per id.
+	"--containers: 65535 is out of range (1..65534)|churn --containers 65535"
+	"--containers: 65535 is out of range (1..65534)|compare readtwice --containers 65535"
+	"--sweep: 65535 is out of range (1..65534)|compare churn --sweep 1,65535"
+	"--threads: 65536 is out of range (1..65535)|churn --threads 65536"
+	"more --nodes or fewer --instances|numa --instances 40000"
+	# help: workloads only, nothing after them.
+	"help: unknown workload 'nosuch'|help nosuch"
+	"help: unknown workload 'nosuch'|help compare nosuch"
+	"help: unexpected argument 'extra'|help churn extra"
+	"Try 'lvbench help readtwice'|readtwice --bogus"
+	"Try 'lvbench help compare aim9'|compare aim9 --bogus"
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-echo "1..$((${#bad[@]} + ${#helps[@]} + 3 + 8 + 20 + 5 + 4 + 8 + 3 + 1))"
 n=0
 failed=0
 ok() {
@@ -157,6 +194,198 @@ check "compare numa --help: opens with --by disable (its default)" \
 	grep -q '^--by disable (numa' <(first_para compare numa --help)
 check "compare churn --help: opens with --by lock (its default)" \
 	grep -q '^--by lock ' <(first_para compare churn --help)
+
+# ---- help --------------------------------------------------------------------------------------
+
+# The short help fits one screen, alone (--help) and after a usage error without arguments;
+# plain text, a usage line first, every workload on a line of its own.
+"$LVBENCH" --help >"$TMP/out" 2>"$TMP/err"
+"$LVBENCH" >"$TMP/noargs" 2>&1 </dev/null
+rc=$?
+lines=$(wc -l <"$TMP/out")
+width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa) +[a-zA-Z]' "$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 5 ] &&
+	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
+	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
+	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
+verdict "lvbench --help: $lines lines of at most $width columns, the same without arguments" $?
+
+# help WORKLOAD is WORKLOAD --help: the long form, every option with its default (or why it does
+# not apply), the sizes, the output, the published numbers (numa, aim9, readtwice).
+cat >"$TMP/opts.py" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert "\033" not in text, "a terminal escape"
+assert max(len(l) for l in text.splitlines()) <= 100, "a line longer than 100 columns"
+entries = re.split(r"\n(?=  --)", text.split("\nOptions of ", 1)[1].split("\nSizes ", 1)[0])
+opts = [e for e in entries if e.startswith("  --")]
+assert len(opts) >= 15, "too few options: %d" % len(opts)
+for e in opts:
+    name = e.split()[0]
+    if name in ("--json", "--help", "--sweep", "--plot"):
+        continue
+    assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
+PY
+for w in churn readtwice readonce aim9 numa; do
+	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
+	python3 "$TMP/opts.py" "$TMP/out" >"$TMP/py" 2>&1
+	py=$?
+	[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] && cmp -s "$TMP/out" "$TMP/out2" && [ $py -eq 0 ] &&
+		head -n 1 "$TMP/out" | grep -q "^Usage: lvbench $w \[OPTIONS\]$" &&
+		grep -q '^Sizes (--memory, --limit, --file-size): ' "$TMP/out" &&
+		grep -q '^Output: ' "$TMP/out" && grep -q "^Options of every workload, defaults in $w:" \
+		"$TMP/out" && grep -q "docs/benchmarks.md" "$TMP/out"
+	verdict "lvbench help $w: the same as $w --help; every option with a default or why not" $?
+	[ $py -eq 0 ] || diag "$TMP/py"
+done
+"$LVBENCH" help readtwice | grep -q '(default: 2048 MiB, one node)' &&
+	"$LVBENCH" help churn | grep -q '(default: 256 MiB)' &&
+	"$LVBENCH" help numa | grep -q '(not for numa: one thread per instance: use --instances)' &&
+	"$LVBENCH" help aim9 | grep -q 'Hmean page_test 34355.4 vs 35810.9 ops/s (+4.24%)' &&
+	"$LVBENCH" help numa | grep -q '412.88' &&
+	"$LVBENCH" help readtwice | grep -q '123.0 vs 144.0 (1.17x)'
+verdict "help WORKLOAD: the workload's own defaults and the published numbers" $?
+"$LVBENCH" help compare >"$TMP/out" 2>"$TMP/err" && "$LVBENCH" compare --help >"$TMP/out2" &&
+	cmp -s "$TMP/out" "$TMP/out2" && grep -q '^Usage: lvbench compare WORKLOAD' "$TMP/out" &&
+	"$LVBENCH" help compare numa >"$TMP/out" && "$LVBENCH" compare numa --help >"$TMP/out2" &&
+	cmp -s "$TMP/out" "$TMP/out2" && sed -n 3p "$TMP/out" | grep -q '^--by disable' &&
+	"$LVBENCH" help >"$TMP/out" && "$LVBENCH" --help | cmp -s - "$TMP/out"
+verdict "help compare [WORKLOAD] is compare [WORKLOAD] --help; help alone is --help" $?
+
+# Nothing in lvbench, its help or the two scripts points outside the repository.
+rc=0
+for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "help aim9" \
+	"help numa"; do
+	# shellcheck disable=SC2086
+	"$LVBENCH" $h
+done >"$TMP/helps"
+outside='(^|[^/a-z])benchmarks\.md|kernel-lru-lock|/work/|reference/|design\.md [0-9]|§'
+grep -nE "$outside" "$TMP/helps" && rc=1
+grep -nE "$outside" tools/lvbench/*.[ch] scripts/kernel-readtwice.sh \
+	scripts/readtwice-vs-kernel.sh | grep -v 'docs/protocol.md §' && rc=1
+verdict "no reference outside the repository in lvbench, its help and the scripts" $rc
+
+# ---- sizes: every form on every size option ------------------------------------------------------
+
+# "arguments|key=value ...": the settings a short run reports in its JSON. A bare number keeps
+# its unit (MiB for --memory and --limit, bytes for --file-size); suffixes are powers of 1024.
+forms=(
+	"churn --memory 64|memory_mib_per_node=64"
+	"churn --memory 64M|memory_mib_per_node=64"
+	"churn --memory 65536K|memory_mib_per_node=64"
+	"churn --memory 64MiB|memory_mib_per_node=64"
+	"churn --memory=1G|memory_mib_per_node=1024"
+	"churn --memory 1g|memory_mib_per_node=1024"
+	"churn --memory 1GiB --nodes 2|memory_mib_per_node=1024 nodes=2"
+	"churn --limit 8|limit_mib=8"
+	"churn --limit 8M|limit_mib=8"
+	"churn --limit 8192k|limit_mib=8"
+	"churn --limit 1G|limit_mib=1024"
+	"churn --limit 0|limit_mib=0"
+	"aim9 --memory 64M --iterations 1|memory_mib_per_node=64"
+	"numa --memory 64M --instances 1|memory_mib_per_node=64"
+	"readtwice --file-size 4096|file_size=4096"
+	"readtwice --file-size 512K|file_size=524288"
+	"readtwice --file-size 512M|file_size=536870912"
+	"readtwice --file-size 1G|file_size=1073741824"
+	"readtwice --file-size 1GiB|file_size=1073741824"
+	"readtwice --file-size 1T|file_size=1099511627776"
+	"readtwice --limit 8|limit_mib=8"
+	"readtwice --limit 8M|limit_mib=8"
+	"readtwice --limit 8192KiB|limit_mib=8"
+	"readonce --limit 1G|limit_mib=1024"
+	"readtwice --memory 1G --limit 256M|memory_mib=1024 limit_mib=256"
+)
+for f in "${forms[@]}"; do
+	args=${f%%|*}
+	want=${f#*|}
+	# shellcheck disable=SC2086 # the arguments are meant to be split
+	set -- $args
+	# Page cache workloads: one container, and 32 MiB where the form gives no --memory.
+	shape=()
+	case $1 in readtwice | readonce) shape=(--containers 1) ;; esac
+	case " $args " in *" --memory"*) ;; *" --file-size "* | *" --limit "*) shape+=(--memory 32) ;; esac
+	"$LVBENCH" "$@" "${shape[@]}" --duration 0.1 --json >"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 - "$TMP/json" $want >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+for kv in sys.argv[2:]:
+    k, v = kv.split("=")
+    assert o[k] == int(v), "%s is %r, not %s" % (k, o[k], v)
+assert o["check"] == "ok", o["check"]
+PY
+	py=$?
+	check "lvbench $args: $want" test $rc -eq 0 -a $py -eq 0
+	if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+done
+
+# The settings lines say the same in words: a bare --memory is MiB.
+"$LVBENCH" churn --memory 96 --duration 0.1 --containers 2 --threads 2 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^2 containers, 2 threads on [0-9]* online CPUs* .*,$' "$TMP/out" &&
+	grep -q '^1 node x 96 MiB, futex locks, batch 31, seed 1$' "$TMP/out"
+verdict "churn --memory 96: the settings line says 1 node x 96 MiB" $?
+"$LVBENCH" readtwice --memory 64 --containers 1 --readers 1 --limit 8 --file-size 3G \
+	--duration 0.1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^readtwice: 1 reader per container, each container reading a sparse file of 3.0 GiB;$' \
+	"$TMP/out" && grep -q '^memcg limit 8 MiB each, ' "$TMP/out" &&
+	grep -q '^Memory: configured 64 MiB (1 node x 64 MiB)' "$TMP/out"
+verdict "readtwice --limit 8 --file-size 3G: the settings say 8 MiB, 3.0 GiB, 64 MiB" $?
+
+# ---- counts: up to the library's memcg ids --------------------------------------------------------
+
+# Every container exists for the whole round (created before, removed after): 65534 of them
+# beside the root use every memcg id of the library.
+"$LVBENCH" churn --containers 65534 --threads 4 --duration 0.1 --json >"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["containers"] == 65534 and o["check"] == "ok" and o["ops"] > 0, o
+' "$TMP/json" >"$TMP/py" 2>&1
+check "churn --containers 65534: every memcg id of the library in use, checks ok" \
+	test $rc -eq 0 -a $? -eq 0
+[ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
+
+"$LVBENCH" churn --containers 10000 --duration 0.5 --json >"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["containers"] == 10000 and o["threads"] == 32 and o["check"] == "ok", o
+assert o["ops_per_sec"] > 0 and o["vmstat"]["pgmoved"] > 0, o
+' "$TMP/json" >"$TMP/py" 2>&1
+check "churn --containers 10000: a real run, folios moved between containers" \
+	test $rc -eq 0 -a $? -eq 0
+[ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
+
+"$LVBENCH" compare churn --sweep 2,20000 --threads 2 --duration 0.1 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^ +20000 +2 +[0-9.]+ +[0-9.]+ ' "$TMP/out" &&
+	grep -q '^churn: 2 threads, working sets of 256 folios, no memcg limit$' "$TMP/out"
+verdict "compare churn --sweep 2,20000: a row for 20000 containers" $?
+
+"$LVBENCH" churn --threads 1100 --containers 1100 --working-set 4 --duration 0.2 --json \
+	>"$TMP/json" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '"threads":1100,"containers":1100,' "$TMP/json"
+verdict "churn --threads 1100 --containers 1100: over a thousand threads" $?
+
+# Threads the system refuses (their stacks do not fit in 1 GB of address space): a clear
+# error, and the threads already created are stopped and released, not waited for forever.
+(
+	ulimit -v 1000000 && exec timeout 120 "$LVBENCH" churn --threads 5000 --memory 16 \
+		--duration 0.1
+) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -Eq '^lvbench: cannot create thread [0-9]+ of 5000: .*ulimit' "$TMP/err"
+verdict "churn --threads 5000 under ulimit -v: exit 1, the thread it could not create named" $?
 
 # One container, one reader: counts in the singular.
 "$LVBENCH" readtwice --containers 1 --readers 1 --memory 64 --duration 0.2 >"$TMP/out" 2>&1
@@ -400,8 +629,9 @@ KRT=scripts/kernel-readtwice.sh
 check "kernel-readtwice.sh: bash -n" bash -n "$KRT"
 
 rc=0
-for args in "--size 0" "--size 0G" "--size 1Q" "--containers 0" "--readers 1025" "--duration 0" \
-	"--limit 0" "--dir /nonexistent" "--bogus"; do
+for args in "--size 0" "--size 0G" "--size 1Q" "--size 1GB" "--size 1.5G" \
+	"--size 99999999999999999999" "--containers 0" "--readers 1025" "--duration 0" "--limit 0" \
+	"--limit 1000K" "--limit 8MB" "--dir /nonexistent" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$KRT" $args >"$TMP/out" 2>"$TMP/err"
 	if ! [ $? -eq 2 ] || ! grep -q -- "${args%% *}" "$TMP/err" || [ -s "$TMP/out" ]; then
@@ -423,10 +653,10 @@ want='readtwice: containers=2 readers=4 mean_mb_per_s_reader=1000.4 total_mb_per
 [ $rc -eq 0 ] && grep -qx "$want" "$TMP/out"
 verdict "kernel-readtwice.sh --parse: kB/s, MB/s and GB/s lines normalised to MB/s" $?
 
-"$KRT" --containers 2 --duration 0.5 --no-memcg >"$TMP/out" 2>"$TMP/err"
+"$KRT" --containers 2 --duration 0.5 --no-memcg --size 64GiB >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out"
-verdict "kernel-readtwice.sh: a short run prints the summary line of lvbench readtwice" $?
+[ $rc -eq 0 ] && grep -Eq "$summary\$" "$TMP/out" && grep -q 'sparse files of 64GiB on ' "$TMP/out"
+verdict "kernel-readtwice.sh --size 64GiB: a short run prints the summary line of lvbench readtwice" $?
 
 taskset -c "${CPUS[0]}" "$KRT" --containers 2 --duration 0.3 --no-memcg --pin >"$TMP/out" \
 	2>"$TMP/err"
@@ -546,6 +776,13 @@ kernel --containers 2 --readers 2 --duration 5" ]
 verdict "readtwice-vs-kernel.sh: options after -- replace lvbench's, --limit 0 is no limit" $?
 
 : >"$TMP/log"
+FAKE_LOG="$TMP/log" FAKE_RATES="5000.0" "$RVK" --rounds 1 --limit 1G "${fakes[@]}" >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c -- '--limit 1024' "$TMP/log")" -eq 2 ]
+verdict "readtwice-vs-kernel.sh --limit 1G: both sides get --limit 1024 (MiB)" $?
+
+: >"$TMP/log"
 FAKE_LOG="$TMP/log" FAKE_RATES="1 2 3 4 5 6 7 8 9" FAKE_WARN="on tmpfs" "$RVK" --rounds 08 \
 	--containers 09 --dir "$TMP" "${fakes[@]}" >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -564,8 +801,8 @@ rc=$?
 verdict "readtwice-vs-kernel.sh: a failed run stops it with exit 1 and shows that run's output" $?
 
 rc=0
-for args in "--rounds 0" "--target 0" "--target x" "--limit -1" "--lvbench /nonexistent" \
-	"--bogus"; do
+for args in "--rounds 0" "--target 0" "--target x" "--limit -1" "--limit 1000K" "--limit 1GB" \
+	"--lvbench /nonexistent" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$RVK" $args >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 2 ] && grep -q -- "${args%% *}" "$TMP/err" && [ ! -s "$TMP/out" ] || rc=1
@@ -732,4 +969,5 @@ line='numa: instances=2 nodes=2 disable=%s lock=lruvec bogo_ops_per_sec=[0-9.]+ 
 	grep -Eq "$(printf "$line" sweep)" "$TMP/out"
 verdict "compare numa --by disable: both modes, lock tables, published numbers, ratio" $?
 
+echo "1..$n"
 [ $failed -eq 0 ]

@@ -2,11 +2,11 @@
 /*
  * churn - every LRU operation of the library, from many threads in many containers.
  *
- * Not one of the published workloads of benchmarks.md: it is the library's own stress mix, and
- * it is meant to make the difference between the two lock designs visible. Each thread owns a
- * working set of folio slots and visits them in a cycle. An empty slot gets a new folio
- * (allocated on the thread's node, charged to the thread's container, added to the LRU); a full
- * one gets one operation drawn at random:
+ * Not one of the published workloads (docs/benchmarks.md describes those): it is the library's
+ * own stress mix, and it is meant to make the difference between the two lock designs visible.
+ * Each thread owns a working set of folio slots and visits them in a cycle. An empty slot gets a
+ * new folio (allocated on the thread's node, charged to the thread's container, added to the
+ * LRU); a full one gets one operation drawn at random:
  *
  *   40%  touched twice (lv_folio_mark_accessed x2: referenced, then activated)
  *   15%  deactivated (lv_folio_deactivate; an inactive folio is touched twice instead)
@@ -36,9 +36,11 @@ struct churn_params {
 
 static const struct lvb_opt churn_opts[] = {
 	{ "working-set", LVB_OPT_UINT, offsetof(struct churn_params, working_set), 1, 1u << 20,
-	  NULL, "N", "folios each thread cycles through (default 256)" },
-	{ "limit", LVB_OPT_UINT, offsetof(struct churn_params, limit_mib), 0, 1u << 20, NULL, "MIB",
-	  "memory limit of each container in MiB; 0: none (default 0)" },
+	  NULL, "N", "folios each thread cycles through, 1..1048576", "256" },
+	{ "limit", LVB_OPT_MIB, offsetof(struct churn_params, limit_mib), 0, 1u << 20, NULL, "SIZE",
+	  "memory limit of each container, up to 1T; a bare number is\n"
+	  "MiB; 0: none",
+	  "0" },
 	{ 0 }
 };
 
@@ -334,21 +336,63 @@ out:
 	return err;
 }
 
+static void churn_json_extra(FILE *out, bool *first, const struct lvb_common *opt,
+			     const void *params, const struct lvb_series *s,
+			     const struct lvb_ceiling *c)
+{
+	const struct churn_params *p = params;
+
+	(void)opt;
+	(void)s;
+	(void)c;
+	lvb_json_u64(out, first, "working_set", p->working_set);
+	lvb_json_u64(out, first, "limit_mib", p->limit_mib);
+}
+
+static void churn_describe(FILE *out, const struct lvb_common *opt, const void *params)
+{
+	const struct churn_params *p = params;
+
+	fprintf(out, "churn: %u thread%s, working sets of %u folios, ", opt->threads,
+		lvb_plural(opt->threads), p->working_set);
+	if (p->limit_mib)
+		fprintf(out, "memcg limit %u MiB each\n", p->limit_mib);
+	else
+		fprintf(out, "no memcg limit\n");
+}
+
+static const struct lvb_default churn_shared_defaults[] = {
+	{ "disable", "it never calls lv_lru_cache_disable", true },
+	{ "by", "lock (--by disable applies to numa only)", false },
+	{ 0 }
+};
+
 const struct lvb_workload lvb_churn = {
 	.name = "churn",
 	.summary = "containers x threads churning folios through every LRU operation",
-	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C.\n"
-		"Each thread cycles through a working set of folio slots: an empty slot gets a\n"
-		"new folio (allocated, charged to the thread's container, added to the LRU); an\n"
-		"occupied one is touched twice (40%), deactivated (15%), isolated and put back\n"
-		"(15%), moved to another container (10%) or released in batches of --batch (20%).\n"
-		"One op = one library call. An allocation failure (memcg limit, node full)\n"
-		"shrinks the thread's cycle by a batch, releasing those folios; each pass\n"
-		"without a failure grows it back by a batch, up to --working-set.\n"
-		"This is the library's own stress mix, not a workload of benchmarks.md: use it\n"
-		"for lock contention and correctness, not to reproduce published numbers.",
+	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C and on\n"
+		"node t % N. Each thread cycles through a working set of folio slots: an empty\n"
+		"slot gets a new folio (allocated, charged to the thread's container, added to\n"
+		"the LRU; half anonymous, half page cache); an occupied one is touched twice\n"
+		"(40%), deactivated (15%), isolated and put back (15%), moved to another\n"
+		"container (10%) or released in batches of --batch (20%). One op = one library\n"
+		"call. An allocation failure (memcg limit, node full) shrinks the thread's cycle\n"
+		"by a batch, releasing those folios; each pass without a failure grows it back\n"
+		"by a batch, up to --working-set.\n"
+		"Frames hold no data (metadata only), so --memory only bounds the folio count.\n"
+		"This is the library's own stress mix, not a published workload: use it for lock\n"
+		"contention and correctness, not to reproduce published numbers (there are none;\n"
+		"its current tables: docs/benchmarks.md, churn).\n"
+		"A container without a thread of its own (C > T) gets folios only by moves; every\n"
+		"container is created and removed in every round, outside the timed part.\n"
+		"Output: the generic tables (ops/s per thread); counters alloc_enomem,\n"
+		"isolate_ebusy, move_ebusy and move_enomem: failures the mix expects and counts.\n"
+		"JSON adds working_set and limit_mib.",
 	.opts = churn_opts,
 	.params_size = sizeof(struct churn_params),
 	.defaults = churn_defaults,
 	.run = churn_run,
+	.describe = churn_describe,
+	.json_extra = churn_json_extra,
+	.shared_defaults = churn_shared_defaults,
 };

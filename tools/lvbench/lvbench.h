@@ -2,7 +2,7 @@
 /*
  * lvbench - declarations shared by the benchmark CLI's files.
  *
- * A workload (churn.c, readtwice.c, later aim9, numa) is a &struct lvb_workload: a name, its own
+ * A workload (churn.c, readtwice.c, aim9.c, numa.c) is a &struct lvb_workload: a name, its own
  * options, and a run function that builds one machine for one lock design, runs it and fills a
  * &struct lvb_result. harness.c gives workloads the machine, the containers and the threads;
  * compare.c runs rounds of one or both designs (and sweeps over container counts); report.c
@@ -32,12 +32,22 @@ enum lvb_opt_kind {
 	LVB_OPT_U64,	/* any uint64_t */
 	LVB_OPT_DOUBLE, /* finite double within [min, max] */
 	LVB_OPT_CHOICE, /* unsigned int: index into choices */
-	LVB_OPT_SIZE,	/* uint64_t bytes: digits with an optional K, M, G, T suffix (x 1024^n) */
+	LVB_OPT_SIZE,	/* uint64_t bytes within [min, max]; a bare number is bytes */
+	LVB_OPT_MIB,	/* unsigned int MiB within [min, max]; a bare number is MiB */
 	LVB_OPT_STRING, /* const char *, pointing into argv */
 	LVB_OPT_LIST,	/* struct lvb_list: comma-separated unsigned ints within [min, max] */
 };
 
 #define LVB_MAX_LIST 32
+
+/*
+ * The library gives memcgs 16-bit ids, 65535 of them with the root's, so at most 65534
+ * containers can exist beside the root. Threads have no limit in the library: lvbench allows
+ * one per id (aim9 runs one thread per container); the system's limits (ulimit -u,
+ * kernel.threads-max, vm.max_map_count for the stacks) usually bind first.
+ */
+#define LVB_MAX_CONTAINERS 65534u
+#define LVB_MAX_THREADS	   65535u
 
 struct lvb_list {
 	unsigned int n;
@@ -47,6 +57,11 @@ struct lvb_list {
 /**
  * struct lvb_opt - one long option. The value lives at @off in the struct the table belongs
  * to (&struct lvb_common for the shared table, the workload's params for its own).
+ *
+ * Sizes (LVB_OPT_SIZE, LVB_OPT_MIB) are digits with an optional K, M, G, T or P suffix,
+ * powers of 1024 as truncate(1) reads them, the suffix optionally followed by "iB"; @min and
+ * @max are in the option's unit (bytes, MiB). A suffixed MiB value that is not a whole number
+ * of MiB is refused rather than rounded.
  */
 struct lvb_opt {
 	const char *name; /* without the leading "--" */
@@ -56,6 +71,17 @@ struct lvb_opt {
 	const char *const *choices; /* NULL-terminated */
 	const char *metavar;
 	const char *help;
+	const char *def; /* the default as the help shows it; NULL: the help says it */
+};
+
+/**
+ * struct lvb_default - what a workload's long help says about a shared option: its default
+ * in that workload, or why the option does not apply there.
+ */
+struct lvb_default {
+	const char *name; /* a shared option, without the leading "--" */
+	const char *text;
+	bool not_applicable;
 };
 
 #define LVB_UNSET (~0u) /* an option that was not given and has a mode-dependent default */
@@ -205,8 +231,12 @@ struct lvb_ceiling {
 struct lvb_workload {
 	const char *name;
 	const char *summary; /* one line for the command list */
-	const char *help;    /* what one thread does, and how this deviates from benchmarks.md */
+	/* The long help: what it models and how it deviates from the original, the output, the
+	 * published numbers it is set beside. */
+	const char *help;
 	const struct lvb_opt *opts; /* its own options, ended by a zero entry; may be NULL */
+	/* The shared options whose default differs here or that do not apply; ended by {0}. */
+	const struct lvb_default *shared_defaults;
 	size_t params_size;
 	void (*defaults)(void *params);
 	/*
@@ -244,7 +274,7 @@ extern const struct lvb_workload lvb_readonce;
 extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
 
-/* Print "lvbench: <message>" and the hint to --help on stderr. Return: -1. */
+/* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- harness (harness.c) --------------------------------------------------------------------- */
@@ -332,7 +362,7 @@ static inline const char *lvb_plural(unsigned long long n)
 
 /* ---- statistics and output (report.c) -------------------------------------------------------- */
 
-/** struct lvb_stats - the mmtests compare rows (benchmarks.md §2.4), higher is better. */
+/** struct lvb_stats - the rows of mmtests compare; higher is better but for the spread. */
 struct lvb_stats {
 	size_t n;
 	double min, max, amean, hmean, stddev, coeffvar;

@@ -37,58 +37,60 @@ static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwi
 #define COMMON(field) offsetof(struct lvb_common, field)
 
 static const struct lvb_opt common_opts[] = {
-	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, 1024, NULL, "N",
-	  "memory cgroups; thread t runs in container t % N (default 16;\n"
-	  "readtwice/readonce/aim9/numa: see their help)" },
-	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, 1024, NULL, "N",
-	  "benchmark threads (default 32; not for readtwice/readonce/aim9/numa)" },
+	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, LVB_MAX_CONTAINERS, NULL, "N",
+	  "memory cgroups, 1..65534 (the library's 65535 memcg ids,\n"
+	  "the root's included); thread t runs in container t % N",
+	  "16" },
+	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, LVB_MAX_THREADS, NULL, "N",
+	  "benchmark threads, 1..65535", "32" },
 	{ "duration", LVB_OPT_DOUBLE, COMMON(duration), 0.1, 86400, NULL, "SEC",
-	  "length of one round in seconds, fractions allowed (default 5;\n"
-	  "aim9: of one iteration, see its help)" },
+	  "length of one round in seconds, fractions allowed", "5" },
 	{ "rounds", LVB_OPT_UINT, COMMON(rounds), 1, 1000, NULL, "N",
-	  "rounds per design, each on a fresh machine (default 1; compare: 3,\n"
-	  "compare readtwice/readonce: 5, compare aim9: 2)" },
+	  "rounds per design, each on a fresh machine", "1; compare: 3" },
 	{ "lock", LVB_OPT_CHOICE, COMMON(lock), 0, 0, lvb_lock_names, "DESIGN",
-	  "lruvec (per-lruvec lru_lock, Linux 5.11+; default) or\n"
-	  "node (per-node lru_lock, Linux <= 5.10); compare runs both" },
+	  "lruvec (per-lruvec lru_lock, Linux 5.11+) or node (per-node\n"
+	  "lru_lock, Linux <= 5.10); compare runs both",
+	  "lruvec" },
 	{ "backend", LVB_OPT_CHOICE, COMMON(backend), 0, 0, lvb_backend_names, "KIND",
-	  "lock implementation: futex (default), mutex or spin" },
+	  "lock implementation: futex, mutex or spin", "futex" },
 	{ "disable", LVB_OPT_CHOICE, COMMON(disable), 0, 0, lvb_disable_names, "MODE",
 	  "how lv_lru_cache_disable waits for adders: sweep (lock and\n"
-	  "drain every CPU slot, as v5.17; default), rcu (a normal RCU\n"
-	  "grace period first: the Linux 5.18 regression) or\n"
-	  "rcu-expedited (liburcu's grace period only, as the 5.19 fix);\n"
-	  "compare --by disable runs rcu and sweep" },
+	  "drain every CPU slot, as v5.17), rcu (a normal RCU grace\n"
+	  "period first: the Linux 5.18 regression) or rcu-expedited\n"
+	  "(liburcu's grace period only, as the 5.19 fix); compare\n"
+	  "--by disable runs rcu and sweep",
+	  "sweep" },
 	{ "batch", LVB_OPT_UINT, COMMON(batch), 1, LV_MAX_BATCH, NULL, "N",
-	  "folios per per-CPU batch and per lv_folios_put() release (default 31;\n"
-	  "15 as in Linux 5.x)" },
+	  "folios per per-CPU batch and per lv_folios_put() release,\n"
+	  "1..31 (15 as in Linux 5.x)",
+	  "31" },
 	{ "nodes", LVB_OPT_UINT, COMMON(nodes), 1, LV_MAX_NODES, NULL, "N",
-	  "NUMA nodes; thread t allocates on node t % N (default 1;\n"
-	  "numa: 2)" },
-	{ "memory", LVB_OPT_UINT, COMMON(memory_mib), 4, 65536, NULL, "MIB",
-	  "memory per node in MiB (default 256; readtwice/readonce: 2048;\n"
-	  "numa: sized to its instances, see its help)" },
+	  "NUMA nodes, 1..64; thread t allocates on node t % N", "1" },
+	{ "memory", LVB_OPT_MIB, COMMON(memory_mib), 4, 65536, NULL, "SIZE",
+	  "memory per node, 4M..64G; a bare number is MiB", "256 MiB" },
 	{ "seed", LVB_OPT_U64, COMMON(seed), 0, 0, NULL, "N",
-	  "seed of the per-thread random streams (default 1)" },
+	  "seed of the per-thread random streams", "1" },
 	{ "json", LVB_OPT_FLAG, COMMON(json), 0, 0, NULL, NULL,
-	  "print JSON instead of tables: one object per design, one per line" },
-	{ "help", LVB_OPT_FLAG, COMMON(help), 0, 0, NULL, NULL, "print this help and exit" },
+	  "print JSON instead of tables: one object per design, one per line", NULL },
+	{ "help", LVB_OPT_FLAG, COMMON(help), 0, 0, NULL, NULL, "print this help and exit", NULL },
 	{ 0 }
 };
 
 /* Parsed always, so that using them without compare gets a precise message. */
 static const struct lvb_opt compare_opts[] = {
-	{ "sweep", LVB_OPT_LIST, COMMON(sweep), 1, 1024, NULL, "N,N,...",
+	{ "sweep", LVB_OPT_LIST, COMMON(sweep), 1, LVB_MAX_CONTAINERS, NULL, "N,N,...",
 	  "run the comparison once per container count and print one\n"
-	  "row per count; increasing (e.g. 1,2,4,8,16,32); not with\n"
-	  "--containers" },
+	  "row per count; increasing, at most 32 counts of 1..65534\n"
+	  "(e.g. 1,2,4,8,16,32); not with --containers",
+	  NULL },
 	{ "plot", LVB_OPT_STRING, COMMON(plot), 0, 0, NULL, "FILE.svg",
 	  "with --sweep: draw the rate per design against the container\n"
-	  "count with gnuplot (Debian: gnuplot-nox)" },
+	  "count with gnuplot (Debian: gnuplot-nox)",
+	  NULL },
 	{ "by", LVB_OPT_CHOICE, COMMON(by), 0, 0, lvb_by_names, "WHAT",
-	  "what the two columns are: lock (node vs lruvec lru_lock; the\n"
-	  "default) or disable (rcu vs sweep lru_cache_disable; numa's\n"
-	  "default)" },
+	  "what the two columns are: lock (node vs lruvec lru_lock) or\n"
+	  "disable (rcu vs sweep lru_cache_disable)",
+	  "lock; numa: disable" },
 	{ 0 }
 };
 
@@ -129,19 +131,56 @@ static void common_fill(struct lvb_common *c)
 
 /* ---- usage ----------------------------------------------------------------------------------- */
 
-static void print_opts(FILE *out, const struct lvb_opt *opts)
+#define HELP_COLUMN 21 /* where the text of an option starts */
+#define HELP_WIDTH  92 /* the last column a default may extend the text's last line to */
+
+static const struct lvb_default *find_default(const struct lvb_workload *wl, const char *name)
+{
+	for (const struct lvb_default *d = wl ? wl->shared_defaults : NULL; d && d->name; d++)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+/* Continuation lines of an option's text line up under its first line. */
+static void print_lines(FILE *out, const char *text)
+{
+	for (const char *nl; (nl = strchr(text, '\n')); text = nl + 1)
+		fprintf(out, "%.*s\n%*s", (int)(nl - text), text, HELP_COLUMN, "");
+	fputs(text, out);
+}
+
+/*
+ * print_opts - one entry per option of @opts: its name, its text, and its default (in @wl, for
+ * the shared options) or why it does not apply to @wl.
+ */
+static void print_opts(FILE *out, const struct lvb_opt *opts, const struct lvb_workload *wl)
 {
 	for (const struct lvb_opt *o = opts; o && o->name; o++) {
-		char head[40];
-		const char *help = o->help;
+		const struct lvb_default *d = find_default(wl, o->name);
+		const char *help = o->help, *def = d ? d->text : o->def;
+		char head[40], note[160] = "";
+		size_t last;
 
 		snprintf(head, sizeof(head), "--%s%s%s", o->name, o->metavar ? " " : "",
 			 o->metavar ? o->metavar : "");
-		/* Continuation lines of the help text line up under its first line. */
+		if (d && d->not_applicable)
+			snprintf(note, sizeof(note), "not for %s: %s", wl->name, def);
+		else if (def)
+			snprintf(note, sizeof(note), "default: %s", def);
 		fprintf(out, "  %-18s ", head);
-		for (const char *nl; (nl = strchr(help, '\n')); help = nl + 1)
-			fprintf(out, "%.*s\n  %-18s ", (int)(nl - help), help, "");
-		fprintf(out, "%s\n", help);
+		print_lines(out, help);
+		last = strrchr(help, '\n') ? strlen(strrchr(help, '\n') + 1) : strlen(help);
+		if (!*note) {
+			fputc('\n', out);
+		} else if (!strchr(note, '\n') &&
+			   HELP_COLUMN + last + strlen(note) + 3 <= HELP_WIDTH) {
+			fprintf(out, " (%s)\n", note);
+		} else {
+			fprintf(out, "\n%*s(", HELP_COLUMN, "");
+			print_lines(out, note);
+			fprintf(out, ")\n");
+		}
 	}
 }
 
@@ -149,8 +188,16 @@ static void print_workloads(FILE *out)
 {
 	fprintf(out, "Workloads:\n");
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
-		fprintf(out, "  %-18s %s\n", workloads[i]->name, workloads[i]->summary);
+		fprintf(out, "  %-10s %s\n", workloads[i]->name, workloads[i]->summary);
 }
+
+static const char sizes_help[] =
+	"Sizes (--memory, --limit, --file-size): digits, optionally followed by K, M, G, T or P\n"
+	"(or k, m, g, t, p), optionally followed by iB: powers of 1024, as truncate(1) reads\n"
+	"them (4096, 512K, 512M, 1G, 1GiB). Decimal units (KB, MB, ...) and fractions are\n"
+	"refused. A bare number is in the option's unit: MiB for --memory and --limit, bytes for\n"
+	"--file-size. A size in MiB must be a whole number of MiB: 1000K is refused, not\n"
+	"rounded.\n";
 
 static const char output_help[] =
 	"Output: a table of ops/s per thread as mmtests compare prints it (Min, Max, Amean,\n"
@@ -159,32 +206,40 @@ static const char output_help[] =
 	"(contended/acquired) per lock class, vmstat counters and the thread-to-CPU ratio\n"
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
 	"(node first with compare --by lock), with the keys workload, lock, backend, threads,\n"
-	"containers, nodes, cpus, threads_per_cpu, duration_s, rounds, batch, seed, ops,\n"
-	"ops_per_sec (all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max,\n"
-	"hmean, stddev, amean, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired,\n"
-	"contended, contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
-	"vmstat, drain_all, counters and check (\"ok\" or \"failed\": failed when a thread got an\n"
-	"answer it did not expect or a check at the end failed; the row \"checks\" of the\n"
-	"tables). Every round also runs lv_check() on the populated and on the emptied machine.\n"
-	"A progress line is shown on stderr when it is a terminal.\n"
+	"containers, nodes, memory_mib_per_node, cpus, threads_per_cpu, duration_s, rounds,\n"
+	"batch, seed, elapsed_s, ops, ops_per_sec (all threads), round_ops_per_sec,\n"
+	"ops_per_sec_per_thread {n, min, max, amean, hmean, stddev, coeffvar, bhmean50,\n"
+	"bhmean95, bhmean99}, locks [{name, acquired, contended, contended_fraction,\n"
+	"wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], vmstat, drain_all {calls,\n"
+	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when a\n"
+	"thread got an answer it did not expect or a check at the end failed; the row \"checks\"\n"
+	"of the tables). Every round also runs lv_check() on the populated and on the emptied\n"
+	"machine. A progress line is shown on stderr when it is a terminal.\n"
 	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
-	"and workloads add or replace JSON keys (see the workload's help).\n"
+	"and workloads add or replace JSON keys (each workload's help lists them).\n"
 	"Exit status: 0 success, 1 the run failed (library error or invariant violation,\n"
 	"described on stderr), 2 bad usage.\n";
 
+/* The short help: one screen. Everything else is in lvbench help WORKLOAD. */
 static void usage_main(FILE *out)
 {
-	fprintf(out,
-		"Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
-		"       lvbench compare WORKLOAD [OPTIONS]   run the node and lruvec designs\n"
-		"                                            alternately and compare them\n"
-		"       lvbench [compare] [WORKLOAD] --help\n\n"
-		"Benchmarks the lruvec library: Linux's memcg-aware page LRU with the per-lruvec\n"
-		"lru_lock of Linux 5.11 against the per-node lru_lock of Linux <= 5.10.\n\n");
+	fprintf(out, "Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
+		     "       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
+		     "       lvbench help [WORKLOAD | compare]    the long help\n\n"
+		     "Benchmarks the lruvec library, Linux's memcg-aware page LRU: the per-lruvec\n"
+		     "lru_lock of Linux 5.11+ against the per-node lru_lock of Linux <= 5.10.\n\n");
 	print_workloads(out);
-	fprintf(out, "\nOptions of every workload:\n");
-	print_opts(out, common_opts);
-	fprintf(out, "\n%s", output_help);
+	fprintf(out,
+		"\nCommon options (defaults differ per workload):\n"
+		"  --containers N  memory cgroups, 1..65534  --duration SEC  seconds per round\n"
+		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
+		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
+		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
+		"Sizes: 4096, 512K, 512M, 1G (powers of 1024); a bare --memory is MiB.\n"
+		"Run 'lvbench help WORKLOAD' (same as 'lvbench WORKLOAD --help') for what a\n"
+		"workload models, all its options with units and defaults, its output and the\n"
+		"published numbers; 'lvbench help compare' for compare, --by and --sweep.\n"
+		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
 }
 
 /* compare --by lock, every workload's default but numa's. */
@@ -223,33 +278,49 @@ static void usage_compare(FILE *out, const struct lvb_workload *wl)
 		fprintf(out, "%s\n", wl->help);
 		if (wl->opts) {
 			fprintf(out, "\nOptions of %s:\n", wl->name);
-			print_opts(out, wl->opts);
+			print_opts(out, wl->opts, wl);
 		}
 	} else {
 		print_workloads(out);
+		fprintf(out, "'lvbench help compare WORKLOAD' adds the workload's own help.\n");
 	}
 	fprintf(out, "\nOptions of compare:\n");
-	print_opts(out, compare_opts);
-	fprintf(out, "\nOptions of every workload (--lock only with --by disable: --by lock runs "
-		     "both designs):\n");
-	print_opts(out, common_opts);
-	fprintf(out, "\n%s", output_help);
+	print_opts(out, compare_opts, wl);
+	fprintf(out,
+		"\nOptions of every workload (--lock only with --by disable: --by lock runs "
+		"both designs)%s%s:\n",
+		wl ? ", defaults in " : "", wl ? wl->name : "");
+	print_opts(out, common_opts, wl);
+	fprintf(out, "\n%s\n%s", sizes_help, output_help);
 }
 
+/* lvbench help WORKLOAD, lvbench WORKLOAD --help: the long form. */
 static void usage_workload(FILE *out, const struct lvb_workload *wl)
 {
 	fprintf(out, "Usage: lvbench %s [OPTIONS]\n       lvbench compare %s [OPTIONS]\n\n%s\n",
 		wl->name, wl->name, wl->help);
 	if (wl->opts) {
 		fprintf(out, "\nOptions of %s:\n", wl->name);
-		print_opts(out, wl->opts);
+		print_opts(out, wl->opts, wl);
 	}
-	fprintf(out, "\nOptions of every workload:\n");
-	print_opts(out, common_opts);
-	fprintf(out, "\n%s", output_help);
+	fprintf(out, "\nOptions of every workload, defaults in %s:\n", wl->name);
+	print_opts(out, common_opts, wl);
+	fprintf(out, "\nOptions of compare (lvbench help compare):\n");
+	print_opts(out, compare_opts, wl);
+	fprintf(out, "\n%s\n%s", sizes_help, output_help);
 }
 
 /* ---- parsing --------------------------------------------------------------------------------- */
+
+/* Where a usage error sends the reader: the workload's help once the workload is known. */
+static const char *usage_hint = "lvbench --help";
+static char usage_hint_buf[64];
+
+static void set_usage_hint(const char *fmt, const char *name)
+{
+	snprintf(usage_hint_buf, sizeof(usage_hint_buf), fmt, name);
+	usage_hint = usage_hint_buf;
+}
 
 int lvb_usage_error(const char *fmt, ...)
 {
@@ -259,7 +330,7 @@ int lvb_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'lvbench --help'.\n");
+	fprintf(stderr, "\nTry '%s'.\n", usage_hint);
 	return -1;
 }
 
@@ -285,36 +356,98 @@ static int parse_u64(const char *s, uint64_t *v)
 	return errno ? -errno : 0;
 }
 
-/* "8G", "512M", "4096": bytes, with the suffixes of truncate(1) (powers of 1024). */
-static int parse_size(const char *s, uint64_t *v)
+/*
+ * parse_size - "1G", "512M", "4096": digits and an optional suffix K, M, G, T or P (either
+ * case), optionally followed by "iB", powers of 1024 as in truncate(1). A bare number is
+ * multiplied by @unit. *@suffixed tells whether a suffix was given.
+ * Return: 0, -EINVAL (not a size), -EDOM (a decimal unit such as KB: truncate(1) reads it as
+ * powers of 1000, so it is refused rather than guessed) or -ERANGE.
+ */
+static int parse_size(const char *s, uint64_t unit, uint64_t *v, bool *suffixed)
 {
 	static const char suffixes[] = "KMGTP";
-	const char *p = s, *sfx;
-	uint64_t n;
+	const char *sfx;
+	uint64_t n, mult = 1;
 	char *end;
 
-	if (*p < '0' || *p > '9')
+	*suffixed = false;
+	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
-	n = strtoull(p, &end, 10);
+	n = strtoull(s, &end, 10);
 	if (errno)
 		return -errno;
 	if (*end) {
 		sfx = strchr(suffixes, *end >= 'a' ? *end - 'a' + 'A' : *end);
-		if (!sfx || !*sfx)
+		if (!sfx)
 			return -EINVAL;
 		end++;
 		if (*end == 'i' && end[1] == 'B')
 			end += 2;
+		else if (*end == 'B' && !end[1])
+			return -EDOM;
 		if (*end)
 			return -EINVAL;
-		for (const char *q = suffixes; q <= sfx; q++) {
-			if (n > UINT64_MAX / 1024)
-				return -ERANGE;
-			n *= 1024;
-		}
+		for (const char *q = suffixes; q <= sfx; q++)
+			mult *= 1024;
+		*suffixed = true;
+	} else {
+		mult = unit;
 	}
-	*v = n;
+	if (n > UINT64_MAX / mult)
+		return -ERANGE;
+	*v = n * mult;
+	return 0;
+}
+
+/* A size for messages: "64 GiB", "4 KiB", or bytes when it is not a whole number of KiB. */
+static const char *size_str(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	unsigned int u = 0;
+
+	if (!bytes) {
+		snprintf(buf, size, "0");
+		return buf;
+	}
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && !(bytes % 1024)) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%llu %s", (unsigned long long)bytes, units[u]);
+	return buf;
+}
+
+/* set_size - an LVB_OPT_SIZE (bytes) or LVB_OPT_MIB (whole MiB) option from @arg. */
+static int set_size(const struct lvb_opt *o, char *p, const char *arg)
+{
+	uint64_t unit = o->kind == LVB_OPT_MIB ? 1ull << 20 : 1, bytes;
+	char lo[32], hi[32];
+	bool suffixed;
+	int err;
+
+	err = parse_size(arg, unit, &bytes, &suffixed);
+	if (err == -EINVAL)
+		return lvb_usage_error("--%s: '%s' is not a size (digits, optionally followed by "
+				       "K, M, G, T or P: powers of 1024)",
+				       o->name, arg);
+	if (err == -EDOM)
+		return lvb_usage_error("--%s: '%s': decimal units are not accepted; use K, M, G, "
+				       "T or P (powers of 1024), or KiB, MiB, ...",
+				       o->name, arg);
+	if (!err && bytes % unit)
+		return lvb_usage_error("--%s: %s is not a whole number of MiB (%.3f MiB); sizes "
+				       "in MiB are not rounded",
+				       o->name, arg, (double)bytes / (double)unit);
+	size_str((uint64_t)o->min * unit, lo, sizeof(lo));
+	size_str((uint64_t)o->max * unit, hi, sizeof(hi));
+	if (err || (double)(bytes / unit) < o->min || (double)(bytes / unit) > o->max)
+		return lvb_usage_error("--%s: %s%s is out of range (%s..%s)", o->name, arg,
+				       !suffixed && unit > 1 ? " MiB" : "", lo, hi);
+	if (o->kind == LVB_OPT_MIB)
+		*(unsigned int *)p = (unsigned int)(bytes / unit);
+	else
+		*(uint64_t *)p = bytes;
 	return 0;
 }
 
@@ -400,20 +533,8 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 		*(unsigned int *)p = (unsigned int)u;
 		return 0;
 	case LVB_OPT_SIZE:
-		err = parse_size(arg, &u);
-		if (err == -EINVAL)
-			return lvb_usage_error(
-				"--%s: '%s' is not a size (digits, then K, M, G or T)", o->name,
-				arg);
-		if (err || (double)u < o->min || (o->max && (double)u > o->max))
-			return o->max ? lvb_usage_error(
-						"--%s: %s is out of range (%.0f..%.0f bytes)",
-						o->name, arg, o->min, o->max)
-				      : lvb_usage_error("--%s: %s is out of range (at least %.0f "
-							"bytes)",
-							o->name, arg, o->min);
-		*(uint64_t *)p = u;
-		return 0;
+	case LVB_OPT_MIB:
+		return set_size(o, p, arg);
 	case LVB_OPT_STRING:
 		if (!*arg)
 			return lvb_usage_error("--%s: the value is empty", o->name);
@@ -607,6 +728,43 @@ static bool is_help(const char *arg)
 	return !strcmp(arg, "--help") || !strcmp(arg, "-h") || !strcmp(arg, "help");
 }
 
+/*
+ * help_topic - lvbench help [TOPIC...]: nothing (the short help), a workload, compare, or
+ * compare and a workload. Return: an exit status.
+ */
+static int help_topic(int argc, char **argv)
+{
+	const struct lvb_workload *wl = NULL;
+	bool compare = false;
+	int i = 0;
+
+	if (i < argc && !strcmp(argv[i], "compare")) {
+		compare = true;
+		i++;
+	}
+	if (i < argc) {
+		wl = find_workload(argv[i]);
+		if (!wl) {
+			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
+					"aim9, numa; or compare)",
+					argv[i]);
+			return LVB_EXIT_USAGE;
+		}
+		i++;
+	}
+	if (i < argc) {
+		lvb_usage_error("help: unexpected argument '%s'", argv[i]);
+		return LVB_EXIT_USAGE;
+	}
+	if (compare)
+		usage_compare(stdout, wl);
+	else if (wl)
+		usage_workload(stdout, wl);
+	else
+		usage_main(stdout);
+	return LVB_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const struct lvb_workload *wl;
@@ -620,6 +778,8 @@ int main(int argc, char **argv)
 		usage_main(stderr);
 		return LVB_EXIT_USAGE;
 	}
+	if (!strcmp(argv[1], "help"))
+		return help_topic(argc - 2, argv + 2);
 	if (is_help(argv[1])) {
 		usage_main(stdout);
 		return LVB_EXIT_OK;
@@ -628,12 +788,13 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "compare")) {
 		compare = true;
 		first = 2;
-		if (argc < 3 || argv[2][0] == '-') {
+		set_usage_hint("%s", "lvbench help compare");
+		if (argc < 3 || argv[2][0] == '-' || !strcmp(argv[2], "help")) {
 			if (argc >= 3 && is_help(argv[2])) {
 				usage_compare(stdout, NULL);
 				return LVB_EXIT_OK;
 			}
-			lvb_usage_error("compare: missing workload (see 'lvbench compare --help')");
+			lvb_usage_error("compare: missing workload");
 			return LVB_EXIT_USAGE;
 		}
 	}
@@ -648,6 +809,7 @@ int main(int argc, char **argv)
 			lvb_usage_error("unknown subcommand or workload '%s'", argv[first]);
 		return LVB_EXIT_USAGE;
 	}
+	set_usage_hint(compare ? "lvbench help compare %s" : "lvbench help %s", wl->name);
 
 	common_defaults(&common);
 	if (wl->default_nodes)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * numa - stress-ng's numa stressor on the library, and the lru_cache_disable() regression of
- * Linux 5.18 (benchmarks.md §3, kernel-lru-lock.md §5.5). Written from that description; no
+ * Linux 5.18 (the published runs: docs/benchmarks.md, numa; the protocol of
+ * lru_cache_disable(): docs/protocol.md §5.5). Written from the stressor's description; no
  * stress-ng or kernel code is used.
  *
  * Theory of operation.
@@ -64,15 +65,14 @@
 #include <string.h>
 #include <time.h>
 
-#define NUMA_REGION	   (4ul << 20)			/* the stressor's buffer */
-#define NUMA_PAGES	   (NUMA_REGION / LV_PAGE_SIZE) /* 1024 */
-#define NUMA_MOVES	   16				/* move_pages + memset rounds per op */
-#define NUMA_DISABLES_OP   22				/* disable/enable pairs per op */
-#define NUMA_MEMSETS_OP	   19				/* 4 MiB memsets per op */
-#define NUMA_MAX_INSTANCES 1024
-#define NUMA_CHECK_STRIDE  64 /* one page in 64 is read back after each op */
+#define NUMA_REGION	  (4ul << 20)		       /* the stressor's buffer */
+#define NUMA_PAGES	  (NUMA_REGION / LV_PAGE_SIZE) /* 1024 */
+#define NUMA_MOVES	  16			       /* move_pages + memset rounds per op */
+#define NUMA_DISABLES_OP  22			       /* disable/enable pairs per op */
+#define NUMA_MEMSETS_OP	  19			       /* 4 MiB memsets per op */
+#define NUMA_CHECK_STRIDE 64 /* one page in 64 is read back after each op */
 
-/* Published stress-ng NUMA results (benchmarks.md §3.3), bogo ops/s. */
+/* Published stress-ng NUMA results, bogo ops/s (docs/benchmarks.md, numa). */
 #define PUB_V517     412.88 /* lru_cache_disable = lru_add_drain_all on every CPU */
 #define PUB_V518     49.33  /* synchronize_rcu() */
 #define PUB_V518_FIX 468.81 /* synchronize_rcu_expedited() */
@@ -82,10 +82,11 @@ struct numa_params {
 };
 
 static const struct lvb_opt numa_opts[] = {
-	{ "instances", LVB_OPT_UINT, offsetof(struct numa_params, instances), 1, NUMA_MAX_INSTANCES,
+	{ "instances", LVB_OPT_UINT, offsetof(struct numa_params, instances), 1, LVB_MAX_THREADS,
 	  NULL, "N",
 	  "stressor instances, each one thread with its own address\n"
-	  "space (default: one per online CPU, as stress-ng --numa 0)" },
+	  "space, 1..65535",
+	  "one per online CPU, as stress-ng --numa 0" },
 	{ 0 }
 };
 
@@ -96,16 +97,20 @@ static void numa_defaults(void *params)
 	p->instances = LVB_UNSET;
 }
 
+#define NUMA_NODE_MAX_MIB 65536 /* the library's largest node, 64 GiB */
+
 /*
  * numa_memory_mib - memory per node for @instances regions: after migrate_pages every region
  * may sit on one node, and a migration needs free pages there; a quarter more plus 32 MiB
- * covers the watermarks, in 16 MiB steps.
+ * covers the watermarks, in 16 MiB steps. Past the largest node, the largest node: the
+ * regions then fit only spread over the nodes, and migrations to a full node fail (counted).
  */
 static unsigned int numa_memory_mib(unsigned int instances)
 {
-	unsigned int mib = instances * 4 * 5 / 4 + 32;
+	uint64_t mib = (uint64_t)instances * 4 * 5 / 4 + 32;
 
-	return (mib + 15) / 16 * 16;
+	mib = (mib + 15) / 16 * 16;
+	return mib < NUMA_NODE_MAX_MIB ? (unsigned int)mib : NUMA_NODE_MAX_MIB;
 }
 
 static int numa_prepare(struct lvb_common *opt, void *params)
@@ -118,26 +123,25 @@ static int numa_prepare(struct lvb_common *opt, void *params)
 				       "instance: use --instances)");
 	if (p->instances == LVB_UNSET) {
 		p->instances = lvb_online_cpus();
-		if (p->instances > NUMA_MAX_INSTANCES)
-			p->instances = NUMA_MAX_INSTANCES;
+		if (p->instances > LVB_MAX_THREADS)
+			p->instances = LVB_MAX_THREADS;
 	}
 	/* stress-ng's instances are processes of one cgroup. */
 	if (opt->containers == LVB_UNSET)
 		opt->containers = 1;
-	if (opt->memory_mib == LVB_UNSET) {
+	if (opt->memory_mib == LVB_UNSET)
 		opt->memory_mib = numa_memory_mib(p->instances);
-		return 0;
-	}
 	/* The regions must fit at all; a full node only makes migrations fail (counted). */
 	need = (uint64_t)p->instances * (NUMA_REGION >> 20) + 16ull * opt->nodes;
 	have = (uint64_t)opt->nodes * opt->memory_mib;
 	if (need > have)
 		return lvb_usage_error(
-			"--memory: %u instances x %lu MiB and 16 MiB per node do not "
-			"fit in %u node%s x %u MiB (at least %llu MiB per node)",
+			"--memory, --instances: %u instances x %lu MiB and 16 MiB per node do not "
+			"fit in %u node%s x %u MiB (at least %llu MiB per node, at most %u: more "
+			"--nodes or fewer --instances)",
 			p->instances, NUMA_REGION >> 20, opt->nodes, lvb_plural(opt->nodes),
-			opt->memory_mib,
-			(unsigned long long)((need + opt->nodes - 1) / opt->nodes));
+			opt->memory_mib, (unsigned long long)((need + opt->nodes - 1) / opt->nodes),
+			NUMA_NODE_MAX_MIB);
 	return 0;
 }
 
@@ -666,31 +670,41 @@ static const struct lvb_rate numa_rate = {
 	.json_prefix = "bogo_ops_per_sec",
 };
 
+static const struct lvb_default numa_shared_defaults[] = {
+	{ "containers", "1: stress-ng's instances share a cgroup", false },
+	{ "threads", "one thread per instance: use --instances", true },
+	{ "memory",
+	  "room for every region on one node: instances x 5 MiB\n"
+	  "+ 32 MiB, in 16 MiB steps; at most 64G",
+	  false },
+	{ "nodes",
+	  "2, so that pages really move; with 1 nothing moves, as on\n"
+	  "the published one-node machine",
+	  false },
+	{ "by", "disable", false },
+	{ 0 }
+};
+
 const struct lvb_workload lvb_numa = {
 	.name = "numa",
 	.summary = "stress-ng numa: lru_cache_disable in every migration (the 5.18 regression)",
-	.help = "numa: stress-ng's numa stressor (benchmarks.md 3.1-3.5): --instances instances,\n"
-		"each one thread with an address space of its own holding a 4 MiB region (1024\n"
-		"pages). One bogo op: set the preferred node, memset the region (the first op\n"
-		"faults it in), a random policy change; two page-table checks of all pages\n"
-		"(mbind MPOL_MF_STRICT), each followed by a memset; lv_migrate_pages of every\n"
-		"page to the next node; 16 x { lv_move_pages of all 1024 pages, destinations\n"
-		"round-robin over the nodes, then a memset }; move_pages' edge cases that still\n"
-		"disable the cache (all pages again, 0 pages, 1 page, an unmapped address, and\n"
-		"an explicit disable/enable pair for a bad node, which the library refuses\n"
-		"before disabling); a status query. That is 22 lru_cache_disable/enable pairs\n"
-		"and 19 memsets of 4 MiB per op.\n"
+	.help = "numa: stress-ng's numa stressor: --instances instances (threads), each with an\n"
+		"address space of its own holding a 4 MiB region (1024 pages), instance i in\n"
+		"container i % C and starting on node i % N. One bogo op: set the preferred node,\n"
+		"memset the region (the first op faults it in), a random policy change; two\n"
+		"page-table checks of all pages (mbind MPOL_MF_STRICT), each followed by a\n"
+		"memset; lv_migrate_pages of every page to the next node; 16 x { lv_move_pages of\n"
+		"all 1024 pages, destinations round-robin over the nodes, then a memset };\n"
+		"move_pages' edge cases that still disable the cache (all pages again, 0 pages, 1\n"
+		"page, an unmapped address, and an explicit disable/enable pair for a bad node,\n"
+		"which the library refuses before disabling); a status query. That is 22\n"
+		"lru_cache_disable/enable pairs and 19 memsets of 4 MiB per op.\n"
 		"--disable selects how lv_lru_cache_disable waits: sweep (lock and drain every\n"
-		"CPU slot, the cost of fixed kernels; default), rcu (synchronize_rcu first,\n"
-		"Linux 5.18's regression) or rcu-expedited (liburcu's grace period only, as the\n"
-		"5.19 fix). compare numa runs rcu and sweep (--by disable is numa's\n"
-		"default; --by lock compares the lock designs instead, in the --disable mode).\n"
-		"Defaults: --instances = online CPUs, --nodes 2 (so pages really move; with 1\n"
-		"nothing moves, as on the published one-node machine), --containers 1\n"
-		"(stress-ng's instances share a cgroup; instance i is in container i % C),\n"
-		"--memory enough for every region on one node (instances x 5 MiB + 32 MiB, in\n"
-		"16 MiB steps), no kswapd (anonymous pages, no swap), --duration 5. --threads\n"
-		"does not apply.\n"
+		"CPU slot, the cost of fixed kernels), rcu (synchronize_rcu first, Linux 5.18's\n"
+		"regression) or rcu-expedited (liburcu's grace period only, as the 5.19 fix).\n"
+		"compare numa runs rcu and sweep (--by disable is numa's default; --by lock\n"
+		"compares the lock designs instead, in the --disable mode). No kswapd: anonymous\n"
+		"pages, no swap.\n"
 		"Output: bogo ops/s (real time) = bogo ops of all instances / mean wall time per\n"
 		"instance (an op in progress at the end is finished and counted, as stress-ng\n"
 		"does), per instance in the mmtests rows; the latency of every\n"
@@ -707,8 +721,15 @@ const struct lvb_workload lvb_numa = {
 		"bogo_ops_per_sec_round_total (in place of the generic ops_per_sec_per_thread and\n"
 		"round_ops_per_sec), pgmigrate_success, pgmigrate_fail and\n"
 		"published_bogo_ops_per_sec; counters has disable_pairs, migrate_unmoved,\n"
-		"move_enomem and move_ebusy.",
+		"move_enomem and move_ebusy.\n"
+		"Published numbers, printed beside every run: Michael Larabel's stress-ng 0.14\n"
+		"NUMA results (Ryzen 9 5950X, 16 cores / 32 threads, one NUMA node, 2022-05):\n"
+		"412.88 bogo ops/s on v5.17, 49.33 on v5.18, 468.81 on v5.18 with\n"
+		"synchronize_rcu_expedited (v5.17/v5.18 = 8.4x). They come from real kernels on a\n"
+		"32-thread machine: compare the ratio sweep/rcu, not bogo ops/s. The runs, their\n"
+		"sources and the current tables: docs/benchmarks.md, numa.",
 	.opts = numa_opts,
+	.shared_defaults = numa_shared_defaults,
 	.params_size = sizeof(struct numa_params),
 	.defaults = numa_defaults,
 	.prepare = numa_prepare,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * readtwice and readonce - vm-scalability's case-lru-file-readtwice and case-lru-file-readonce
- * in containers, as Alex Shi ran readtwice for the per-lruvec lru_lock series (benchmarks.md
- * §1.5, §1.7).
+ * in containers, as Alex Shi ran readtwice for the per-lruvec lru_lock series (the published
+ * runs and their numbers: docs/benchmarks.md, readtwice).
  *
  * A container is a memcg. In readtwice, its readers (2 by default: "two dd started together on
  * the same file") read one sparse file of the container sequentially in 4 KiB lv_file_read()s;
@@ -34,8 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RT_READ_SIZE   4096u /* dd bs=4k */
-#define RT_MAX_THREADS 1024u
+#define RT_READ_SIZE 4096u /* dd bs=4k */
 
 struct rt_params {
 	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
@@ -47,35 +46,39 @@ struct rt_params {
 	bool shared;		  /* readtwice: the readers of a container share its file */
 	bool pin;		  /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
-	uint64_t real_size;	     /* of --file */
-	int pin_cpu[RT_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
+	uint64_t real_size;	      /* of --file */
+	int pin_cpu[LVB_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
 };
 
 #define RT(field) offsetof(struct rt_params, field)
 
 static const struct lvb_opt rt_opts[] = {
 	{ "readers", LVB_OPT_UINT, RT(readers), 1, 64, NULL, "N",
-	  "readers per container (readtwice: 2, sharing the container's\n"
-	  "file; readonce: 1, each with a file of its own)" },
-	{ "limit", LVB_OPT_UINT, RT(limit_mib), 0, 1u << 20, NULL, "MIB",
-	  "memory limit of each container in MiB; 0: none (default 0,\n"
-	  "so reclaim is global, as in Alex Shi's runs)" },
+	  "readers per container, 1..64 (readtwice: sharing the\n"
+	  "container's file; readonce: each with a file of its own)",
+	  "readtwice 2, readonce 1" },
+	{ "limit", LVB_OPT_MIB, RT(limit_mib), 0, 1u << 20, NULL, "SIZE",
+	  "memory limit of each container, up to 1T; a bare number is\n"
+	  "MiB; 0: none, so reclaim is global, as in Alex Shi's runs",
+	  "0" },
 	{ "file-size", LVB_OPT_SIZE, RT(file_size), LV_PAGE_SIZE, (double)(1ull << 52), NULL,
-	  "SIZE",
-	  "size of each sparse file: bytes or K, M, G, T (x 1024^n);\n"
-	  "default 64G or 16 x the machine's memory, whichever is larger" },
+	  "SIZE", "size of each sparse file, 4K..4P; a bare number is bytes",
+	  "64G, or 16 x all nodes' memory if larger" },
 	{ "file", LVB_OPT_STRING, RT(file), 0, 0, NULL, "PATH",
 	  "read this real file (open(2) O_RDONLY, read with pread(2))\n"
-	  "instead of sparse files: every container opens it on its own" },
+	  "instead of sparse files: every container opens it on its own",
+	  "sparse files" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
-	  "no kswapd threads: readers reclaim directly" },
+	  "no kswapd threads: readers reclaim directly", "kswapd on" },
 	{ "pin", LVB_OPT_FLAG, RT(pin), 0, 0, NULL, NULL,
 	  "run each container's readers on one CPU: container c on the\n"
 	  "c-th CPU this process may use, round-robin (the ceiling's\n"
-	  "threads alike); default: wherever the scheduler puts them" },
+	  "threads alike)",
+	  "wherever the scheduler puts them" },
 	{ "folio-order", LVB_OPT_UINT, RT(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
-	  "page cache folios of 2^N pages, like large-folio readahead\n"
-	  "(default 0: one page per folio, as the 2019-2020 kernels)" },
+	  "page cache folios of 2^N pages, 0..6, like large-folio\n"
+	  "readahead",
+	  "0: one page per folio, as the 2019-2020 kernels" },
 	{ 0 }
 };
 
@@ -125,8 +128,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		p->readers = p->shared ? 2 : 1;
 	if (opt->containers == LVB_UNSET) {
 		opt->containers = opt->compare ? 2 * cpus : cpus;
-		if (opt->containers > RT_MAX_THREADS / p->readers)
-			opt->containers = RT_MAX_THREADS / p->readers;
+		if (opt->containers > LVB_MAX_THREADS / p->readers)
+			opt->containers = LVB_MAX_THREADS / p->readers;
 	}
 	if (opt->memory_mib == LVB_UNSET)
 		opt->memory_mib = 2048;
@@ -139,11 +142,11 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
 		if (opt->sweep.v[i] > max_containers)
 			max_containers = opt->sweep.v[i];
-	if (max_containers * p->readers > RT_MAX_THREADS)
+	if ((uint64_t)max_containers * p->readers > LVB_MAX_THREADS)
 		return lvb_usage_error(
-			"--containers, --readers: %u containers x %u readers is more than 1024 "
+			"--containers, --readers: %u containers x %u readers is more than %u "
 			"threads",
-			max_containers, p->readers);
+			max_containers, p->readers, LVB_MAX_THREADS);
 
 	if (p->pin) {
 		int err = lvb_pin_cpus(p->pin_cpu, max_containers);
@@ -373,9 +376,10 @@ out:
  * A ring is as large as the memory its readers' page cache cycles through in the engine: the
  * container's share of the machine, or its limit if that is smaller, split among readers of
  * their own files. So the ceiling makes the same memory traffic as the engine on any cache
- * size: rings of a fixed total size (256 MiB, meant to exceed a 32 MiB L3) partly fitted a
- * 480 MiB L3, where the engine's frames did not (design.md 41). All rings together take at
- * most half the configured memory, so the ceiling never sets the VmHWM reported.
+ * size: it misses the CPU caches exactly when the engine's frames do, whether the L3 holds
+ * 32 MiB or 480 MiB. Historical note: rings of a fixed total size were abandoned because a
+ * large L3 held part of them where it held none of the engine's frames. All rings together
+ * take at most half the configured memory, so the ceiling never sets the VmHWM reported.
  */
 #define CEIL_RING_MIN (64ul << 10)
 
@@ -398,8 +402,8 @@ static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_para
  * a reader at frame number pos >= touched claims frames up to pos with a compare-and-swap
  * and zeroes the frame, as the engine's first reader claims a page and its partner only
  * copies it; a reader that loses the claim copies. Each frame is zeroed once, whatever the
- * readers' interleaving: before, two readers in step on two CPUs both zeroed about a quarter
- * of the frames, and the ceiling fell below the engine on a machine where they often met.
+ * readers' interleaving: two readers in step on two CPUs that both tested and then zeroed
+ * would zero a part of the frames twice, and the ceiling could fall below the engine.
  */
 struct ceil_ring {
 	char *mem;
@@ -663,10 +667,8 @@ static const struct lvb_rate rt_rate = {
 	"(sparse) or fills it with pread(2) (--file) and adds it to the LRU; a hit marks it\n"     \
 	"accessed. Memory runs out after the first GiBs: kswapd and direct reclaim (and the\n"     \
 	"container's limit with --limit) evict from the LRU, leaving shadow entries.\n"            \
-	"The run is time-bound; a reader at the end of its file starts over.\n"                    \
-	"Defaults: --containers = online CPUs (compare: 2 x CPUs), --memory 2048 (one node),\n"    \
-	"no --limit, --duration 5 (compare: 5 s x 5 rounds per design, about a minute on 2\n"      \
-	"CPUs), sparse files of 64 GiB, or 16 x the memory if that is larger.\n"                   \
+	"The run is time-bound, like dd under timeout; a reader at the end of its file starts\n"   \
+	"over. Threads are --containers x --readers (at most 65535).\n"                            \
 	"Output: MB/s per reader (MB = 10^6 bytes, like dd) in the mmtests rows, the total,\n"     \
 	"the ceiling (the same threads doing only the memory work of 4 KiB reads: memset\n"        \
 	"a frame on first touch, memcpy it out; no cache management) and each design's\n"          \
@@ -675,25 +677,41 @@ static const struct lvb_rate rt_rate = {
 	"  NAME: containers=C readers=N mean_mb_per_s_reader=X total_mb_per_s=Y\n"                 \
 	"(N: all readers, C x --readers; with compare, one per design, ending\n"                   \
 	"lock=DESIGN), which scripts/kernel-readtwice.sh prints for the host kernel.\n"            \
-	"JSON adds\n"                                                                              \
-	"mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total, mb_per_s_round_total,\n"   \
-	"ceiling_mb_per_s, ceiling_fraction, ceiling_zeroes_per_frame (1: each frame of the\n"     \
-	"ceiling zeroed once), ceiling_ring_bytes (each ring of the ceiling: a container's\n"      \
-	"share of memory or its limit, per reader of its own file; at most half the memory in\n"   \
-	"all), readers, readers_per_container, file, file_size,\n"                                 \
-	"limit_mib, memory_mib, kswapd, pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib;\n"  \
-	"vmstat has pgscan, pgsteal, workingset_refault, workingset_activate and the other "       \
-	"events."
+	"JSON adds mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total,\n"               \
+	"mb_per_s_round_total, ceiling_mb_per_s, ceiling_fraction, ceiling_zeroes_per_frame\n"     \
+	"(1: each frame of the ceiling zeroed once), ceiling_ring_bytes (each ring of the\n"       \
+	"ceiling: a container's share of memory or its limit, per reader of its own file; at\n"    \
+	"most half the memory in all), readers, readers_per_container, file, file_size (bytes),\n" \
+	"limit_mib, memory_mib (all nodes), kswapd, pin_cpus (null without --pin),\n"              \
+	"vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal, workingset_refault,\n"                \
+	"workingset_activate and the other events.\n"
+
+static const struct lvb_default rt_shared_defaults[] = {
+	{ "containers", "online CPUs; compare: 2 x online CPUs", false },
+	{ "threads", "threads are --containers x --readers", true },
+	{ "duration", "5; compare: 5 s x 5 rounds per design, about a minute on 2 CPUs", false },
+	{ "rounds", "1; compare: 5", false },
+	{ "memory", "2048 MiB, one node", false },
+	{ "disable", "it never calls lv_lru_cache_disable", true },
+	{ "by", "lock (--by disable applies to numa only)", false },
+	{ 0 }
+};
 
 const struct lvb_workload lvb_readtwice = {
 	.name = "readtwice",
 	.summary = "vm-scalability lru-file-readtwice in containers (Alex Shi's case)",
 	.help = "readtwice: vm-scalability's case-lru-file-readtwice as Alex Shi ran it for the\n"
-		"per-lruvec lru_lock (benchmarks.md 1.5, 1.7): C containers (memcgs), each with\n"
-		"one sparse file far larger than memory, read by --readers readers (2: the two\n"
-		"dd started together) in step, so the second read of every page activates "
-		"it.\n" RT_HELP_COMMON,
+		"per-lruvec lru_lock: C containers (memcgs), each with one sparse file far larger\n"
+		"than memory, read by --readers readers (2: the two dd started together) in step,\n"
+		"so the second read of every page activates it.\n" RT_HELP_COMMON
+		"Published numbers, set beside compare's: mean MB/s per dd, one container per\n"
+		"CPU, 2 dd each, 300 s runs, node vs per-lruvec lru_lock: Alex Shi's v4 (2019-11,\n"
+		"32 CPUs) 123.0 vs 144.0 (1.17x); Daniel Jordan's review of v18 (2020-09, 40\n"
+		"CPUs) 220.5 vs 356.9 (1.62x). They come from real kernels on larger machines:\n"
+		"compare the ratio, not MB/s. The runs, their sources and the current tables:\n"
+		"docs/benchmarks.md, readtwice.",
 	.opts = rt_opts,
+	.shared_defaults = rt_shared_defaults,
 	.params_size = sizeof(struct rt_params),
 	.defaults = readtwice_defaults,
 	.prepare = rt_prepare,
@@ -712,8 +730,11 @@ const struct lvb_workload lvb_readonce = {
 	.help = "readonce: vm-scalability's case-lru-file-readonce in containers: C containers\n"
 		"(memcgs) with --readers readers each (default 1), every reader with a sparse\n"
 		"file of its own, read once: LRU insertion and reclaim, no "
-		"activations.\n" RT_HELP_COMMON,
+		"activations.\n" RT_HELP_COMMON
+		"Published numbers: none for readonce in containers; it is the control of\n"
+		"readtwice without activations (docs/benchmarks.md, readtwice).",
 	.opts = rt_opts,
+	.shared_defaults = rt_shared_defaults,
 	.params_size = sizeof(struct rt_params),
 	.defaults = readonce_defaults,
 	.prepare = rt_prepare,

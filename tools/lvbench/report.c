@@ -3,10 +3,11 @@
  * Statistics and output formats: the rows of mmtests compare, the lock table of
  * `perf lock report`, and JSON.
  *
- * The statistics follow mmtests as of 2019 (benchmarks.md §2.4) so that numbers can be put next
- * to published ones: samples sorted best first (descending: ops/s are higher-is-better),
- * harmonic mean rather than arithmetic, sample standard deviation (divisor n - 1), and
- * BHmean-N as the harmonic mean of the best max(1, int(n * N / 100)) samples.
+ * The statistics follow mmtests compare as the published runs used it (docs/benchmarks.md
+ * defines each row), so that numbers can be put next to published ones: samples sorted best
+ * first (descending: ops/s are higher-is-better), harmonic mean rather than arithmetic, sample
+ * standard deviation (divisor n - 1), and BHmean-N as the harmonic mean of the best
+ * max(1, int(n * N / 100)) samples.
  */
 #include "lvbench.h"
 
@@ -79,7 +80,7 @@ int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st)
  * lvb_series_stats - the statistics of @s's samples: of all of them together, or, when they
  * come in groups (s->sample_group: one container's iterations in one round), each statistic
  * computed per group and then averaged over the groups, as Alex Shi averaged mmtests' rows over
- * containers (benchmarks.md §2.5). st->n is the number of samples.
+ * containers in his aim9 table (docs/benchmarks.md, aim9). st->n is the number of samples.
  * Return: 0 or -ENOMEM.
  */
 int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st)
