@@ -262,7 +262,7 @@ for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "
 	# shellcheck disable=SC2086
 	"$LVBENCH" $h
 done >"$TMP/helps"
-outside='(^|[^/a-z])benchmarks\.md|kernel-lru-lock|/work/|reference/|design\.md [0-9]|§'
+outside='(^|[^/a-z])benchmarks\.md|kernel-lru-loc[k]|/work/|reference/|design\.md [0-9]|§'
 grep -nE "$outside" "$TMP/helps" && rc=1
 grep -nE "$outside" tools/lvbench/*.[ch] scripts/kernel-readtwice.sh \
 	scripts/readtwice-vs-kernel.sh | grep -v 'docs/protocol.md §' && rc=1
