@@ -627,7 +627,8 @@ static void own_write(struct wstate *w, uint64_t *s, unsigned int k, unsigned in
 	atomic_fetch_add(&anon_writes, 1);
 	for (unsigned int l = first; l < first + n; l++)
 		pm->gen[l] = gen;
-	/* Dirty now: reclaim keeps the page, so only lines not written since may still be 0. */
+	/* Written, so dirty: reclaim keeps the page, so only lines not written since may still be
+	 * 0. */
 	pm->mask &= ~bits;
 	pm->freeable = false;
 	pm->present = PRESENT_YES;
