@@ -22,22 +22,8 @@ if [ ! -x "$LVBENCH" ]; then
 fi
 LVBENCH=$(realpath "$LVBENCH")
 
-n=0
-fails=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	fails=$((fails + 1))
-	echo "not ok $n - $1"
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 # block FILE NAME - the lines between NAME's markers.
 block() {
@@ -203,4 +189,4 @@ check "a missing marker is an error named on stderr, found before anything runs"
 	eval '[ $rc -eq 1 ] && grep -q "/bench:numa" "$TMP/err" && [ ! -e "$TMP/ran" ] &&
 	      cmp -s "$TMP/nomarker.orig" "$TMP/nomarker.md"'
 
-[ $fails -eq 0 ]
+[ "$failed" -eq 0 ]

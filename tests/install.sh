@@ -131,19 +131,10 @@ mkdir -p "$STAGE"
 # This runs under make check: the make below is not its child job, and must not think it is.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-# check DESCRIPTION COMMAND...: a test point that passes if COMMAND succeeds; its output is
-# shown as comments when it fails.
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+# check DESCRIPTION COMMAND...: tap.sh's, but COMMAND's output is kept and shown as comments
+# when it fails.
 check() {
 	local desc=$1 out
 	shift

@@ -134,22 +134,8 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help")
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-check() { # check DESCRIPTION COMMAND... : ok if the command succeeds
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 diag() {
 	sed 's/^/# /' "$@" >&2
 }

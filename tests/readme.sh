@@ -8,10 +8,10 @@ BUILD=${BUILD:-build}
 lib=$BUILD/debug/liblruvec.a
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-t() { # t OK DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+# shellcheck source=tests/tap.sh
+. tests/tap.sh
+t() { # t STATUS DESCRIPTION: a test point that passes if STATUS is 0
+	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi
 }
 
 echo "1..7"
@@ -30,8 +30,7 @@ if command -v clang >/dev/null 2>&1; then
 	clang $cflags -c "$tmp/example.c" -o "$tmp/example.o" 2>"$tmp/clang.err"
 	t $? "the example compiles with clang -Wall -Wextra -Werror"
 else
-	n=$((n + 1))
-	echo "ok $n # skip clang is not installed"
+	ok "# skip clang is not installed"
 fi
 
 "$tmp/example" >"$tmp/out" 2>&1
@@ -48,3 +47,4 @@ t $? "big: 2048 pages charged, 2048 misses (the second pass hits), 2048 active, 
 t $? "small: usage within its 256-page limit (${su:-?})"
 [ -n "${sm:-}" ] && [ "$sm" -ge $((4096 - 256)) ]
 t $? "small: its second pass misses (evicted by its own limit): ${sm:-?} misses"
+[ "$failed" -eq 0 ]

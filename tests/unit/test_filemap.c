@@ -7,6 +7,7 @@
 #include "internal.h" /* PG_waiters, filemap_get_folios: did the slow fills' waiters sleep? */
 
 #include "lvtest.h"
+#include "lvtest_internal.h" /* memcg_pending() */
 
 #include <fcntl.h>
 #include <limits.h>
@@ -637,19 +638,6 @@ static void test_size_limit(unsigned int order)
 }
 
 #ifdef LV_DEBUG
-/* memcg_pending - whether @memcg is removed but not freed yet (compared, not dereferenced). */
-static bool memcg_pending(struct lv_machine *m, const struct lv_memcg *memcg)
-{
-	struct list_head *pos;
-	bool found = false;
-
-	lv_lock_acquire(&m->memcg_mutex);
-	list_for_each (pos, &m->dying_memcgs)
-		found |= list_entry(pos, struct lv_memcg, dying_list) == memcg;
-	lv_lock_release(&m->memcg_mutex);
-	return found;
-}
-
 struct held_read {
 	struct lv_file *file;
 	struct lv_memcg *memcg;

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include "lvtest.h"
+#include "lvtest_internal.h" /* memcg_pending() */
 
 static void test_root(void)
 {
@@ -765,22 +766,6 @@ static void test_stats_after_remove(void)
 
 #ifdef LV_DEBUG
 /* ---- calls racing a removal ------------------------------------------------------------ */
-
-/*
- * memcg_pending - whether @memcg is removed but not freed yet: on the machine's list of removed
- * memcgs, which its free takes it off. @memcg is compared, never dereferenced.
- */
-static bool memcg_pending(struct lv_machine *m, const struct lv_memcg *memcg)
-{
-	struct list_head *pos;
-	bool found = false;
-
-	lv_lock_acquire(&m->memcg_mutex);
-	list_for_each (pos, &m->dying_memcgs)
-		found |= list_entry(pos, struct lv_memcg, dying_list) == memcg;
-	lv_lock_release(&m->memcg_mutex);
-	return found;
-}
 
 /* Every public call that takes a memcg handle, as the racing tests drive them. */
 enum handle_op {
