@@ -60,7 +60,7 @@ extern "C" {
  * liblruvec.so.MAJOR. MINOR grows when functions or enum values are added; MAJOR when an
  * existing function, structure or value changes meaning.
  */
-#define LV_VERSION_MAJOR 1
+#define LV_VERSION_MAJOR 2
 #define LV_VERSION_MINOR 0
 
 struct lv_machine;
@@ -110,6 +110,36 @@ enum lv_disable_mode {
 	LV_DISABLE_RCU_EXPEDITED = 2,
 };
 
+/** enum lv_thp_mode - when anonymous faults get transparent huge pages (sysfs "enabled"). */
+enum lv_thp_mode {
+	LV_THP_MADVISE = 0, /* only in regions given LV_MADV_HUGEPAGE (the default) */
+	LV_THP_ALWAYS = 1,  /* in every region not given LV_MADV_NOHUGEPAGE */
+	LV_THP_NEVER = 2,   /* never */
+};
+
+/** enum lv_thp_defrag - whether a huge page fault compacts when no 2 MiB block is free. */
+enum lv_thp_defrag {
+	LV_THP_DEFRAG_MADVISE = 0, /* direct compaction in LV_MADV_HUGEPAGE regions only */
+	LV_THP_DEFRAG_ALWAYS = 1,  /* direct compaction for every huge page fault */
+	LV_THP_DEFRAG_DEFER = 2,   /* never compact in the fault: wake kcompactd and fall back */
+	LV_THP_DEFRAG_NEVER = 3,   /* never compact for a fault; fall back at once */
+};
+
+/**
+ * enum lv_protocol - how a folio's lruvec is found and locked.
+ *
+ * LV_PROTOCOL_V1 is broken on purpose: it exists so that the tests can show that they catch
+ * the first per-memcg lock design, never for use.
+ */
+enum lv_protocol {
+	LV_PROTOCOL_PIN = 0, /* lookup, lock, re-check; PG_lru test-and-clear as the pin */
+	/*
+	 * The August 2019 first version: lock the lruvec of the folio's memcg with no pin and no
+	 * re-check, and let compaction test PG_lru and take its reference under that lock.
+	 */
+	LV_PROTOCOL_V1 = 1,
+};
+
 /**
  * struct lv_config - machine configuration. Start from lv_config_init().
  * @nr_nodes:       NUMA nodes, 1..64.
@@ -124,6 +154,15 @@ enum lv_disable_mode {
  * @no_kswapd:      do not start a kswapd thread per node (reclaim is then direct only).
  * @file_folio_order: page cache folios of 2^order pages (0..6), like the kernel's large-folio
  *                  readahead; a miss falls back to one page when no such block is free.
+ * @thp:            see &enum lv_thp_mode.
+ * @thp_defrag:     see &enum lv_thp_defrag.
+ * @compaction_proactiveness: 0..100, as the vm.compaction_proactiveness sysctl: kcompactd
+ *                  compacts a node on its own while the node's fragmentation score is above
+ *                  100 - this value (0 turns proactive compaction off).
+ * @compact_unevictable_allowed: compaction may move unevictable (mlocked) folios, as the
+ *                  vm.compact_unevictable_allowed sysctl.
+ * @no_kcompactd:   do not start a kcompactd thread per node (compaction is then direct only).
+ * @protocol:       see &enum lv_protocol.
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -137,6 +176,12 @@ struct lv_config {
 	bool metadata_only;
 	bool no_kswapd;
 	unsigned int file_folio_order;
+	enum lv_thp_mode thp;
+	enum lv_thp_defrag thp_defrag;
+	unsigned int compaction_proactiveness;
+	bool compact_unevictable_allowed;
+	bool no_kcompactd;
+	enum lv_protocol protocol;
 };
 
 #define LV_PAGE_SIZE		4096UL
@@ -150,8 +195,9 @@ struct lv_config {
  * @cfg: the configuration to fill.
  *
  * The defaults: 1 node of 256 MiB, get_nprocs_conf() slots, per-lruvec locking, memcg enabled,
- * futex locks, batches of 31, sweep-mode disable, real data frames, a kswapd per node, and
- * page cache folios of one page.
+ * futex locks, batches of 31, sweep-mode disable, real data frames, a kswapd and a kcompactd
+ * per node, page cache folios of one page, huge pages and their defrag in LV_MADV_HUGEPAGE
+ * regions only, proactiveness 20, unevictable folios compactable, and the real protocol.
  *
  * Return: nothing.
  * Context: any thread; lock-free.
@@ -159,15 +205,26 @@ struct lv_config {
 void lv_config_init(struct lv_config *cfg);
 
 /**
+ * lv_config_invalid - which field of a configuration lv_machine_create() would refuse.
+ * @cfg: the configuration.
+ *
+ * Return: NULL if @cfg is valid, else the name of the first field out of range (as spelled
+ * in &struct lv_config, e.g. "batch_size"), or "cfg" for @cfg NULL.
+ * Context: any thread; lock-free.
+ */
+const char *lv_config_invalid(const struct lv_config *cfg);
+
+/**
  * lv_machine_create - build a machine.
  * @cfg: its configuration (copied); NULL means the defaults of lv_config_init().
  *
  * Maps each node's memory and touches every page of it (so that no later measurement pays for
- * first touches), creates the root memcg and starts a kswapd thread per node (unless
- * @cfg->no_kswapd; a thread that cannot be started is left out, and that node's reclaim is
- * then direct only).
+ * first touches), creates the root memcg and starts a kswapd and a kcompactd thread per node
+ * (unless @cfg->no_kswapd, @cfg->no_kcompactd; a thread that cannot be started is left out,
+ * and that node's reclaim or compaction is then direct only).
  *
- * Return: the machine, or NULL with errno EINVAL (a field of @cfg out of range) or ENOMEM.
+ * Return: the machine, or NULL with errno EINVAL (a field of @cfg out of range, which
+ * lv_config_invalid() names; debug builds also print it to stderr) or ENOMEM.
  * Nothing is leaked on failure.
  * Context: may block (maps and touches the nodes' memory, starts threads); takes no lock.
  */
@@ -963,6 +1020,8 @@ enum lv_madvise {
 	LV_MADV_DONTNEED = 4, /* unmap: the next read sees zeros, the next write faults anew */
 	LV_MADV_FREE = 8,     /* lazyfree: reclaim may drop clean pages; a write cancels */
 	LV_MADV_COLD = 20,    /* deactivate: the pages move to the inactive anon list */
+	LV_MADV_HUGEPAGE = 14,	 /* the region may fault in huge pages (cfg.thp madvise) */
+	LV_MADV_NOHUGEPAGE = 15, /* the region never faults in huge pages */
 };
 
 /**
@@ -1036,6 +1095,24 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk);
  * Context: does not block; allocates with no lock held; takes the page_table_lock.
  */
 int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
+
+/** Flags for lv_mmap_flags(). */
+#define LV_MAP_LOCKED 0x2000u /* as MAP_LOCKED: the region is mlocked (lv_mlock()) */
+
+/**
+ * lv_mmap_flags - lv_mmap() with mmap(2) flags.
+ * @mm:    the mm.
+ * @len:   as lv_mmap().
+ * @flags: LV_MAP_* bits.
+ * @addr:  as lv_mmap().
+ *
+ * With LV_MAP_LOCKED the region is created locked: every page it faults in is mlocked, as
+ * after lv_mlock() of the whole region.
+ *
+ * Return: as lv_mmap(); -EINVAL also for an unknown flag.
+ * Context: as lv_mmap().
+ */
+int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *addr);
 
 /**
  * lv_munmap - unmap a range, as munmap(2).
@@ -1132,6 +1209,77 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
 
 /**
+ * lv_mlock - lock the pages of a range in memory, as mlock(2).
+ * @mm:   the mm.
+ * @addr: the first address; rounded down to a page boundary, as mlock(2) does.
+ * @len:  the length in bytes; the range covers every page it touches.
+ *
+ * The regions covering the range become locked (split where the range cuts them); the pages
+ * present are mlocked (PG_mlocked, moved to the unevictable list through the per-CPU mlock
+ * batch) and later faults in the range mlock their pages. Locking a locked range again
+ * changes nothing. Reclaim never evicts an mlocked page.
+ *
+ * Return: 0; -EINVAL (the range wraps past 2^64); -ENOMEM (part of the range is not mapped:
+ * the mapped part is locked nonetheless, as mlock(2) leaves it).
+ * Context: does not block; allocates with no lock held; takes a slot lock and lruvec locks
+ * (the local drain), then the page_table_lock, and under it the slot lock (the mlock batch).
+ */
+int lv_mlock(struct lv_mm *mm, uint64_t addr, size_t len);
+
+/**
+ * lv_munlock - unlock a range, as munlock(2).
+ * @mm:   the mm.
+ * @addr: as lv_mlock().
+ * @len:  as lv_mlock().
+ *
+ * The regions covering the range stop being locked; each present page loses PG_mlocked once
+ * no locked region maps it and returns to an evictable list.
+ *
+ * Return: as lv_mlock().
+ * Context: as lv_mlock().
+ */
+int lv_munlock(struct lv_mm *mm, uint64_t addr, size_t len);
+
+/** Flags for lv_mlockall(). */
+#define LV_MCL_CURRENT 1u /* lock every region mapped now */
+#define LV_MCL_FUTURE  2u /* lock every region mapped later (lv_mmap(), the heap's growth) */
+
+/**
+ * lv_mlockall - lock every region, as mlockall(2).
+ * @mm:    the mm.
+ * @flags: LV_MCL_CURRENT and/or LV_MCL_FUTURE.
+ *
+ * Return: 0, or -EINVAL (@flags 0 or unknown bits).
+ * Context: as lv_mlock().
+ */
+int lv_mlockall(struct lv_mm *mm, unsigned int flags);
+
+/**
+ * lv_munlockall - unlock every region and cancel LV_MCL_FUTURE, as munlockall(2).
+ * @mm: the mm.
+ *
+ * Return: 0.
+ * Context: as lv_mlock().
+ */
+int lv_munlockall(struct lv_mm *mm);
+
+/**
+ * lv_split_folio - split a large folio into order-0 folios, as split_huge_page().
+ * @folio: a large folio the caller holds exactly one reference on (besides those of its
+ *         owner's mappings, and of the LRU batch if it is still queued).
+ *
+ * Every page becomes a folio of its own, on the same LRU list as the head and next to it,
+ * keeping its data, its owner (file index or mapped address) and its charge; the caller's
+ * reference stays on the first page.
+ *
+ * Return: 0; -EINVAL (@folio is not large); -EBUSY (someone else holds a reference: nothing
+ * changed).
+ * Context: does not block; takes the owner's lock (mapping or page_table_lock), then the
+ * lruvec lock.
+ */
+int lv_split_folio(struct lv_folio *folio);
+
+/**
  * lv_mm_rss - how much of an address space is mapped.
  * @mm: the mm.
  *
@@ -1225,6 +1373,55 @@ unsigned long lv_reclaim_node(struct lv_machine *m, int nid, unsigned long nr);
  * locks, one at a time; RCU read-side, and a reference on every memcg it visits.
  */
 unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr);
+
+/* ==== Compaction ========================================================================== */
+
+/*
+ * Compaction moves movable folios out of partly used blocks so that large blocks become free:
+ * a migrate scanner walks a node's frames upward from its start, isolating LRU folios as the
+ * kernel's isolate_migratepages_block() does, and a free scanner walks down from its end,
+ * taking free frames as targets. kcompactd, one thread per node, compacts when a large
+ * allocation fails or falls back, and proactively (cfg.compaction_proactiveness).
+ */
+
+/**
+ * lv_compact_node - compact one node, as writing to /proc/sys/vm/compact_memory (order -1) or
+ * a direct compaction for an allocation of 2^@order pages.
+ * @m:     the machine.
+ * @nid:   the node.
+ * @order: stop as soon as a free block of this order exists (0..LV_MAX_ORDER); -1 compacts
+ *         the whole node.
+ *
+ * Return: 1 if a free block of @order exists at the end (for -1: always 0 after a full pass),
+ * 0 if the scanners met without making one; -EINVAL (@m NULL, bad node, @order out of range).
+ * Context: may block (waits for lruvec, zone and owner locks; throttles while too many folios
+ * are isolated); takes lruvec, zone, pcp, mapping and page_table locks, one at a time; RCU
+ * read-side.
+ */
+int lv_compact_node(struct lv_machine *m, int nid, int order);
+
+/**
+ * lv_compact_memcg - compact every node, isolating only folios charged to one memcg's subtree.
+ * @memcg: the memcg.
+ * @order: as lv_compact_node().
+ *
+ * Return: as lv_compact_node() for the last node; -EINVAL (@memcg NULL, @order out of range).
+ * Context: as lv_compact_node(); a reference on @memcg for the call.
+ */
+int lv_compact_memcg(struct lv_memcg *memcg, int order);
+
+/**
+ * lv_fragmentation_index - the kernel's fragmentation index of a node for an order.
+ * @m:     the machine.
+ * @nid:   the node.
+ * @order: 0..LV_MAX_ORDER.
+ *
+ * Return: -1000 if a free block of @order exists; otherwise 0..1000, where values towards 0
+ * mean an allocation would fail for lack of memory and towards 1000 for fragmentation (as
+ * /sys/kernel/debug/extfrag/extfrag_index, times 1000); -EINVAL for a bad argument.
+ * Context: does not block; takes the zone lock.
+ */
+int lv_fragmentation_index(struct lv_machine *m, int nid, int order);
 
 /* ==== Statistics ========================================================================== */
 
@@ -1357,6 +1554,24 @@ enum lv_stat_item {
 	LV_PAGEOUTRUN,	      /* node only: kswapd passes (the kernel's pageoutrun; a count) */
 	LV_PGPGIN,	      /* pages read into the page cache by misses (lv_file_read()),
 				 counted for the memcg they are charged to when the fill ends */
+	LV_NR_MLOCK,			/* pages mlocked (PG_mlocked): a count */
+	LV_UNEVICTABLE_PGS_MLOCKED,	/* pages that became mlocked */
+	LV_UNEVICTABLE_PGS_MUNLOCKED,	/* pages that stopped being mlocked, on an LRU list */
+	LV_UNEVICTABLE_PGS_CULLED,	/* pages moved to the unevictable list */
+	LV_UNEVICTABLE_PGS_SCANNED,	/* pages check_move_unevictable_folios() looked at */
+	LV_UNEVICTABLE_PGS_RESCUED,	/* pages moved from the unevictable list to another */
+	LV_UNEVICTABLE_PGS_STRANDED,	/* pages munlocked while isolated (not moved) */
+	LV_THP_FAULT_ALLOC,		/* huge page faults that got a huge page (a count) */
+	LV_THP_FAULT_FALLBACK,		/* huge page faults that fell back to small pages */
+	LV_THP_SPLIT_PAGE,		/* large folios split (a count) */
+	LV_THP_SPLIT_PAGE_FAILED,	/* splits refused: extra references (a count) */
+	LV_COMPACT_STALL,		/* node only: direct compactions (a count) */
+	LV_COMPACT_SUCCESS,		/* node only: compactions that made the block asked for */
+	LV_COMPACT_FAIL,		/* node only: compactions whose scanners met without it */
+	LV_COMPACT_ISOLATED,		/* node only: pages isolated by the migrate scanner */
+	LV_COMPACT_MIGRATE_SCANNED,	/* node only: frames the migrate scanner looked at */
+	LV_COMPACT_FREE_SCANNED,	/* node only: frames the free scanner looked at */
+	LV_COMPACT_DAEMON_WAKE,		/* node only: kcompactd wakeups that compacted */
 	LV_NR_STAT_ITEMS
 };
 
@@ -1364,8 +1579,8 @@ enum lv_stat_item {
  * lv_stat_name - the name of a statistics item.
  * @item: the item.
  *
- * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "pgpgin"); "?" for a
- * value outside &enum lv_stat_item.
+ * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "compact_daemon_wake");
+ * "?" for a value outside &enum lv_stat_item.
  * Context: any thread; lock-free.
  */
 const char *lv_stat_name(enum lv_stat_item item);

@@ -273,7 +273,30 @@ enum lru_event {
 	EV_RECLAIM_DRAIN,
 	EV_PAGEOUTRUN,
 	EV_PGPGIN,
+	EV_NR_MLOCK, /* a count (pages with PG_mlocked), not an event: may go down */
+	EV_UNEVICTABLE_PGS_MLOCKED,
+	EV_UNEVICTABLE_PGS_MUNLOCKED,
+	EV_UNEVICTABLE_PGS_CULLED,
+	EV_UNEVICTABLE_PGS_SCANNED,
+	EV_UNEVICTABLE_PGS_RESCUED,
+	EV_UNEVICTABLE_PGS_STRANDED,
+	EV_THP_FAULT_ALLOC,
+	EV_THP_FAULT_FALLBACK,
+	EV_THP_SPLIT_PAGE,
+	EV_THP_SPLIT_PAGE_FAILED,
 	NR_LRU_EVENTS
+};
+
+/* Compaction's counters: per node only, as the kernel's are global (atomic adds). */
+enum compact_event {
+	CE_COMPACT_STALL,
+	CE_COMPACT_SUCCESS,
+	CE_COMPACT_FAIL,
+	CE_COMPACT_ISOLATED,
+	CE_COMPACT_MIGRATE_SCANNED,
+	CE_COMPACT_FREE_SCANNED,
+	CE_COMPACT_DAEMON_WAKE,
+	NR_COMPACT_EVENTS
 };
 
 /*
@@ -347,7 +370,13 @@ struct pglist_data {
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
+	uint64_t compact_events[NR_COMPACT_EVENTS]; /* atomic */
 };
+
+static inline void count_compact_event(struct pglist_data *pgdat, enum compact_event ev, long nr)
+{
+	__atomic_fetch_add(&pgdat->compact_events[ev], (uint64_t)nr, __ATOMIC_RELAXED);
+}
 
 /* struct per_cpu_pages - order-0 free frames cached for one (slot, node). */
 struct per_cpu_pages {
@@ -435,6 +464,7 @@ struct lv_machine {
 	} fill_wait[64];
 
 	struct kswapd *kswapd; /* constant array of nr_nodes, NULL without kswapd */
+	struct kcompactd *kcompactd; /* constant array of nr_nodes, NULL without kcompactd */
 	size_t reclaim_rotor;  /* atomic: where the next reclaimer starts its memcg walk */
 
 	uint64_t bug_count; /* atomic */
@@ -643,6 +673,25 @@ void *workingset_eviction(struct lv_folio *folio);
 bool workingset_refault(struct lv_folio *folio, void *shadow);
 void workingset_age_nonresident(struct lruvec *lruvec, long nr);
 void workingset_activation(struct lv_folio *folio);
+
+/* compaction.c */
+int kcompactd_start(struct lv_machine *m);
+void kcompactd_stop(struct lv_machine *m);
+
+/* huge_memory.c */
+/*
+ * split_folio_to_list - split a large folio the caller holds a reference on. With @list NULL
+ * the folio may be on an LRU list or queued, and every new folio is linked next to the head;
+ * with @list, the caller has isolated the folio and each new folio, isolated with a
+ * reference, is appended to @list. Return: 0, -EINVAL (not large), -EBUSY (other references).
+ */
+int split_folio_to_list(struct lv_folio *folio, struct list_head *list);
+static inline int split_folio(struct lv_folio *folio)
+{
+	return split_folio_to_list(folio, NULL);
+}
+
+/* mlock.c */
 
 /* mm_init.c / cpu.c */
 int cpu_slots_init(struct lv_machine *m);

@@ -38,37 +38,13 @@
  */
 #include "internal.h"
 #include "mm_inline.h"
+#include "mm_types.h"
 
 #include <string.h>
 
-#define PAGE_SHIFT    12
 #define BRK_BASE      (0x10000000ull >> PAGE_SHIFT) /* first heap page */
-#define MAX_MAP_PAGES (16ull << 20)		    /* 64 GiB: the largest region or heap */
 #define MMAP_BASE     (1ull << 32)		    /* first lv_mmap() page, above any heap */
 #define RELEASE_BATCH 64			    /* folios dropped per release-path call */
-
-/* struct vm_area - a region of virtual pages [start, end), all under mm->page_table_lock. */
-struct vm_area {
-	struct list_head list; /* in mm->vmas, sorted by start */
-	uint64_t start, end;   /* virtual page numbers */
-	uint64_t base;	       /* constant: the page pte[0] maps (start only grows) */
-	size_t capacity;       /* entries allocated in pte */
-	struct lv_folio **pte; /* pte[vpn - base]: the folio mapped there, or NULL */
-};
-
-struct lv_mm {
-	struct lv_machine *machine; /* constant */
-	struct lv_memcg *memcg;	    /* constant, pinned (nr_mms); NULL with memcg disabled */
-	int nid;		    /* atomic (relaxed): preferred node for faults */
-	long rss;		    /* page_table_lock for writes; read racily */
-	struct vm_area *heap;  /* constant until lv_mm_destroy(): the brk region, maybe empty */
-	struct vm_area *cache; /* page_table_lock: last region found */
-	uint64_t mmap_next;    /* page_table_lock: where the next lv_mmap() goes */
-	struct list_head vmas; /* page_table_lock */
-	struct list_head mms;  /* machine->memcg_mutex: the machine's address spaces */
-	struct rcu_head rcu;
-	struct lv_lock page_table_lock ____cacheline_aligned;
-};
 
 /* ---- regions --------------------------------------------------------------------------------- */
 
@@ -122,7 +98,7 @@ static void vmas_free(struct list_head *dead)
 }
 
 /* find_vma - the region holding page @vpn, or NULL. */
-static struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn)
+struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn)
 {
 	struct vm_area *vma = mm->cache;
 	struct list_head *pos;
@@ -140,11 +116,6 @@ static struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn)
 		}
 	}
 	return NULL;
-}
-
-static struct lv_folio **vma_pte(struct vm_area *vma, uint64_t vpn)
-{
-	return &vma->pte[vpn - vma->base];
 }
 
 /* vma_insert - link @vma into the sorted region list. */
@@ -476,12 +447,12 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 	return err;
 }
 
-int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
+int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *addr)
 {
 	uint64_t pages = pages_up(len);
 	struct vm_area *vma;
 
-	if (!len || pages > MAX_MAP_PAGES || !addr)
+	if (!len || pages > MAX_MAP_PAGES || !addr || (flags & ~LV_MAP_LOCKED))
 		return -EINVAL;
 	vma = vma_alloc(0, 0, pages);
 	if (!vma)
@@ -489,12 +460,18 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
 	lv_lock_acquire(&mm->page_table_lock);
 	vma->start = vma->base = mm->mmap_next;
 	vma->end = vma->start + pages;
+	vma->vm_flags = mm->def_flags | (flags & LV_MAP_LOCKED ? VM_LOCKED : 0);
 	/* One guard page between regions, so that neighbours never merge by accident. */
 	mm->mmap_next = vma->end + 1;
 	vma_insert(mm, vma);
 	*addr = vma->start << PAGE_SHIFT;
 	lv_lock_release(&mm->page_table_lock);
 	return 0;
+}
+
+int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
+{
+	return lv_mmap_flags(mm, len, 0, addr);
 }
 
 /*
@@ -506,6 +483,7 @@ static void vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at, struct
 	lockdep_assert_held(&mm->page_table_lock);
 	tail->start = tail->base = at;
 	tail->end = vma->end;
+	tail->vm_flags = vma->vm_flags;
 	memcpy(tail->pte, vma_pte(vma, at), (vma->end - at) * sizeof(*tail->pte));
 	vma->end = at;
 	list_add(&tail->list, &vma->list);
@@ -605,6 +583,89 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 		vma_free(tail);
 	vmas_free(&dead);
 	return err;
+}
+
+/*
+ * split_needed - the size of the far part if [@start, @end) cuts @vma at @at (@at strictly
+ * inside it), else 0. The heap is never cut: lv_mm_brk() moves its end, so it stays one
+ * region, and a flag change on part of it applies to all of it.
+ */
+static size_t split_needed(struct lv_mm *mm, struct vm_area *vma, uint64_t at)
+{
+	if (!vma || vma == mm->heap || at <= vma->start || at >= vma->end)
+		return 0;
+	return vma->end - at;
+}
+
+/**
+ * mm_vma_modify_flags - set @set and clear @clear in the flags of the regions covering
+ * [@start, @end), splitting a region the range cuts (as the kernel's vma_modify_flags()
+ * does), then call @fn (if not NULL) on each covered part under the same lock hold.
+ * Return: the pages of the range covered by regions (the caller compares it with the range
+ * for mlock(2)'s and madvise(2)'s -ENOMEM), or -ENOMEM if a region could not be split
+ * (nothing changed).
+ * Context: no lock held; allocates with none; takes the page_table_lock.
+ */
+long mm_vma_modify_flags(struct lv_mm *mm, uint64_t start, uint64_t end, unsigned long set,
+			 unsigned long clear, vma_apply_fn fn, void *arg)
+{
+	struct vm_area *tail[2] = { NULL, NULL };
+	size_t want[2] = { 0, 0 };
+	struct list_head *pos;
+	long covered = 0;
+
+	for (;;) {
+		bool again = false;
+
+		lv_lock_acquire(&mm->page_table_lock);
+		/* The far part of a cut at @start, then of a cut at @end (sizes before cutting). */
+		want[0] = split_needed(mm, find_vma(mm, start), start);
+		want[1] = end > start ? split_needed(mm, find_vma(mm, end - 1), end) : 0;
+		for (int i = 0; i < 2; i++)
+			if (want[i] && (!tail[i] || tail[i]->capacity < want[i]))
+				again = true;
+		if (!again)
+			break;
+		lv_lock_release(&mm->page_table_lock);
+		for (int i = 0; i < 2; i++) {
+			if (!want[i] || (tail[i] && tail[i]->capacity >= want[i]))
+				continue;
+			if (tail[i])
+				vma_free(tail[i]);
+			tail[i] = vma_alloc(0, 0, want[i]);
+			if (!tail[i]) {
+				if (tail[1 - i])
+					vma_free(tail[1 - i]);
+				return -ENOMEM;
+			}
+		}
+	}
+	if (want[0]) {
+		vma_split(mm, find_vma(mm, start), start, tail[0]);
+		tail[0] = NULL;
+	}
+	if (want[1]) {
+		vma_split(mm, find_vma(mm, end - 1), end, tail[1]);
+		tail[1] = NULL;
+	}
+	mm->cache = NULL;
+	list_for_each (pos, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
+		uint64_t s = vma->start > start ? vma->start : start;
+		uint64_t e = vma->end < end ? vma->end : end;
+
+		if (s >= e)
+			continue;
+		covered += (long)(e - s);
+		vma->vm_flags = (vma->vm_flags & ~clear) | set;
+		if (fn)
+			fn(mm, vma, s, e, arg);
+	}
+	lv_lock_release(&mm->page_table_lock);
+	for (int i = 0; i < 2; i++)
+		if (tail[i])
+			vma_free(tail[i]);
+	return covered;
 }
 
 /* ---- faults and data ----------------------------------------------------------------------- */

@@ -17,25 +17,52 @@ void lv_config_init(struct lv_config *cfg)
 		.batch_size = LV_MAX_BATCH,
 		.disable_mode = LV_DISABLE_SWEEP,
 		.metadata_only = false,
+		.thp = LV_THP_MADVISE,
+		.thp_defrag = LV_THP_DEFRAG_MADVISE,
+		.compaction_proactiveness = 20,
+		.compact_unevictable_allowed = true,
+		.protocol = LV_PROTOCOL_PIN,
 	};
 }
 
-static bool config_valid(const struct lv_config *c)
+const char *lv_config_invalid(const struct lv_config *c)
 {
-	return c->nr_nodes >= 1 && c->nr_nodes <= LV_MAX_NODES &&
-	       c->node_mem_bytes % LV_PAGE_SIZE == 0 && c->node_mem_bytes >= (4ul << 20) &&
-	       c->node_mem_bytes <= (64ul << 30) && c->nr_cpu_slots <= 4096 &&
-	       (c->lock_design == LV_LOCK_LRUVEC || c->lock_design == LV_LOCK_NODE) &&
-	       (c->lock_backend == LV_BACKEND_FUTEX || c->lock_backend == LV_BACKEND_MUTEX ||
-		c->lock_backend == LV_BACKEND_SPIN) &&
-	       c->batch_size >= 1 && c->batch_size <= LV_MAX_BATCH &&
-	       (c->disable_mode == LV_DISABLE_SWEEP || c->disable_mode == LV_DISABLE_RCU ||
-		c->disable_mode == LV_DISABLE_RCU_EXPEDITED) &&
-	       c->file_folio_order <= LV_MAX_FILE_FOLIO_ORDER;
+	if (!c)
+		return "cfg";
+	if (c->nr_nodes < 1 || c->nr_nodes > LV_MAX_NODES)
+		return "nr_nodes";
+	if (c->node_mem_bytes % LV_PAGE_SIZE || c->node_mem_bytes < (4ul << 20) ||
+	    c->node_mem_bytes > (64ul << 30))
+		return "node_mem_bytes";
+	if (c->nr_cpu_slots > 4096)
+		return "nr_cpu_slots";
+	if (c->lock_design != LV_LOCK_LRUVEC && c->lock_design != LV_LOCK_NODE)
+		return "lock_design";
+	if (c->lock_backend != LV_BACKEND_FUTEX && c->lock_backend != LV_BACKEND_MUTEX &&
+	    c->lock_backend != LV_BACKEND_SPIN)
+		return "lock_backend";
+	if (c->batch_size < 1 || c->batch_size > LV_MAX_BATCH)
+		return "batch_size";
+	if (c->disable_mode != LV_DISABLE_SWEEP && c->disable_mode != LV_DISABLE_RCU &&
+	    c->disable_mode != LV_DISABLE_RCU_EXPEDITED)
+		return "disable_mode";
+	if (c->file_folio_order > LV_MAX_FILE_FOLIO_ORDER)
+		return "file_folio_order";
+	if (c->thp != LV_THP_MADVISE && c->thp != LV_THP_ALWAYS && c->thp != LV_THP_NEVER)
+		return "thp";
+	if (c->thp_defrag != LV_THP_DEFRAG_MADVISE && c->thp_defrag != LV_THP_DEFRAG_ALWAYS &&
+	    c->thp_defrag != LV_THP_DEFRAG_DEFER && c->thp_defrag != LV_THP_DEFRAG_NEVER)
+		return "thp_defrag";
+	if (c->compaction_proactiveness > 100)
+		return "compaction_proactiveness";
+	if (c->protocol != LV_PROTOCOL_PIN && c->protocol != LV_PROTOCOL_V1)
+		return "protocol";
+	return NULL;
 }
 
 static void machine_free(struct lv_machine *m)
 {
+	kcompactd_stop(m);
 	kswapd_stop(m);
 	mem_cgroup_exit(m);
 	pcp_exit(m);
@@ -57,12 +84,16 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 {
 	struct lv_config defaults;
 	struct lv_machine *m;
+	const char *bad;
 
 	if (!cfg) {
 		lv_config_init(&defaults);
 		cfg = &defaults;
 	}
-	if (!config_valid(cfg)) {
+	if ((bad = lv_config_invalid(cfg))) {
+#ifdef LV_DEBUG
+		fprintf(stderr, "lruvec: lv_machine_create: cfg.%s is out of range\n", bad);
+#endif
 		errno = EINVAL;
 		return NULL;
 	}
@@ -91,7 +122,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	for (unsigned int nid = 0; nid < cfg->nr_nodes; nid++)
 		if (node_init(m, (int)nid))
 			goto fail;
-	if (pcp_init(m) || mem_cgroup_init(m) || kswapd_start(m))
+	if (pcp_init(m) || mem_cgroup_init(m) || kswapd_start(m) || kcompactd_start(m))
 		goto fail;
 	return m;
 fail:
@@ -121,6 +152,7 @@ void lv_machine_destroy(struct lv_machine *m)
 
 	if (!m)
 		return;
+	kcompactd_stop(m);
 	kswapd_stop(m);
 	close_all_files(m);
 	destroy_all_mms(m);

@@ -52,6 +52,24 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_RECLAIM_DRAIN] = "reclaim_drain",
 	[LV_PAGEOUTRUN] = "pageoutrun",
 	[LV_PGPGIN] = "pgpgin",
+	[LV_NR_MLOCK] = "nr_mlock",
+	[LV_UNEVICTABLE_PGS_MLOCKED] = "unevictable_pgs_mlocked",
+	[LV_UNEVICTABLE_PGS_MUNLOCKED] = "unevictable_pgs_munlocked",
+	[LV_UNEVICTABLE_PGS_CULLED] = "unevictable_pgs_culled",
+	[LV_UNEVICTABLE_PGS_SCANNED] = "unevictable_pgs_scanned",
+	[LV_UNEVICTABLE_PGS_RESCUED] = "unevictable_pgs_rescued",
+	[LV_UNEVICTABLE_PGS_STRANDED] = "unevictable_pgs_stranded",
+	[LV_THP_FAULT_ALLOC] = "thp_fault_alloc",
+	[LV_THP_FAULT_FALLBACK] = "thp_fault_fallback",
+	[LV_THP_SPLIT_PAGE] = "thp_split_page",
+	[LV_THP_SPLIT_PAGE_FAILED] = "thp_split_page_failed",
+	[LV_COMPACT_STALL] = "compact_stall",
+	[LV_COMPACT_SUCCESS] = "compact_success",
+	[LV_COMPACT_FAIL] = "compact_fail",
+	[LV_COMPACT_ISOLATED] = "compact_isolated",
+	[LV_COMPACT_MIGRATE_SCANNED] = "compact_migrate_scanned",
+	[LV_COMPACT_FREE_SCANNED] = "compact_free_scanned",
+	[LV_COMPACT_DAEMON_WAKE] = "compact_daemon_wake",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -230,13 +248,26 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_RECLAIM_DRAIN] = EV_RECLAIM_DRAIN,
 	[LV_PAGEOUTRUN] = EV_PAGEOUTRUN,
 	[LV_PGPGIN] = EV_PGPGIN,
+	[LV_NR_MLOCK] = EV_NR_MLOCK,
+	[LV_UNEVICTABLE_PGS_MLOCKED] = EV_UNEVICTABLE_PGS_MLOCKED,
+	[LV_UNEVICTABLE_PGS_MUNLOCKED] = EV_UNEVICTABLE_PGS_MUNLOCKED,
+	[LV_UNEVICTABLE_PGS_CULLED] = EV_UNEVICTABLE_PGS_CULLED,
+	[LV_UNEVICTABLE_PGS_SCANNED] = EV_UNEVICTABLE_PGS_SCANNED,
+	[LV_UNEVICTABLE_PGS_RESCUED] = EV_UNEVICTABLE_PGS_RESCUED,
+	[LV_UNEVICTABLE_PGS_STRANDED] = EV_UNEVICTABLE_PGS_STRANDED,
+	[LV_THP_FAULT_ALLOC] = EV_THP_FAULT_ALLOC,
+	[LV_THP_FAULT_FALLBACK] = EV_THP_FAULT_FALLBACK,
+	[LV_THP_SPLIT_PAGE] = EV_THP_SPLIT_PAGE,
+	[LV_THP_SPLIT_PAGE_FAILED] = EV_THP_SPLIT_PAGE_FAILED,
 };
 
+/* Items kept in the lruvecs' event counters (EV_NR_MLOCK is a count kept the same way). */
 static bool item_is_event(enum lv_stat_item item)
 {
 	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL) || item == LV_PGMIGRATE_SUCCESS ||
 	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY ||
-	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN;
+	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN ||
+	       (item >= LV_NR_MLOCK && item <= LV_THP_SPLIT_PAGE_FAILED);
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
@@ -286,6 +317,9 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 		return pgdat->zone.watermark[item - LV_WMARK_MIN];
 	case LV_NR_FILE_PAGES:
 		return __atomic_load_n(&pgdat->nr_file_pages, __ATOMIC_RELAXED);
+	case LV_COMPACT_STALL ... LV_COMPACT_DAEMON_WAKE:
+		return __atomic_load_n(&pgdat->compact_events[item - LV_COMPACT_STALL],
+				       __ATOMIC_RELAXED);
 	default:
 		break;
 	}

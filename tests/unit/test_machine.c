@@ -3,6 +3,8 @@
  * metadata-only machines, several machines at once, destroy with leaked folios. */
 #include "lvtest.h"
 
+#include <string.h>
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -116,6 +118,27 @@ static void slots4097(struct lv_config *c)
 	c->nr_cpu_slots = 4097;
 }
 
+static void order7(struct lv_config *c)
+{
+	c->file_folio_order = LV_MAX_FILE_FOLIO_ORDER + 1;
+}
+static void thp3(struct lv_config *c)
+{
+	c->thp = (enum lv_thp_mode)3;
+}
+static void defrag4(struct lv_config *c)
+{
+	c->thp_defrag = (enum lv_thp_defrag)4;
+}
+static void proactive101(struct lv_config *c)
+{
+	c->compaction_proactiveness = 101;
+}
+static void protocol2(struct lv_config *c)
+{
+	c->protocol = (enum lv_protocol)2;
+}
+
 static void test_invalid(void)
 {
 	static const struct bad_case cases[] = {
@@ -135,13 +158,24 @@ static void test_invalid(void)
 		{ "disable_mode 3", mode3 },
 		{ "disable_mode -1", mode_neg },
 		{ "nr_cpu_slots 4097", slots4097 },
+		{ "file_folio_order 7", order7 },
+		{ "thp 3", thp3 },
+		{ "thp_defrag 4", defrag4 },
+		{ "compaction_proactiveness 101", proactive101 },
+		{ "protocol 2", protocol2 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct lv_config cfg = small_config();
 		struct lv_machine *m;
 
+		char field[64];
+
 		cases[i].mutate(&cfg);
+		/* Each case's name starts with the field it breaks: lv_config_invalid() names it. */
+		snprintf(field, sizeof(field), "%.*s", (int)strcspn(cases[i].name, " "),
+			 cases[i].name);
+		is_str(lv_config_invalid(&cfg), field, "lv_config_invalid names %s", field);
 		errno = 0;
 		m = lv_machine_create(&cfg);
 		ok(m == NULL && errno == EINVAL, "invalid %s -> NULL, EINVAL", cases[i].name);
@@ -157,6 +191,9 @@ static void test_boundaries(void)
 {
 	struct lv_config cfg = small_config();
 	struct lv_machine *m;
+
+	ok(lv_config_invalid(&cfg) == NULL, "lv_config_invalid: a valid configuration -> NULL");
+	is_str(lv_config_invalid(NULL), "cfg", "lv_config_invalid(NULL) -> \"cfg\"");
 
 	cfg.node_mem_bytes = 4 * MiB;
 	cfg.batch_size = 1;
