@@ -545,6 +545,11 @@ int pcp_init(struct lv_machine *m);
 void pcp_exit(struct lv_machine *m);
 void free_folios(struct lv_folio **folios, unsigned int nr);
 #define FOLIO_ALLOC_NORETRY 0x100u /* internal lv_folio_alloc() flag: one reclaim pass at most */
+/* Internal, order > 0 only: compact directly when no block is free (a THP fault's defrag). */
+#define FOLIO_ALLOC_COMPACT 0x200u
+/* Internal: no direct reclaim or compaction; on failure wake kcompactd and give up (a light
+ * huge page allocation, the kernel's GFP_TRANSHUGE_LIGHT). */
+#define FOLIO_ALLOC_LIGHT 0x400u
 struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 			     struct lv_memcg *memcg, unsigned int flags);
 struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
