@@ -33,3 +33,9 @@ int lv_fragmentation_index(struct lv_machine *m, int nid, int order)
 		return -EINVAL;
 	return -ENOSYS;
 }
+
+unsigned long compact_scan_putback(struct lv_machine *m, int nid)
+{
+	(void)m, (void)nid;
+	return 0;
+}

@@ -190,8 +190,8 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa) +[a-zA-Z]' "$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 5 ] &&
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact) +[a-zA-Z]' "$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 6 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"

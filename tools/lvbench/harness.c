@@ -180,6 +180,7 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.metadata_only = !(flags & LVB_ENV_DATA);
 	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
 	cfg.file_folio_order = (flags >> 8) & 0xf;
+	cfg.compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)
 		return -errno;

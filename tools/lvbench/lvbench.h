@@ -2,7 +2,7 @@
 /*
  * lvbench - declarations shared by the benchmark CLI's files.
  *
- * A workload (churn.c, readtwice.c, aim9.c, numa.c) is a &struct lvb_workload: a name, its own
+ * A workload (churn.c, readtwice.c, aim9.c, numa.c, compact.c) is a &struct lvb_workload: a name, its own
  * options, and a run function that builds one machine for one lock design, runs it and fills a
  * &struct lvb_result. harness.c gives workloads the machine, the containers and the threads;
  * compare.c runs rounds of one or both designs (and sweeps over container counts); report.c
@@ -273,6 +273,7 @@ extern const struct lvb_workload lvb_readtwice;
 extern const struct lvb_workload lvb_readonce;
 extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
+extern const struct lvb_workload lvb_compact;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -296,6 +297,11 @@ struct lvb_env {
 #define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
 #define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
+/*
+ * Proactive compaction at @p (cfg.compaction_proactiveness). Without it kcompactd wakes only
+ * for failed large allocations, as before Linux 5.9: the published workloads predate it.
+ */
+#define LVB_ENV_PROACTIVE(p) (0x4u | ((unsigned int)(p) << 16))
 
 /* lvb_zalloc - zeroed, cache-line aligned memory (per-thread state), freed with free(). */
 void *lvb_zalloc(size_t bytes);

@@ -30,7 +30,7 @@ const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
 static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce,
-							&lvb_aim9, &lvb_numa };
+							&lvb_aim9, &lvb_numa, &lvb_compact };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -236,9 +236,8 @@ static void usage_main(FILE *out)
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
 		"Sizes: 4096, 512K, 512M, 1G (powers of 1024); a bare --memory is MiB.\n"
-		"Run 'lvbench help WORKLOAD' (same as 'lvbench WORKLOAD --help') for what a\n"
-		"workload models, all its options with units and defaults, its output and the\n"
-		"published numbers; 'lvbench help compare' for compare, --by and --sweep.\n"
+		"'lvbench help WORKLOAD' (or WORKLOAD --help): what it models, every option with\n"
+		"its default, its output; 'lvbench help compare': compare, --by and --sweep.\n"
 		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
 }
 
