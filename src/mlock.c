@@ -69,18 +69,20 @@ void mlock_count_nr(struct lruvec *lruvec, long nr)
 
 /**
  * mlock_migrate_folio - @new took @old's place (and PG_mlocked with its flags): move the
- * NR_MLOCK count along when the two live on different lruvecs (another node).
+ * NR_MLOCK count along when the two live on different lruvecs (another node). Called right
+ * after folio_migrate_copy(), which left @old bound to no memcg.
  * Context: @old is frozen and @new not yet visible: both bindings are stable.
  */
 void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old)
 {
-	struct lruvec *from, *to;
+	/* The copy has the original's memcg; the original's binding went with its charge. */
+	struct lv_memcg *memcg = __atomic_load_n(&new->memcg, __ATOMIC_RELAXED);
+	struct lruvec *from = mem_cgroup_lruvec(memcg, old->pgdat);
+	struct lruvec *to = mem_cgroup_lruvec(memcg, new->pgdat);
 	long nr = folio_nr_pages(old);
 
 	if (!folio_test_mlocked(old))
 		return;
-	from = mem_cgroup_lruvec(__atomic_load_n(&old->memcg, __ATOMIC_RELAXED), old->pgdat);
-	to = mem_cgroup_lruvec(__atomic_load_n(&new->memcg, __ATOMIC_RELAXED), new->pgdat);
 	if (!folio_test_mlocked(new))
 		folio_set_mlocked(new);
 	if (from == to)
