@@ -9,9 +9,9 @@
  * iff it is PG_lru and evictable, on the list its flags select, of the lruvec its node and
  * memcg select; the unevictable, isolated, charged and mlocked (NR_MLOCK) counts rebuilt from
  * the memmap equal the counters; an mlocked folio on an LRU is on the unevictable list, and
- * only such a folio has a nonzero mlock_count; and free frames plus allocated frames are exactly the node's frames. Each lruvec's
- * list of shadow-only page cache nodes is as long as its count and holds only nodes bound to
- * it.
+ * only such a folio has a nonzero mlock_count; and free frames plus allocated frames are
+ * exactly the node's frames. Each lruvec's list of shadow-only page cache nodes is as long as
+ * its count and holds only nodes bound to it.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -187,12 +187,15 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 					c->mlocked[i] += (long)nr;
 			}
 			/* The batches are drained: every mlock has reached the unevictable list. */
-			if (folio_test_lru(f) && folio_test_mlocked(f) && !folio_test_unevictable(f))
+			if (folio_test_lru(f) && folio_test_mlocked(f) &&
+			    !folio_test_unevictable(f))
 				check_fail(c, "mlocked folio %p on an evictable list", (void *)f);
 			if (f->mlock_count && folio_test_lru(f) &&
 			    !(folio_test_unevictable(f) && folio_test_mlocked(f)))
-				check_fail(c, "folio %p: mlock_count %u but not mlocked and unevictable",
-					   (void *)f, f->mlock_count);
+				check_fail(
+					c,
+					"folio %p: mlock_count %u but not mlocked and unevictable",
+					(void *)f, f->mlock_count);
 			if (folio_test(f, PG_lru_claimed) != folio_test_lru(f))
 				check_fail(c,
 					   "folio %p: PG_lru %d but claimed by the LRU %d after "

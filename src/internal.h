@@ -711,7 +711,9 @@ struct vm_area;
 /* folio_test_set_mlocked - set PG_mlocked; whether it was set already. */
 static inline bool folio_test_set_mlocked(struct lv_folio *f)
 {
-	return (__atomic_fetch_or(&f->flags, 1ul << PG_mlocked, __ATOMIC_ACQ_REL) >> PG_mlocked) & 1;
+	unsigned long old = __atomic_fetch_or(&f->flags, 1ul << PG_mlocked, __ATOMIC_ACQ_REL);
+
+	return (old >> PG_mlocked) & 1;
 }
 static inline struct lv_folio *mlock_entry_folio(const struct lv_folio *entry)
 {

@@ -441,7 +441,7 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 				err = -EAGAIN;
 			else
 				heap->end += pages;
-			/* LV_MCL_FUTURE: the heap grows locked, and it is one region (mm_types.h). */
+			/* LV_MCL_FUTURE: the heap grows locked; it is one region (mm_types.h). */
 			if (!err && (mm->def_flags & VM_LOCKED) && !(heap->vm_flags & VM_LOCKED)) {
 				heap->vm_flags |= VM_LOCKED;
 				mlock_vma_range(mm, heap, heap->start, heap->end, true);
@@ -752,7 +752,7 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		 */
 		new->mapping = anon_mapping(mm);
 		new->index = vpn;
-		folio_add_lru_vma(new, vma); /* mlocked in a VM_LOCKED region */
+		folio_add_lru_vma(new, vma); /* mlocked if VM_LOCKED */
 		*pte = folio = new; /* the entry takes the allocation's reference */
 		WRITE_ONCE(mm->rss, mm->rss + 1);
 		new = NULL;

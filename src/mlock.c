@@ -91,7 +91,8 @@ void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old)
 	mlock_count_nr(to, nr);
 }
 
-/* ---- the batch's operations (slot lock held; the lruvec lock taken by relock) ----------------- */
+/* ---- the batch's operations (slot lock held; the lruvec lock taken by relock) -----------------
+ */
 
 /*
  * __mlock_folio - the drain of an mlock_folio() entry: move @folio to the unevictable list.
@@ -167,9 +168,8 @@ static struct lruvec *__munlock_folio(struct lv_folio *folio, struct lruvec *lru
 	if (!folio_test_clear_mlocked(folio))
 		goto out;
 	mlock_count_nr(lruvec, -nr);
-	lruvec_count_event_atomic(lruvec,
-				  isolated ? EV_UNEVICTABLE_PGS_MUNLOCKED : EV_UNEVICTABLE_PGS_STRANDED,
-				  nr);
+	lruvec_count_event_atomic(
+		lruvec, isolated ? EV_UNEVICTABLE_PGS_MUNLOCKED : EV_UNEVICTABLE_PGS_STRANDED, nr);
 	/* folio_evictable() has to be checked after clearing PG_mlocked. */
 	if (isolated && folio_test_unevictable(folio) && folio_evictable(folio)) {
 		lruvec_del_folio(lruvec, folio);
@@ -249,7 +249,8 @@ void mlock_folio(struct lv_folio *folio)
 
 	if (!folio_test_set_mlocked(folio)) {
 		mlock_count_nr(lruvec, folio_nr_pages(folio));
-		lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED, folio_nr_pages(folio));
+		lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED,
+					  folio_nr_pages(folio));
 	}
 	lruvec_unlock(lruvec);
 	mlock_batch_add(folio, MLOCK_LRU);
@@ -297,7 +298,8 @@ void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma)
 		folio_add_lru(folio);
 }
 
-/* ---- regions ---------------------------------------------------------------------------------- */
+/* ---- regions ----------------------------------------------------------------------------------
+ */
 
 /**
  * mlock_vma_range - mlock (@lock) or munlock every folio mapped in [@start, @end) of @vma once;
@@ -305,8 +307,7 @@ void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma)
  * does (all entries of a large folio point at its head, whose index is its first page).
  * Context: @mm's page_table_lock held; no LRU lock held.
  */
-void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
-		     bool lock)
+void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end, bool lock)
 {
 	lockdep_assert_held(&mm->page_table_lock);
 	for (uint64_t vpn = start; vpn < end; vpn++) {
@@ -401,8 +402,8 @@ static void rescue_range(struct lv_mm *mm, uint64_t start, uint64_t end)
 				struct lv_folio *folio = *vma_pte(vma, v);
 				unsigned long flags;
 
-				if (!folio || (folio_test_large(folio) && v != folio->index &&
-					       v != start))
+				if (!folio ||
+				    (folio_test_large(folio) && v != folio->index && v != start))
 					continue;
 				flags = __atomic_load_n(&folio->flags, __ATOMIC_RELAXED);
 				if ((flags & want) != want || (flags & (1ul << PG_mlocked)) ||

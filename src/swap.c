@@ -225,7 +225,7 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 			lruvec = folio_lruvec_relock(folio, lruvec);
 			lruvec_del_folio(lruvec, folio);
 			folio_clear_lru_flags(folio);
-			/* Under the lock: reparenting may move a counted folio until we unlink it. */
+			/* Under the lock: reparenting moves a counted folio until unlinked. */
 			if (folio_test_clear_mlocked(folio))
 				mlock_count_nr(lruvec, -folio_nr_pages(folio));
 		} else if (folio_test_clear_mlocked(folio)) {

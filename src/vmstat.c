@@ -390,7 +390,7 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
 		/*
 		 * On no LRU and not queued, the folio is its caller's: nobody can rebind it, so
 		 * NR_MLOCK is counted on its lruvec without the lock (mlock.c, "The bit and the
-		 * count"). Isolated, it is munlocked off the LRU: stranded, as the kernel counts it.
+		 * count"). Isolated, it is munlocked off the LRU: stranded, as the kernel says.
 		 */
 		struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
 		long nr = folio_nr_pages(folio);

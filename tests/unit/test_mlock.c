@@ -99,6 +99,25 @@ static void slot_release(struct slot_holder *h)
 	pthread_barrier_destroy(&h->release);
 }
 
+static cpu_set_t saved_cpus;
+
+/* pin_cpu0 - run this thread on CPU 0 (slot 0 of a two-slot machine) until unpin_cpu(). */
+static void pin_cpu0(void)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus) ||
+	    sched_setaffinity(0, sizeof(one), &one) || sched_getcpu() != 0)
+		BAIL_OUT("cannot run on CPU 0");
+}
+
+static void unpin_cpu(void)
+{
+	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
+}
+
 /* ---- lock, relock, unlock part -------------------------------------------------------------- */
 
 static void test_lock_unlock(int v)
@@ -292,7 +311,8 @@ static void test_bad_input(void)
 	is(lv_munlock(NULL, r, PAGE), -EINVAL, "bad: munlock(NULL mm) -> -EINVAL");
 	is(lv_mlock(mm, UINT64_MAX - PAGE, 2 * PAGE), -EINVAL, "bad: a wrapping range -> -EINVAL");
 	is(lv_mlock(mm, r + 100, SIZE_MAX), -EINVAL, "bad: a wrapping length -> -EINVAL");
-	is(lv_munlock(mm, UINT64_MAX - PAGE, 2 * PAGE), -EINVAL, "bad: munlock wrapping -> -EINVAL");
+	is(lv_munlock(mm, UINT64_MAX - PAGE, 2 * PAGE), -EINVAL,
+	   "bad: munlock wrapping -> -EINVAL");
 	is(lv_mlockall(mm, 0), -EINVAL, "bad: mlockall(0) -> -EINVAL");
 	is(lv_mlockall(mm, 4), -EINVAL, "bad: mlockall(unknown flag) -> -EINVAL");
 	is(lv_mlockall(NULL, LV_MCL_CURRENT), -EINVAL, "bad: mlockall(NULL) -> -EINVAL");
@@ -471,8 +491,8 @@ static void test_drains(void)
 	ok(lv_folio_test(f, LV_PG_MLOCKED) && !lv_folio_test(f, LV_PG_UNEVICTABLE),
 	   "drains: queued on slot 1: mlocked, not moved yet");
 	is(lv_memcg_stat(a, LV_NR_MLOCK), 1, "drains: nr_mlock counts it at once");
-	slot_hold(&h, m, 1); /* whichever slot we run on, drain_all must sweep slot 1 */
-	slot_release(&h);
+	/* Run on CPU 0, whose slot is 0: only the sweep, not the local drain, reaches slot 1. */
+	pin_cpu0();
 	lv_lru_add_drain_all(m);
 	ok(lv_folio_test(f, LV_PG_UNEVICTABLE), "drains: lv_lru_add_drain_all moved it");
 	is(m->slots[1].mlock_fbatch.nr, 0, "drains: slot 1's mlock batch is empty");
@@ -484,6 +504,7 @@ static void test_drains(void)
 	lv_lru_cache_disable(m);
 	ok(!lv_folio_test(f, LV_PG_MLOCKED) && !lv_folio_test(f, LV_PG_UNEVICTABLE),
 	   "drains: lv_lru_cache_disable drained it");
+	unpin_cpu();
 	mlock_folio(f);
 	ok(lv_folio_test(f, LV_PG_UNEVICTABLE), "drains: while disabled an mlock applies at once");
 	munlock_folio(f);
@@ -760,7 +781,8 @@ static void test_munmap_race(void)
 			lv_folio_put(f);
 		}
 		is(present, rss, "race: rss counts the present pages");
-		is(lv_memcg_stat(a, LV_NR_MLOCK), mlocked, "race: nr_mlock counts the mlocked ones");
+		is(lv_memcg_stat(a, LV_NR_MLOCK), mlocked,
+		   "race: nr_mlock counts the mlocked ones");
 	}
 	is(lv_munlockall(mm), 0, "race: munlockall");
 	is(lv_memcg_stat(a, LV_NR_MLOCK), 0, "race: nothing mlocked after munlockall");
