@@ -588,7 +588,8 @@ bool lv_folio_test(const struct lv_folio *folio, enum lv_folio_flag flag);
  * LV_PG_MLOCKED decides evictability when the folio is next added to an LRU (an mlocked folio
  * is counted as unevictable and linked nowhere), so it may only change while the folio is not
  * claimed by the LRU: never added, or isolated with lv_folio_isolate_lru() and not yet put
- * back.
+ * back. Its changes count in LV_NR_MLOCK and unevictable_pgs_mlocked or _munlocked (_stranded
+ * for an isolated folio).
  * The LRU-owned flags are refused.
  *
  * Return: 0; -EINVAL for any other flag; -EBUSY for LV_PG_MLOCKED on a folio claimed by the LRU
@@ -1211,18 +1212,23 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
 /**
  * lv_mlock - lock the pages of a range in memory, as mlock(2).
  * @mm:   the mm.
- * @addr: the first address; rounded down to a page boundary, as mlock(2) does.
- * @len:  the length in bytes; the range covers every page it touches.
+ * @addr: the first address; rounded down to its page, as mlock(2) does (no -EINVAL for an
+ *        unaligned address).
+ * @len:  the length in bytes; the range covers every page it touches. 0 does nothing.
  *
- * The regions covering the range become locked (split where the range cuts them); the pages
- * present are mlocked (PG_mlocked, moved to the unevictable list through the per-CPU mlock
- * batch) and later faults in the range mlock their pages. Locking a locked range again
- * changes nothing. Reclaim never evicts an mlocked page.
+ * The regions covering the range become locked (split where the range cuts them; the heap is
+ * one region, and locking any of it locks all of it); their present pages are mlocked
+ * (PG_mlocked and LV_NR_MLOCK at once, the move to the unevictable list through the per-CPU
+ * mlock batch, which this call drains on its own CPU slot) and later faults in them mlock
+ * their pages. A large folio is mlocked only if the range holds all of it. Locking a locked
+ * region again changes nothing. Reclaim never evicts an mlocked page.
  *
- * Return: 0; -EINVAL (the range wraps past 2^64); -ENOMEM (part of the range is not mapped:
- * the mapped part is locked nonetheless, as mlock(2) leaves it).
- * Context: does not block; allocates with no lock held; takes a slot lock and lruvec locks
- * (the local drain), then the page_table_lock, and under it the slot lock (the mlock batch).
+ * Return: 0; -EINVAL (@mm NULL, or the range wraps past 2^64); -ENOMEM (part of the range is
+ * not mapped: the mapped part is locked nonetheless, as mlock(2) leaves it, or a region could
+ * not be split: nothing changed).
+ * Context: does not block; allocates with no lock held; takes the slot lock and lruvec locks
+ * (the local drains), then the page_table_lock, and under it lruvec locks and the slot lock
+ * (the mlock batch).
  */
 int lv_mlock(struct lv_mm *mm, uint64_t addr, size_t len);
 
@@ -1232,11 +1238,14 @@ int lv_mlock(struct lv_mm *mm, uint64_t addr, size_t len);
  * @addr: as lv_mlock().
  * @len:  as lv_mlock().
  *
- * The regions covering the range stop being locked; each present page loses PG_mlocked once
- * no locked region maps it and returns to an evictable list.
+ * The regions covering the range stop being locked; each present page of a region that was
+ * locked loses PG_mlocked (a large folio if any part of it is in the range) and returns to an
+ * evictable list, inactive: at once if this call's drain finds its pin free, else when whoever
+ * holds the pin puts it back. Unlocking an unlocked region changes nothing.
  *
  * Return: as lv_mlock().
- * Context: as lv_mlock().
+ * Context: as lv_mlock(); the pages that a concurrent pin owner left on the unevictable list
+ * are rescued afterwards with no page_table_lock held (lruvec locks).
  */
 int lv_munlock(struct lv_mm *mm, uint64_t addr, size_t len);
 
@@ -1247,9 +1256,10 @@ int lv_munlock(struct lv_mm *mm, uint64_t addr, size_t len);
 /**
  * lv_mlockall - lock every region, as mlockall(2).
  * @mm:    the mm.
- * @flags: LV_MCL_CURRENT and/or LV_MCL_FUTURE.
+ * @flags: LV_MCL_CURRENT and/or LV_MCL_FUTURE. LV_MCL_FUTURE alone leaves the regions mapped
+ *         now as they are; the heap becomes locked when it next grows.
  *
- * Return: 0, or -EINVAL (@flags 0 or unknown bits).
+ * Return: 0, or -EINVAL (@mm NULL, @flags 0 or unknown bits).
  * Context: as lv_mlock().
  */
 int lv_mlockall(struct lv_mm *mm, unsigned int flags);
@@ -1258,8 +1268,8 @@ int lv_mlockall(struct lv_mm *mm, unsigned int flags);
  * lv_munlockall - unlock every region and cancel LV_MCL_FUTURE, as munlockall(2).
  * @mm: the mm.
  *
- * Return: 0.
- * Context: as lv_mlock().
+ * Return: 0, or -EINVAL (@mm NULL).
+ * Context: as lv_munlock().
  */
 int lv_munlockall(struct lv_mm *mm);
 

@@ -7,10 +7,11 @@
  * lruvec under its lock, marking each folio it meets in a per-node bitmap, and finally walks
  * every node's memmap frame by frame. The two walks cross-check each other: a folio is linked
  * iff it is PG_lru and evictable, on the list its flags select, of the lruvec its node and
- * memcg select; the unevictable, isolated and charged counts rebuilt from the memmap equal the
- * counters; and free frames plus allocated frames are exactly the node's frames. Each lruvec's
- * list of shadow-only page cache nodes is as long as its count and holds only nodes bound to
- * it.
+ * memcg select; the unevictable, isolated, charged and mlocked (NR_MLOCK) counts rebuilt from
+ * the memmap equal the counters; an mlocked folio on an LRU is on the unevictable list, and
+ * only such a folio has a nonzero mlock_count; and free frames plus allocated frames are
+ * exactly the node's frames. Each lruvec's list of shadow-only page cache nodes is as long as
+ * its count and holds only nodes bound to it.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -42,6 +43,7 @@ struct check {
 	unsigned long *unevictable; /* per lruvec, rebuilt from the memmap */
 	long *isolated;		    /* per lruvec */
 	long *charged;		    /* per lruvec: pages of folios bound to it */
+	long *mlocked;		    /* per lruvec: pages of PG_mlocked folios bound to it */
 	unsigned char **seen;	    /* per node: bitmap of linked frames */
 };
 
@@ -181,7 +183,19 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 					c->isolated[i] += (long)nr;
 				if (folio_test_lru(f) && folio_test_unevictable(f))
 					c->unevictable[i] += nr;
+				if (folio_test_mlocked(f))
+					c->mlocked[i] += (long)nr;
 			}
+			/* The batches are drained: every mlock has reached the unevictable list. */
+			if (folio_test_lru(f) && folio_test_mlocked(f) &&
+			    !folio_test_unevictable(f))
+				check_fail(c, "mlocked folio %p on an evictable list", (void *)f);
+			if (f->mlock_count && folio_test_lru(f) &&
+			    !(folio_test_unevictable(f) && folio_test_mlocked(f)))
+				check_fail(
+					c,
+					"folio %p: mlock_count %u but not mlocked and unevictable",
+					(void *)f, f->mlock_count);
 			if (folio_test(f, PG_lru_claimed) != folio_test_lru(f))
 				check_fail(c,
 					   "folio %p: PG_lru %d but claimed by the LRU %d after "
@@ -253,6 +267,8 @@ int lv_check(struct lv_machine *m, FILE *report)
 		for (int op = 0; op < NR_FBATCHES; op++)
 			if (READ_ONCE(slot->fbatch[op].nr))
 				check_fail(&c, "slot %u batch %d not empty after draining", s, op);
+		if (READ_ONCE(slot->mlock_fbatch.nr))
+			check_fail(&c, "slot %u mlock batch not empty after draining", s);
 	}
 
 	/* Live memcgs only: a removed one may be freed once the walk drops the tree mutex. */
@@ -261,8 +277,9 @@ int lv_check(struct lv_machine *m, FILE *report)
 	c.unevictable = calloc(c.nr + 1, sizeof(*c.unevictable));
 	c.isolated = calloc(c.nr + 1, sizeof(*c.isolated));
 	c.charged = calloc(c.nr + 1, sizeof(*c.charged));
+	c.mlocked = calloc(c.nr + 1, sizeof(*c.mlocked));
 	c.seen = calloc(nr_nodes, sizeof(*c.seen));
-	if (!c.unevictable || !c.isolated || !c.charged || !c.seen) {
+	if (!c.unevictable || !c.isolated || !c.charged || !c.mlocked || !c.seen) {
 		check_fail(&c, "out of memory");
 		goto out;
 	}
@@ -288,6 +305,11 @@ int lv_check(struct lv_machine *m, FILE *report)
 				   lruvec->pgdat->node_id,
 				   lruvec->memcg ? lruvec->memcg->name : "-",
 				   lruvec->lru_size[LRU_UNEVICTABLE], c.unevictable[i]);
+		if ((long)lruvec_event(lruvec, EV_NR_MLOCK) != c.mlocked[i])
+			check_fail(&c, "node %d memcg '%s': nr_mlock %ld, mlocked pages %ld",
+				   lruvec->pgdat->node_id,
+				   lruvec->memcg ? lruvec->memcg->name : "-",
+				   (long)lruvec_event(lruvec, EV_NR_MLOCK), c.mlocked[i]);
 		if (lruvec->nr_isolated != c.isolated[i])
 			check_fail(&c, "node %d memcg '%s': isolated count %ld, folios %ld",
 				   lruvec->pgdat->node_id,
@@ -307,6 +329,7 @@ out:
 	free(c.unevictable);
 	free(c.isolated);
 	free(c.charged);
+	free(c.mlocked);
 	free(c.lruvecs);
 	if (c.errors > 50)
 		fprintf(c.out, "lv_check: ... %lu violations in all\n", c.errors);

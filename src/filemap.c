@@ -1067,6 +1067,7 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 		unsigned long nr = (unsigned long)folio_nr_pages(old);
 
 		folio_migrate_copy(new, old);
+		mlock_migrate_folio(new, old);
 		folio_get(new); /* the page cache's */
 		/* Folio for folio: the counts and the shadow list stay as they are. */
 		xa_store_range(file, leaf, new->index, nr, new, NULL);

@@ -406,6 +406,12 @@ enum fbatch_op {
 struct cpu_slot {
 	struct lv_lock lock;
 	struct folio_batch fbatch[NR_FBATCHES]; /* lock */
+	/*
+	 * lock: the mlock batch (mlock.c), drained after the others. Each entry is a folio
+	 * pointer tagged in its low bits with the operation (MLOCK_LRU, MLOCK_NEW, or none for
+	 * munlock); mlock_entry_folio() strips the tag.
+	 */
+	struct folio_batch mlock_fbatch;
 } ____cacheline_aligned;
 
 /* ---- Memory cgroups -------------------------------------------------------------------------- */
@@ -636,6 +642,7 @@ bool lru_cache_disabled(struct lv_machine *m);
 
 /* vmscan.c */
 bool folio_isolate_lru(struct lv_folio *folio);
+void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr);
 unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
 				unsigned long nr);
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
@@ -697,6 +704,30 @@ static inline int split_folio(struct lv_folio *folio)
 }
 
 /* mlock.c */
+struct vm_area;
+#define MLOCK_LRU  0x1ul /* mlock a folio already on (or queued for) an LRU */
+#define MLOCK_NEW  0x2ul /* mlock a new folio, not on any LRU yet */
+#define MLOCK_MASK 0x3ul
+/* folio_test_set_mlocked - set PG_mlocked; whether it was set already. */
+static inline bool folio_test_set_mlocked(struct lv_folio *f)
+{
+	unsigned long old = __atomic_fetch_or(&f->flags, 1ul << PG_mlocked, __ATOMIC_ACQ_REL);
+
+	return (old >> PG_mlocked) & 1;
+}
+static inline struct lv_folio *mlock_entry_folio(const struct lv_folio *entry)
+{
+	return (struct lv_folio *)((uintptr_t)entry & ~MLOCK_MASK);
+}
+void mlock_folio(struct lv_folio *folio);
+void mlock_new_folio(struct lv_folio *folio);
+void munlock_folio(struct lv_folio *folio);
+void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma);
+void mlock_folio_batch(struct folio_batch *fbatch);
+void mlock_count_nr(struct lruvec *lruvec, long nr);
+void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old);
+void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
+		     bool lock);
 
 /* mm_init.c / cpu.c */
 int cpu_slots_init(struct lv_machine *m);

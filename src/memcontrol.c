@@ -40,7 +40,8 @@
  * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each linked folio is
  * rebound to the parent under both lruvec locks and moved to the tail of the parent's list,
  * each unevictable one (counted, linked nowhere) is found by a walk of the node's descriptors
- * and moved to the parent's count the same way, and the charge goes with them, which is only
+ * and moved to the parent's count the same way (with its NR_MLOCK pages if it is mlocked),
+ * and the charge goes with them, which is only
  * the child's level of the page counters (the parent's already counts it). Its folios queued
  * in per-CPU batches are flushed onto the lists first (lru_add_drain_scope()), and folios in
  * transit (isolated by reclaim or a migration, or charged and not yet added) are waited for,
@@ -474,6 +475,11 @@ static long reparent_folio(struct lruvec *child, struct lruvec *parent, struct l
 	lruvec_del_folio(child, folio);
 	__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
 	lruvec_add_folio_tail(parent, folio);
+	/* PG_mlocked changes only under the folio's lruvec lock, which we hold: exact. */
+	if (folio_test_mlocked(folio)) {
+		mlock_count_nr(child, -folio_nr_pages(folio));
+		mlock_count_nr(parent, folio_nr_pages(folio));
+	}
 	return folio_nr_pages(folio);
 }
 
@@ -1106,6 +1112,11 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	lruvec = folio_lruvec_lock(folio);
 	__atomic_store_n(&folio->memcg, to, __ATOMIC_RELEASE);
 	lruvec_count_event(lruvec, EV_PGMOVED, nr);
+	/* NR_MLOCK follows the folio; PG_mlocked changes only under the lock we hold. */
+	if (folio_test_mlocked(folio)) {
+		mlock_count_nr(lruvec, -nr);
+		mlock_count_nr(mem_cgroup_lruvec(to, folio->pgdat), nr);
+	}
 	lruvec_unlock(lruvec);
 	mem_cgroup_uncharge_upto(from, common, nr);
 	folio_putback_lru(folio);

@@ -143,6 +143,7 @@ static void vma_insert(struct lv_mm *mm, struct vm_area *vma)
  */
 struct mmu_gather {
 	unsigned long nr, max;
+	bool munlocked;		  /* munlocks were queued: drain them at the finish */
 	struct lv_folio **folios; /* ->local, or a buffer of ->max entries */
 	struct lv_folio *local[RELEASE_BATCH];
 };
@@ -154,6 +155,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb, struct lv_mm *mm, uint64_t pa
 	struct lv_folio **buf;
 
 	tlb->nr = 0;
+	tlb->munlocked = false;
 	tlb->folios = tlb->local;
 	tlb->max = RELEASE_BATCH;
 	if (pages < want)
@@ -171,11 +173,14 @@ static void tlb_flush(struct mmu_gather *tlb)
 }
 
 /* tlb_finish_mmu - release what was gathered. Context: page_table_lock dropped. */
-static void tlb_finish_mmu(struct mmu_gather *tlb)
+static void tlb_finish_mmu(struct mmu_gather *tlb, struct lv_mm *mm)
 {
 	tlb_flush(tlb);
 	if (tlb->folios != tlb->local)
 		free(tlb->folios);
+	/* The munlock entries hold the last references of what an unmap munlocked: free it now. */
+	if (tlb->munlocked)
+		lv_lru_add_drain(mm->machine);
 }
 
 /* pte_clear_folio - the folio at @pte leaves @mm: entry, reverse map and rss. */
@@ -202,16 +207,28 @@ static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *
 	tlb->folios[tlb->nr++] = pte_clear_folio(mm, pte);
 }
 
-/* zap_range - unmap the present pages of @vma in [start, end). */
+/*
+ * zap_range - unmap the present pages of @vma in [start, end). A folio of a locked region is
+ * munlocked as it leaves (the kernel's munlock_vma_folio() from the rmap removal), once per
+ * folio: mlock_folio() set PG_mlocked under this page_table_lock, so the unlocked test sees it.
+ */
 static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		      struct mmu_gather *tlb)
 {
+	struct lv_folio *last = NULL;
+
 	lockdep_assert_held(&mm->page_table_lock);
 	for (uint64_t vpn = start; vpn < end; vpn++) {
 		struct lv_folio **pte = vma_pte(vma, vpn);
 
-		if (*pte)
-			zap_pte(mm, pte, tlb);
+		if (!*pte)
+			continue;
+		if ((vma->vm_flags & VM_LOCKED) && *pte != last && folio_test_mlocked(*pte)) {
+			munlock_folio(*pte);
+			tlb->munlocked = true;
+		}
+		last = *pte;
+		zap_pte(mm, pte, tlb);
 	}
 }
 
@@ -305,7 +322,7 @@ void lv_mm_destroy(struct lv_mm *mm)
 	mm->cache = NULL;
 	mm->heap = NULL;
 	lv_lock_release(&mm->page_table_lock);
-	tlb_finish_mmu(&tlb);
+	tlb_finish_mmu(&tlb, mm);
 	vmas_free(&dead);
 
 	lv_lock_acquire(&m->memcg_mutex);
@@ -424,6 +441,11 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 				err = -EAGAIN;
 			else
 				heap->end += pages;
+			/* LV_MCL_FUTURE: the heap grows locked; it is one region (mm_types.h). */
+			if (!err && (mm->def_flags & VM_LOCKED) && !(heap->vm_flags & VM_LOCKED)) {
+				heap->vm_flags |= VM_LOCKED;
+				mlock_vma_range(mm, heap, heap->start, heap->end, true);
+			}
 		} else if (pages > heap->end - heap->start) {
 			err = -EINVAL;
 		} else {
@@ -431,7 +453,7 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk)
 			heap->end -= pages;
 		}
 		lv_lock_release(&mm->page_table_lock);
-		tlb_finish_mmu(&tlb);
+		tlb_finish_mmu(&tlb, mm);
 		if (err != -EAGAIN)
 			break;
 		/* The table must grow: allocate unlocked, then look again (the heap may move). */
@@ -567,7 +589,7 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 		lv_lock_acquire(&mm->page_table_lock);
 		err = unmap_regions(mm, start, end, &tlb, &tail, &want, &dead);
 		lv_lock_release(&mm->page_table_lock);
-		tlb_finish_mmu(&tlb);
+		tlb_finish_mmu(&tlb, mm);
 		if (err != -EAGAIN)
 			break;
 		/* Allocate the far part's region unlocked, then look again. */
@@ -730,7 +752,7 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		 */
 		new->mapping = anon_mapping(mm);
 		new->index = vpn;
-		folio_add_lru(new);
+		folio_add_lru_vma(new, vma); /* mlocked if VM_LOCKED */
 		*pte = folio = new; /* the entry takes the allocation's reference */
 		WRITE_ONCE(mm->rss, mm->rss + 1);
 		new = NULL;
@@ -843,7 +865,7 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 		}
 	}
 	lv_lock_release(&mm->page_table_lock);
-	tlb_finish_mmu(&tlb);
+	tlb_finish_mmu(&tlb, mm);
 	return covered == end - start ? 0 : -ENOMEM;
 }
 
@@ -896,7 +918,14 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 		/* Unmapped while isolated: only the isolation holds it. */
 		return folio_ref_freeze(folio, 1);
 	}
-	if (folio_test_dirty(folio)) {
+	if (find_vma(mm, folio->index)->vm_flags & VM_LOCKED) {
+		/*
+		 * The kernel's try_to_unmap_one() on a VM_LOCKED region: never unmap, mlock the
+		 * folio instead (our isolation makes its drain a no-op, and the putback culls it).
+		 * The region may have been locked while the folio sat in a batch.
+		 */
+		mlock_folio(folio);
+	} else if (folio_test_dirty(folio)) {
 		/* Isolated, so unlinked: PG_swapbacked may change. */
 		folio_set_swapbacked(folio);
 		folio_set_active(folio);
@@ -952,6 +981,7 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 	} else {
 		folio_copy_data(new, old);
 		folio_migrate_copy(new, old);
+		mlock_migrate_folio(new, old);
 		folio_get(new); /* the entry's */
 		*pte = new;
 	}

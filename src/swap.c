@@ -5,7 +5,9 @@
  * Theory of operation.
  *
  * Batches. Each CPU slot (cpu.c) holds six folio batches under the slot's lock: lru_add,
- * move_tail, deactivate_file, deactivate, lazyfree, activate. A request takes a reference,
+ * move_tail, deactivate_file, deactivate, lazyfree, activate; and the mlock batch, whose
+ * entries mlock.c tags with their operation and which every drain flushes last, as the
+ * kernel's mlock_drain_local() follows lru_add_drain_cpu(). A request takes a reference,
  * appends the folio to the batch of the slot of the CPU it runs on, and flushes the batch when
  * it is full, when the folio is large (large folios skew accounting while cached), or while
  * the cache is disabled. A thread that migrates between reading its CPU and taking the slot
@@ -23,7 +25,8 @@
  * may be final puts, so they must not happen under the lruvec lock. Move functions re-validate
  * the folio's state under the lock (it may have changed since it was queued) and never test
  * PG_lru: the flusher cleared it (the "pgrotated 0" bug, docs/protocol.md §4.5; hazard 6 of
- * docs/protocol.md §9.1).
+ * docs/protocol.md §9.1). A folio mlocked since it was queued is culled to the unevictable
+ * list instead of moved: its mlock may have lost the pin to us (docs/protocol.md §4.12).
  *
  * Draining all slots. lv_lru_add_drain_all() keeps the kernel's generation protocol (A)–(D)
  * (docs/protocol.md §5.4):
@@ -70,15 +73,41 @@
 static void lru_add(struct lruvec *lruvec, struct lv_folio *folio)
 {
 	/* Evictability is decided afresh at every add: mlock state may have changed. */
-	folio_clear_unevictable(folio);
+	bool was_unevictable = folio_test_clear_unevictable(folio);
+	long nr = folio_nr_pages(folio);
+
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
-	if (!folio_evictable(folio)) {
+	/*
+	 * An underestimate for an mlocked folio, as the kernel's: a munlock that finds no count
+	 * unlocks at once, rather than leave the folio unevictable for good.
+	 */
+	folio->mlock_count = 0;
+	if (folio_evictable(folio)) {
+		if (was_unevictable) /* munlocked while isolated (stranded) */
+			lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_RESCUED, nr);
+	} else {
 		/* An mlocked folio: count it on the unevictable list, never link it. */
 		folio_clear_active(folio);
 		folio_set_unevictable(folio);
-		folio->mlock_count = 0;
+		if (!was_unevictable)
+			lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_CULLED, nr);
 	}
 	lruvec_add_folio(lruvec, folio);
+}
+
+/*
+ * lru_cull - @folio, pinned for a move, was mlocked since it was queued (its mlock lost the
+ * pin to us): instead of the move, take it to the unevictable list, where the mlock's drain
+ * would have put it. Move functions skip unevictable folios, so nobody else would.
+ */
+static void lru_cull(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	lruvec_del_folio(lruvec, folio);
+	folio_clear_active(folio);
+	folio_set_unevictable(folio);
+	folio->mlock_count = 0;
+	lruvec_add_folio(lruvec, folio);
+	lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_CULLED, folio_nr_pages(folio));
 }
 
 static void lru_move_tail(struct lruvec *lruvec, struct lv_folio *folio)
@@ -196,6 +225,13 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 			lruvec = folio_lruvec_relock(folio, lruvec);
 			lruvec_del_folio(lruvec, folio);
 			folio_clear_lru_flags(folio);
+			/* Under the lock: reparenting moves a counted folio until unlinked. */
+			if (folio_test_clear_mlocked(folio))
+				mlock_count_nr(lruvec, -folio_nr_pages(folio));
+		} else if (folio_test_clear_mlocked(folio)) {
+			/* Off the LRU and unreferenced: nobody can rebind it. */
+			mlock_count_nr(mem_cgroup_lruvec(folio->memcg, folio->pgdat),
+				       -folio_nr_pages(folio));
 		}
 		to_free[nr_free++] = folio;
 		if (nr_free == LV_MAX_BATCH) {
@@ -264,7 +300,10 @@ static void folio_batch_move_lru(struct folio_batch *fbatch, enum fbatch_op op)
 #ifdef LV_DEBUG
 		VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio);
 #endif
-		move_fns[op](lruvec, folio);
+		if (op != FB_LRU_ADD && !folio_evictable(folio) && !folio_test_unevictable(folio))
+			lru_cull(lruvec, folio);
+		else
+			move_fns[op](lruvec, folio);
 		/* Publish while still holding the lock: the folio is linked and counted. */
 		folio_set_lru(folio);
 	}
@@ -421,6 +460,9 @@ static void lru_add_drain_slot(struct cpu_slot *slot)
 	for (int op = 0; op < NR_FBATCHES; op++)
 		if (slot->fbatch[op].nr)
 			folio_batch_move_lru(&slot->fbatch[op], op);
+	/* Last, as the kernel's lru_add_drain() ends with mlock_drain_local(). */
+	if (slot->mlock_fbatch.nr)
+		mlock_folio_batch(&slot->mlock_fbatch);
 }
 
 /* drain_slot - lock @slot and flush its batches. Context: no LRU lock held. */
@@ -460,7 +502,7 @@ static bool cpu_needs_drain(struct cpu_slot *slot)
 	for (int op = 0; op < NR_FBATCHES; op++)
 		if (READ_ONCE(slot->fbatch[op].nr))
 			return true;
-	return false;
+	return READ_ONCE(slot->mlock_fbatch.nr) != 0; /* the kernel's need_mlock_drain() */
 }
 
 /*
@@ -499,19 +541,21 @@ static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *sco
 static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *scope)
 {
 	lockdep_assert_held(&slot->lock);
-	for (int op = 0; op < NR_FBATCHES; op++) {
-		struct folio_batch *fb = &slot->fbatch[op], mine;
+	/* The six LRU batches, then the mlock batch (op NR_FBATCHES), whose entries are tagged. */
+	for (int op = 0; op <= NR_FBATCHES; op++) {
+		struct folio_batch *fb = op < NR_FBATCHES ? &slot->fbatch[op] : &slot->mlock_fbatch;
+		struct folio_batch mine;
 		unsigned int keep = 0;
 
 		mine.nr = 0;
 		rcu_read_lock();
 		for (unsigned int i = 0; i < fb->nr; i++) {
-			struct lv_folio *folio = fb->folios[i];
+			struct lv_folio *entry = fb->folios[i];
 
-			if (folio_in_scope(folio, scope))
-				mine.folios[mine.nr++] = folio;
+			if (folio_in_scope(mlock_entry_folio(entry), scope))
+				mine.folios[mine.nr++] = entry;
 			else
-				fb->folios[keep++] = folio;
+				fb->folios[keep++] = entry;
 		}
 		rcu_read_unlock();
 		if (!mine.nr)
@@ -522,7 +566,10 @@ static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *sc
 		 * transit. Until then the entries from @keep on are stale; only lock holders
 		 * read entries.
 		 */
-		folio_batch_move_lru(&mine, op);
+		if (op < NR_FBATCHES)
+			folio_batch_move_lru(&mine, op);
+		else
+			mlock_folio_batch(&mine);
 		WRITE_ONCE(fb->nr, keep);
 	}
 }

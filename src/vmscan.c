@@ -137,6 +137,45 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 	return 0;
 }
 
+/**
+ * check_move_unevictable_folios - rescue the folios of @folios that stopped being mlocked
+ * from the unevictable list to the evictable list their flags select (docs/protocol.md
+ * §4.11). Each folio is pinned first (PG_lru test-and-clear; one pinned by someone else is
+ * skipped: its owner decides where it goes), because the relock below may move to another
+ * lruvec, and a charge move must not rebind the folio meanwhile.
+ * Context: the caller holds a reference on each folio and no LRU lock.
+ */
+void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
+{
+	struct lruvec *lruvec = NULL;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		struct lv_folio *folio = folios[i];
+		long pages = folio_nr_pages(folio);
+
+		if (!folio_test_clear_lru(folio)) {
+			/* Counted where it is bound now; RCU keeps that memcg readable. */
+			rcu_read_lock();
+			lruvec_count_event_atomic(folio_lruvec(folio), EV_UNEVICTABLE_PGS_SCANNED,
+						  pages);
+			rcu_read_unlock();
+			continue;
+		}
+		lruvec = folio_lruvec_relock(folio, lruvec);
+		lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_SCANNED, pages);
+		if (folio_evictable(folio) && folio_test_unevictable(folio)) {
+			lruvec_del_folio(lruvec, folio);
+			folio_clear_unevictable(folio);
+			folio->mlock_count = 0;
+			lruvec_add_folio(lruvec, folio);
+			lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_RESCUED, pages);
+		}
+		folio_set_lru(folio);
+	}
+	if (lruvec)
+		lruvec_unlock(lruvec);
+}
+
 /* ---- cost accounting ------------------------------------------------------------------------ */
 
 /**

@@ -386,6 +386,28 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
 	default:
 		return -EINVAL;
 	}
+	if (flag == LV_PG_MLOCKED) {
+		/*
+		 * On no LRU and not queued, the folio is its caller's: nobody can rebind it, so
+		 * NR_MLOCK is counted on its lruvec without the lock (mlock.c, "The bit and the
+		 * count"). Isolated, it is munlocked off the LRU: stranded, as the kernel says.
+		 */
+		struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
+		long nr = folio_nr_pages(folio);
+
+		if (on && !folio_test_set_mlocked(folio)) {
+			mlock_count_nr(lruvec, nr);
+			lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED, nr);
+		} else if (!on && folio_test_clear_mlocked(folio)) {
+			mlock_count_nr(lruvec, -nr);
+			lruvec_count_event_atomic(lruvec,
+						  folio_test_isolated(folio)
+							  ? EV_UNEVICTABLE_PGS_STRANDED
+							  : EV_UNEVICTABLE_PGS_MUNLOCKED,
+						  nr);
+		}
+		return 0;
+	}
 	if (on)
 		folio_set(folio, (int)flag);
 	else
