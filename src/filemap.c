@@ -492,8 +492,12 @@ static void folio_zero_pages(struct lv_folio *folio, unsigned int first, unsigne
 	}
 }
 
-/* folio_zero_holes - zero every page of @folio not yet zeroed, if it is a hole folio. */
-static void folio_zero_holes(struct lv_folio *folio)
+/*
+ * folio_zero_holes - zero every page of @folio not yet zeroed, if it is a hole folio; after
+ * that it reads as an ordinary folio (migration copies it, a split may clear PG_hole).
+ * Context: the caller holds a reference, or the mapping lock of the file caching @folio.
+ */
+void folio_zero_holes(struct lv_folio *folio)
 {
 	if (folio_test(folio, PG_hole))
 		folio_zero_pages(folio, 0, (unsigned int)folio_nr_pages(folio) - 1);
@@ -1078,6 +1082,63 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 out:
 	rcu_read_unlock();
 	return err;
+}
+
+/* ---- splitting (huge_memory.c) ------------------------------------------------------------- */
+
+/**
+ * filemap_lock_owner - lock the file caching @folio, for a split.
+ * Return: the file, its mapping lock held, if @folio is still in its slots; else NULL.
+ * Context: RCU read-side critical section (keeps a file being closed valid to lock); the
+ * caller holds a reference on @folio.
+ */
+struct lv_file *filemap_lock_owner(struct lv_folio *folio)
+{
+	struct lv_file *file = folio_file_mapping(folio);
+	struct xa_node *leaf;
+
+	if (!file)
+		return NULL;
+	lv_lock_acquire(&file->lock);
+	leaf = folio_file_mapping(folio) == file ? xa_find_leaf(file, folio->index, false) : NULL;
+	if (leaf && leaf->slots[folio->index & XA_CHUNK_MASK] == folio)
+		return file;
+	lv_lock_release(&file->lock);
+	return NULL;
+}
+
+void filemap_unlock_owner(struct lv_file *file)
+{
+	lv_lock_release(&file->lock);
+}
+
+/**
+ * filemap_split_store - point the slots of large @folio, being split, at its pages: the frame
+ * of each page is already an order-0 folio whose index is its slot's. Readers that find one
+ * fail to try-get it until the split unfreezes it, and look again. The slots' counts stay.
+ * Context: @file's mapping lock held; @folio's count is frozen.
+ */
+void filemap_split_store(struct lv_file *file, struct lv_folio *folio)
+{
+	unsigned long nr = (unsigned long)folio_nr_pages(folio);
+	struct xa_node *leaf = xa_find_leaf(file, folio->index, false);
+
+	lockdep_assert_held(&file->lock);
+	VM_BUG_ON_FOLIO(!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio, folio);
+	for (unsigned long i = 1; i < nr; i++)
+		rcu_assign_pointer_lv(leaf->slots[(folio->index + i) & XA_CHUNK_MASK], folio + i);
+}
+
+/*
+ * filemap_split_drop - take @page, a page of a split folio past a truncation, out of @file: no
+ * shadow (truncated pages leave none). Its count stays frozen: the split frees it.
+ * Context: @file's mapping lock held; no LRU lock (the slot's leaf may join a shadow list).
+ */
+void filemap_split_drop(struct lv_file *file, struct lv_folio *page)
+{
+	bool dropped = page_cache_delete(file, page, NULL);
+
+	VM_BUG_ON_FOLIO(!dropped, page);
 }
 
 /* ---- eviction ------------------------------------------------------------------------------ */
