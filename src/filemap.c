@@ -27,7 +27,8 @@
  * reads: a fill reads nothing of @fd past that limit, and a truncation drops every cached
  * page holding a byte at or past the new size (the one holding the new end included, rather
  * than zeroing its tail under readers that may still copy it), so no byte of @fd past the
- * limit is ever cached.
+ * limit is ever cached. A large folio holding the new end is split first (huge_memory.c), so
+ * that its pages before the end stay cached; one that cannot be split goes whole.
  *
  * Eviction (remove_mapping(), called by reclaim on an isolated folio) freezes the reference
  * count from exactly 2 (the tree's and the isolation's) to 0 under the mapping lock, so a
@@ -861,6 +862,24 @@ static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, u
 	return 0;
 }
 
+/*
+ * truncate_split - split the large folio holding page @start and some before it, if there is
+ * one, dropping its pages from @start on: the pages before stay cached. If it cannot be split
+ * (a reader holds it), the loop of lv_file_truncate() drops all of it.
+ * Context: @file's mapping lock held.
+ */
+static void truncate_split(struct lv_file *file, unsigned long start)
+{
+	struct xa_node *leaf = xa_find_leaf(file, start, false);
+	struct lv_folio *folio;
+
+	if (!leaf)
+		return;
+	folio = leaf->slots[start & XA_CHUNK_MASK];
+	if (folio && !xa_is_value(folio) && folio_test_large(folio) && folio->index < start)
+		split_folio_locked(folio, NULL, 0, start);
+}
+
 int lv_file_truncate(struct lv_file *file, uint64_t size)
 {
 	/* The page holding the new end goes too: its bytes past the end must read as zeros. */
@@ -873,6 +892,7 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	WRITE_ONCE(file->size, size);
 	if (size < file->fill_limit)
 		file->fill_limit = size;
+	truncate_split(file, start);
 	for (;;) {
 		struct lv_folio *batch[XA_CHUNK_SIZE];
 		unsigned int nr = 0;
