@@ -759,25 +759,47 @@ enum access_op { ACCESS_READ, ACCESS_WRITE, ACCESS_MEMSET };
 static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, char *buf, int c,
 		       enum access_op op)
 {
-	struct lv_folio *new = NULL, *folio, **pte;
+	struct lv_folio *new = NULL, *huge = NULL, *folio, **pte;
+	bool huge_tried = false;
 	struct vm_area *vma;
+	uint64_t haddr = THP_NO_FAULT;
 	char *data;
 	int err;
 
 	for (;;) {
+		unsigned long vm_flags;
+
 		lv_lock_acquire(&mm->page_table_lock);
 		vma = find_vma(mm, vpn);
 		if (!vma) {
 			lv_lock_release(&mm->page_table_lock);
 			if (new)
 				lv_folio_put(new); /* unmapped while we allocated */
+			if (huge)
+				lv_folio_put(huge);
 			return -EFAULT;
 		}
 		pte = vma_pte(vma, vpn);
+		/* A huge page allocated unlocked goes in if its block is still empty. */
+		if (huge && thp_fault_map(mm, huge, haddr))
+			huge = NULL;
 		folio = *pte;
 		if (folio || op == ACCESS_READ || new)
 			break;
+		vm_flags = vma->vm_flags;
+		if (!huge_tried)
+			haddr = thp_fault_suitable(mm, vma, vpn);
 		lv_lock_release(&mm->page_table_lock);
+		if (huge) {
+			/* A racing fault took part of the block: fall back to a small page. */
+			lv_folio_put(huge);
+			huge = NULL;
+		} else if (!huge_tried && haddr != THP_NO_FAULT) {
+			huge_tried = true;
+			huge = thp_fault_alloc(mm, vm_flags);
+			if (huge)
+				continue;
+		}
 		/*
 		 * A write of the whole page need not zero it first: the page is installed and
 		 * written in one page_table_lock section, so nobody sees what it held before.
@@ -799,6 +821,9 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		new = NULL;
 	}
 	data = folio ? lv_folio_data(folio) : NULL;
+	/* Every entry of a large folio points at its head: the page is at its offset. */
+	if (data && folio_test_large(folio))
+		data += (vpn - folio->index) * LV_PAGE_SIZE;
 	if (op == ACCESS_READ) {
 		if (data)
 			memcpy(buf, data + off, len);
@@ -818,6 +843,8 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 	lv_lock_release(&mm->page_table_lock);
 	if (new)
 		lv_folio_put(new); /* another thread faulted it in first */
+	if (huge)
+		lv_folio_put(huge);
 	return 0;
 }
 
@@ -910,8 +937,19 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 	struct vm_area *vma;
 
 	if (!page_range(addr, len, &start, &end) ||
-	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
+	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD &&
+	     advice != LV_MADV_HUGEPAGE && advice != LV_MADV_NOHUGEPAGE))
 		return -EINVAL;
+	if (advice == LV_MADV_HUGEPAGE || advice == LV_MADV_NOHUGEPAGE) {
+		/* One excludes the other, as in the kernel's hugepage_madvise(). */
+		bool huge = advice == LV_MADV_HUGEPAGE;
+		long pages = mm_vma_modify_flags(mm, start, end, huge ? VM_HUGEPAGE : VM_NOHUGEPAGE,
+						 huge ? VM_NOHUGEPAGE : VM_HUGEPAGE, NULL, NULL);
+
+		if (pages < 0)
+			return (int)pages;
+		return (uint64_t)pages == end - start ? 0 : -ENOMEM;
+	}
 	/*
 	 * Folios still in this CPU's lru_add batch could be neither deactivated nor freed. As
 	 * the kernel's lru_add_drain(), this is local: folios queued on another slot (the add
