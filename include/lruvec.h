@@ -1124,14 +1124,16 @@ int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *ad
  *
  * Unmaps the range from the regions it covers and releases the pages: a region cut in the
  * middle keeps both sides (split as the kernel splits a VMA), a region emptied is removed.
- * Parts of the range with nothing mapped are ignored, as munmap(2) does. The pages leave the
- * mapping at once; a page faulted in so recently that its CPU's lru_add batch still holds it
- * stays charged until that batch drains (lv_lru_add_drain_all()).
+ * Parts of the range with nothing mapped are ignored, as munmap(2) does. A huge page the
+ * range covers in part is split first (lv_split_folio()). The pages leave the mapping at
+ * once; a page faulted in so recently that its CPU's lru_add batch still holds it stays
+ * charged until that batch drains (lv_lru_add_drain_all()).
  *
  * Return: 0, -EINVAL (@addr not page aligned, @len 0, the range wraps past 2^64, or it
  * overlaps the heap, which only lv_mm_brk() shrinks), -ENOMEM (no memory to split a region).
  * Context: does not block; allocates with no lock held; takes the page_table_lock, then (after
- * it, or under it if faults outgrew the release buffer) lruvec, pcp and zone locks.
+ * it, or under it if faults outgrew the release buffer or a huge page is split) lruvec, pcp
+ * and zone locks.
  */
 int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
 
@@ -1144,10 +1146,13 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
  *
  * A missing page is allocated on the preferred node only (reclaiming there if needed, as
  * MPOL_BIND would), charged to the mm's memcg (limit reclaim first), zeroed unless the write
- * covers all of it, mapped, and added to the anon LRU through the lru_add batch. A write to a
- * lazyfree page cancels its lazy free. Pages are written in address order, each under the
- * page_table_lock, so a failure leaves the bytes before it written, as write(2) leaves a
- * partial write.
+ * covers all of it, mapped, and added to the anon LRU through the lru_add batch. Where huge
+ * pages are allowed (&enum lv_thp_mode), a fault whose aligned 2 MiB block lies inside its
+ * region with no page mapped maps a zeroed huge page (an order-9 folio) over the whole block
+ * instead, added to the LRU at once, or a single page if none can be had (thp_fault_fallback).
+ * A write to a lazyfree page cancels its lazy free. Pages are written in address order, each
+ * under the page_table_lock, so a failure leaves the bytes before it written, as write(2)
+ * leaves a partial write.
  *
  * Return: 0; -EFAULT if a byte is outside every region (or @mm is NULL, or the range wraps
  * past 2^64): the bytes before the first such byte are written, none from it on; -ENOMEM if
@@ -1199,13 +1204,19 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
  * (lv_folio_mark_lazyfree(): reclaim may then free them; a later write keeps them);
  * LV_MADV_DONTNEED unmaps them, as lv_munmap() releases pages, but keeps the regions. The
  * first two drain this CPU's batches first (lv_lru_add_drain()), so that pages just faulted in
- * here can be advised.
+ * here can be advised. A huge page the range covers whole is advised as one folio; one it
+ * covers in part is split first (lv_split_folio()), and left alone by LV_MADV_COLD and
+ * LV_MADV_FREE if it cannot be split. LV_MADV_HUGEPAGE and LV_MADV_NOHUGEPAGE only set the
+ * regions' flags (splitting a region the range cuts, as madvise(2)): later faults there may,
+ * or may not, map huge pages (&enum lv_thp_mode); pages present stay as they are.
  *
  * Return: 0, -EINVAL (bad advice, @addr not page aligned, the range wraps past 2^64), -ENOMEM
- * (part of the range is outside every region: the rest is still advised, as madvise(2) does).
+ * (part of the range is outside every region: the rest is still advised, as madvise(2) does;
+ * or no memory to split a region).
  * Context: does not block; takes a slot lock and lruvec locks (the local drain), then the
- * page_table_lock, and under it slot locks (the requests) or, after it, lruvec, pcp and zone
- * locks (the release); RCU read-side.
+ * page_table_lock, and under it slot locks (the requests), lruvec, pcp and zone locks (a
+ * split) or, after it, lruvec, pcp and zone locks (the release); RCU read-side. The huge page
+ * advice allocates with no lock held and takes only the page_table_lock.
  */
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice);
 
@@ -1275,17 +1286,22 @@ int lv_munlockall(struct lv_mm *mm);
 
 /**
  * lv_split_folio - split a large folio into order-0 folios, as split_huge_page().
- * @folio: a large folio the caller holds exactly one reference on (besides those of its
- *         owner's mappings, and of the LRU batch if it is still queued).
+ * @folio: a large folio the caller holds exactly one reference on, besides those of its
+ *         owner: a page cache file caching it (one reference), or an address space mapping
+ *         it (one per page mapped). This CPU's batches are drained first, so a reference of
+ *         its own LRU batch does not count.
  *
- * Every page becomes a folio of its own, on the same LRU list as the head and next to it,
- * keeping its data, its owner (file index or mapped address) and its charge; the caller's
- * reference stays on the first page.
+ * Every page becomes a folio of its own, on the same LRU list as the head and right after it
+ * (or counted as unevictable with it), keeping its data, its flags, its owner (file index or
+ * mapped address) and its charge; the caller's reference stays on the first page. A page of a
+ * partly unmapped anon folio that nothing maps is freed. Counted as thp_split_page, or as
+ * thp_split_page_failed when refused.
  *
- * Return: 0; -EINVAL (@folio is not large); -EBUSY (someone else holds a reference: nothing
- * changed).
- * Context: does not block; takes the owner's lock (mapping or page_table_lock), then the
- * lruvec lock.
+ * Return: 0; -EINVAL (@folio NULL or not large); -EBUSY (nothing changed: someone else holds
+ * a reference, the folio is isolated by lv_folio_isolate_lru() or being filled, or no file
+ * caches it and no address space maps it).
+ * Context: does not block; takes a slot lock (the drain), then the owner's lock (mapping or
+ * page_table_lock), then the lruvec lock, then pcp and zone locks (freed pages).
  */
 int lv_split_folio(struct lv_folio *folio);
 

@@ -11,7 +11,9 @@
  * the memmap equal the counters; an mlocked folio on an LRU is on the unevictable list, and
  * only such a folio has a nonzero mlock_count; and free frames plus allocated frames are
  * exactly the node's frames. Each lruvec's list of shadow-only page cache nodes is as long as
- * its count and holds only nodes bound to it.
+ * its count and holds only nodes bound to it. The other frames of a large folio must be
+ * nobody's; a large anon folio may be mapped by many entries, each of which holds a
+ * reference (check_mms()).
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -214,6 +216,23 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 			if (mem_cgroup_disabled(c->m) != (f->memcg == NULL))
 				check_fail(c, "folio %p memcg binding %p is wrong", (void *)f,
 					   (void *)f->memcg);
+			/*
+			 * The other frames of a large folio are nobody's: a split that left one
+			 * half made (a reference, a flag of a folio, a link) shows here.
+			 */
+			for (unsigned long j = 1; j < nr; j++) {
+				struct lv_folio *t = f + j;
+				const unsigned long own = (1ul << PG_head) | (1ul << PG_lru) |
+							  (1ul << PG_buddy) | (1ul << PG_pcp);
+
+				if (folio_ref_count(t) || (READ_ONCE(t->flags) & own) ||
+				    was_seen(c, t))
+					check_fail(c,
+						   "frame %lu of large folio %p is in use "
+						   "(refcount %d, flags %#lx)",
+						   j, (void *)f, folio_ref_count(t),
+						   READ_ONCE(t->flags));
+			}
 		} else {
 			check_fail(c, "frame %lu of node %d is neither free nor a folio", pfn,
 				   pgdat->node_id);

@@ -27,7 +27,8 @@
  * reads: a fill reads nothing of @fd past that limit, and a truncation drops every cached
  * page holding a byte at or past the new size (the one holding the new end included, rather
  * than zeroing its tail under readers that may still copy it), so no byte of @fd past the
- * limit is ever cached.
+ * limit is ever cached. A large folio holding the new end is split first (huge_memory.c), so
+ * that its pages before the end stay cached; one that cannot be split goes whole.
  *
  * Eviction (remove_mapping(), called by reclaim on an isolated folio) freezes the reference
  * count from exactly 2 (the tree's and the isolation's) to 0 under the mapping lock, so a
@@ -492,8 +493,12 @@ static void folio_zero_pages(struct lv_folio *folio, unsigned int first, unsigne
 	}
 }
 
-/* folio_zero_holes - zero every page of @folio not yet zeroed, if it is a hole folio. */
-static void folio_zero_holes(struct lv_folio *folio)
+/*
+ * folio_zero_holes - zero every page of @folio not yet zeroed, if it is a hole folio; after
+ * that it reads as an ordinary folio (migration copies it, a split may clear PG_hole).
+ * Context: the caller holds a reference, or the mapping lock of the file caching @folio.
+ */
+void folio_zero_holes(struct lv_folio *folio)
 {
 	if (folio_test(folio, PG_hole))
 		folio_zero_pages(folio, 0, (unsigned int)folio_nr_pages(folio) - 1);
@@ -857,6 +862,24 @@ static unsigned long truncate_leaf(struct lv_file *file, struct xa_node *node, u
 	return 0;
 }
 
+/*
+ * truncate_split - split the large folio holding page @start and some before it, if there is
+ * one, dropping its pages from @start on: the pages before stay cached. If it cannot be split
+ * (a reader holds it), the loop of lv_file_truncate() drops all of it.
+ * Context: @file's mapping lock held.
+ */
+static void truncate_split(struct lv_file *file, unsigned long start)
+{
+	struct xa_node *leaf = xa_find_leaf(file, start, false);
+	struct lv_folio *folio;
+
+	if (!leaf)
+		return;
+	folio = leaf->slots[start & XA_CHUNK_MASK];
+	if (folio && !xa_is_value(folio) && folio_test_large(folio) && folio->index < start)
+		split_folio_locked(folio, NULL, 0, start);
+}
+
 int lv_file_truncate(struct lv_file *file, uint64_t size)
 {
 	/* The page holding the new end goes too: its bytes past the end must read as zeros. */
@@ -869,6 +892,7 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	WRITE_ONCE(file->size, size);
 	if (size < file->fill_limit)
 		file->fill_limit = size;
+	truncate_split(file, start);
 	for (;;) {
 		struct lv_folio *batch[XA_CHUNK_SIZE];
 		unsigned int nr = 0;
@@ -1079,6 +1103,63 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 out:
 	rcu_read_unlock();
 	return err;
+}
+
+/* ---- splitting (huge_memory.c) ------------------------------------------------------------- */
+
+/**
+ * filemap_lock_owner - lock the file caching @folio, for a split.
+ * Return: the file, its mapping lock held, if @folio is still in its slots; else NULL.
+ * Context: RCU read-side critical section (keeps a file being closed valid to lock); the
+ * caller holds a reference on @folio.
+ */
+struct lv_file *filemap_lock_owner(struct lv_folio *folio)
+{
+	struct lv_file *file = folio_file_mapping(folio);
+	struct xa_node *leaf;
+
+	if (!file)
+		return NULL;
+	lv_lock_acquire(&file->lock);
+	leaf = folio_file_mapping(folio) == file ? xa_find_leaf(file, folio->index, false) : NULL;
+	if (leaf && leaf->slots[folio->index & XA_CHUNK_MASK] == folio)
+		return file;
+	lv_lock_release(&file->lock);
+	return NULL;
+}
+
+void filemap_unlock_owner(struct lv_file *file)
+{
+	lv_lock_release(&file->lock);
+}
+
+/**
+ * filemap_split_store - point the slots of large @folio, being split, at its pages: the frame
+ * of each page is already an order-0 folio whose index is its slot's. Readers that find one
+ * fail to try-get it until the split unfreezes it, and look again. The slots' counts stay.
+ * Context: @file's mapping lock held; @folio's count is frozen.
+ */
+void filemap_split_store(struct lv_file *file, struct lv_folio *folio)
+{
+	unsigned long nr = (unsigned long)folio_nr_pages(folio);
+	struct xa_node *leaf = xa_find_leaf(file, folio->index, false);
+
+	lockdep_assert_held(&file->lock);
+	VM_BUG_ON_FOLIO(!leaf || leaf->slots[folio->index & XA_CHUNK_MASK] != folio, folio);
+	for (unsigned long i = 1; i < nr; i++)
+		rcu_assign_pointer_lv(leaf->slots[(folio->index + i) & XA_CHUNK_MASK], folio + i);
+}
+
+/*
+ * filemap_split_drop - take @page, a page of a split folio past a truncation, out of @file: no
+ * shadow (truncated pages leave none). Its count stays frozen: the split frees it.
+ * Context: @file's mapping lock held; no LRU lock (the slot's leaf may join a shadow list).
+ */
+void filemap_split_drop(struct lv_file *file, struct lv_folio *page)
+{
+	bool dropped = page_cache_delete(file, page, NULL);
+
+	VM_BUG_ON_FOLIO(!dropped, page);
 }
 
 /* ---- eviction ------------------------------------------------------------------------------ */

@@ -653,6 +653,11 @@ void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
 int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
+struct lv_file *filemap_lock_owner(struct lv_folio *folio);
+void filemap_unlock_owner(struct lv_file *file);
+void folio_zero_holes(struct lv_folio *folio);
+void filemap_split_store(struct lv_file *file, struct lv_folio *folio);
+void filemap_split_drop(struct lv_file *file, struct lv_folio *page);
 unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start, struct lv_folio **batch,
 				unsigned int max);
 struct lv_machine *file_machine(const struct lv_file *file);
@@ -702,6 +707,20 @@ static inline int split_folio(struct lv_folio *folio)
 {
 	return split_folio_to_list(folio, NULL);
 }
+/*
+ * split_folio_locked - split_folio_to_list() for a caller that holds the owner's lock (the mm's
+ * page_table_lock, the file's mapping lock) and @extra references besides the owner's (0: the
+ * owner's alone keep it). Pages at file index @end and beyond leave the page cache and are
+ * freed (truncation; ULONG_MAX keeps them), as are anon pages no entry maps any more.
+ */
+int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra, unsigned long end);
+#ifdef LV_DEBUG
+/*
+ * Tests: called by a split once the folio's count is frozen, before the lruvec lock, with the
+ * owner's lock held. Set and cleared by a test while no split runs.
+ */
+extern void (*split_frozen_hook)(struct lv_folio *folio);
+#endif
 
 /* mlock.c */
 struct vm_area;

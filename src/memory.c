@@ -40,6 +40,8 @@
 #include "mm_inline.h"
 #include "mm_types.h"
 
+#include <limits.h>
+
 #include <string.h>
 
 #define BRK_BASE      (0x10000000ull >> PAGE_SHIFT) /* first heap page */
@@ -208,9 +210,66 @@ static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *
 }
 
 /*
+ * large_run - for the large folio mapped at page @vpn of @vma: *@stop is where its entries in
+ * [@vpn, @end) of @vma end, *@here how many there are. Return: whether they are all of its
+ * entries in @mm (the range covers the folio's whole mapping).
+ */
+static bool large_run(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, uint64_t end,
+		      uint64_t *stop, long *here)
+{
+	struct lv_folio *folio = *vma_pte(vma, vpn);
+	uint64_t last = folio->index + (uint64_t)folio_nr_pages(folio);
+
+	lockdep_assert_held(&mm->page_table_lock);
+	if (last > end)
+		last = end;
+	if (last > vma->end)
+		last = vma->end;
+	*here = 0;
+	for (uint64_t v = vpn; v < last; v++)
+		*here += *vma_pte(vma, v) == folio;
+	*stop = last;
+	return *here == folio_mapcount_mm(mm, folio);
+}
+
+/*
+ * zap_large - unmap the entries of the large folio mapped at page @vpn of @vma that lie in
+ * [@vpn, @end). If they are all its entries, the folio leaves the mm at once: one reference
+ * goes to @tlb, the others are dropped here (none of them can be the last). Otherwise it is
+ * split, and its pages are unmapped one by one; if it cannot be split (someone holds a
+ * reference), its entries in the range are cleared and it stays, large, mapped by the rest.
+ * Return: the next page to look at (@vpn again after a split).
+ */
+static uint64_t zap_large(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, uint64_t end,
+			  struct mmu_gather *tlb)
+{
+	struct lv_folio *folio = *vma_pte(vma, vpn);
+	bool whole;
+	uint64_t stop;
+	long here;
+
+	whole = large_run(mm, vma, vpn, end, &stop, &here);
+	if (!whole && !split_folio_locked(folio, NULL, 0, ULONG_MAX))
+		return vpn;
+	for (uint64_t v = vpn; v < stop; v++)
+		if (*vma_pte(vma, v) == folio)
+			*vma_pte(vma, v) = NULL;
+	if (whole)
+		WRITE_ONCE(folio->mapping, NULL);
+	WRITE_ONCE(mm->rss, mm->rss - here);
+	__atomic_fetch_sub(&folio->_refcount, (int)here - 1, __ATOMIC_RELEASE);
+	if (tlb->nr == tlb->max)
+		tlb_flush(tlb);
+	tlb->folios[tlb->nr++] = folio;
+	return stop;
+}
+
+/*
  * zap_range - unmap the present pages of @vma in [start, end). A folio of a locked region is
  * munlocked as it leaves (the kernel's munlock_vma_folio() from the rmap removal), once per
- * folio: mlock_folio() set PG_mlocked under this page_table_lock, so the unlocked test sees it.
+ * folio, before a large one is split or unmapped: mlock_folio() set PG_mlocked under this
+ * page_table_lock, so the unlocked test sees it, and a large folio's munlock is never
+ * batched, so it holds no reference that would keep the split from freezing the count.
  */
 static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		      struct mmu_gather *tlb)
@@ -218,17 +277,24 @@ static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uin
 	struct lv_folio *last = NULL;
 
 	lockdep_assert_held(&mm->page_table_lock);
-	for (uint64_t vpn = start; vpn < end; vpn++) {
+	for (uint64_t vpn = start; vpn < end;) {
 		struct lv_folio **pte = vma_pte(vma, vpn);
 
-		if (!*pte)
+		if (!*pte) {
+			vpn++;
 			continue;
+		}
 		if ((vma->vm_flags & VM_LOCKED) && *pte != last && folio_test_mlocked(*pte)) {
 			munlock_folio(*pte);
 			tlb->munlocked = true;
 		}
 		last = *pte;
-		zap_pte(mm, pte, tlb);
+		if (folio_test_large(*pte)) {
+			vpn = zap_large(mm, vma, vpn, end, tlb);
+		} else {
+			zap_pte(mm, pte, tlb);
+			vpn++;
+		}
 	}
 }
 
@@ -718,25 +784,47 @@ enum access_op { ACCESS_READ, ACCESS_WRITE, ACCESS_MEMSET };
 static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, char *buf, int c,
 		       enum access_op op)
 {
-	struct lv_folio *new = NULL, *folio, **pte;
+	struct lv_folio *new = NULL, *huge = NULL, *folio, **pte;
+	bool huge_tried = false;
 	struct vm_area *vma;
+	uint64_t haddr = THP_NO_FAULT;
 	char *data;
 	int err;
 
 	for (;;) {
+		unsigned long vm_flags;
+
 		lv_lock_acquire(&mm->page_table_lock);
 		vma = find_vma(mm, vpn);
 		if (!vma) {
 			lv_lock_release(&mm->page_table_lock);
 			if (new)
 				lv_folio_put(new); /* unmapped while we allocated */
+			if (huge)
+				lv_folio_put(huge);
 			return -EFAULT;
 		}
 		pte = vma_pte(vma, vpn);
+		/* A huge page allocated unlocked goes in if its block is still empty. */
+		if (huge && thp_fault_map(mm, huge, haddr))
+			huge = NULL;
 		folio = *pte;
 		if (folio || op == ACCESS_READ || new)
 			break;
+		vm_flags = vma->vm_flags;
+		if (!huge_tried)
+			haddr = thp_fault_suitable(mm, vma, vpn);
 		lv_lock_release(&mm->page_table_lock);
+		if (huge) {
+			/* A racing fault took part of the block: fall back to a small page. */
+			lv_folio_put(huge);
+			huge = NULL;
+		} else if (!huge_tried && haddr != THP_NO_FAULT) {
+			huge_tried = true;
+			huge = thp_fault_alloc(mm, vm_flags);
+			if (huge)
+				continue;
+		}
 		/*
 		 * A write of the whole page need not zero it first: the page is installed and
 		 * written in one page_table_lock section, so nobody sees what it held before.
@@ -758,6 +846,9 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		new = NULL;
 	}
 	data = folio ? lv_folio_data(folio) : NULL;
+	/* Every entry of a large folio points at its head: the page is at its offset. */
+	if (data && folio_test_large(folio))
+		data += (vpn - folio->index) * LV_PAGE_SIZE;
 	if (op == ACCESS_READ) {
 		if (data)
 			memcpy(buf, data + off, len);
@@ -777,6 +868,8 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 	lv_lock_release(&mm->page_table_lock);
 	if (new)
 		lv_folio_put(new); /* another thread faulted it in first */
+	if (huge)
+		lv_folio_put(huge);
 	return 0;
 }
 
@@ -817,6 +910,50 @@ int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len)
 
 /* ---- madvise ------------------------------------------------------------------------------- */
 
+/* madvise_folio - apply LV_MADV_COLD or LV_MADV_FREE to one folio, small or whole. */
+static void madvise_folio(struct lv_folio *folio, int advice)
+{
+	if (advice == LV_MADV_COLD) {
+		lv_folio_deactivate(folio);
+		return;
+	}
+	/* Clean now: reclaim may drop it unless it is written again. */
+	folio_clear_dirty(folio);
+	if (folio_test_swapbacked(folio))
+		lv_folio_mark_lazyfree(folio);
+}
+
+/*
+ * madvise_range - apply LV_MADV_COLD or LV_MADV_FREE to the present pages of @vma in [@s, @e).
+ * A large folio the range covers whole is advised once; one it covers in part is split first
+ * and its pages in the range advised one by one, or left alone if it cannot be split, as the
+ * kernel leaves it.
+ */
+static void madvise_range(struct lv_mm *mm, struct vm_area *vma, uint64_t s, uint64_t e, int advice)
+{
+	lockdep_assert_held(&mm->page_table_lock);
+	for (uint64_t vpn = s; vpn < e;) {
+		struct lv_folio *folio = *vma_pte(vma, vpn);
+		uint64_t stop;
+		long here;
+
+		if (!folio) {
+			vpn++;
+			continue;
+		}
+		if (!folio_test_large(folio)) {
+			madvise_folio(folio, advice);
+			vpn++;
+			continue;
+		}
+		if (large_run(mm, vma, vpn, e, &stop, &here))
+			madvise_folio(folio, advice);
+		else if (!split_folio_locked(folio, NULL, 0, ULONG_MAX))
+			continue; /* small pages now: look at them again */
+		vpn = stop;
+	}
+}
+
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 {
 	uint64_t start, end, covered = 0;
@@ -825,8 +962,19 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 	struct vm_area *vma;
 
 	if (!page_range(addr, len, &start, &end) ||
-	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD))
+	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD &&
+	     advice != LV_MADV_HUGEPAGE && advice != LV_MADV_NOHUGEPAGE))
 		return -EINVAL;
+	if (advice == LV_MADV_HUGEPAGE || advice == LV_MADV_NOHUGEPAGE) {
+		/* One excludes the other, as in the kernel's hugepage_madvise(). */
+		bool huge = advice == LV_MADV_HUGEPAGE;
+		long pages = mm_vma_modify_flags(mm, start, end, huge ? VM_HUGEPAGE : VM_NOHUGEPAGE,
+						 huge ? VM_NOHUGEPAGE : VM_HUGEPAGE, NULL, NULL);
+
+		if (pages < 0)
+			return (int)pages;
+		return (uint64_t)pages == end - start ? 0 : -ENOMEM;
+	}
 	/*
 	 * Folios still in this CPU's lru_add batch could be neither deactivated nor freed. As
 	 * the kernel's lru_add_drain(), this is local: folios queued on another slot (the add
@@ -845,24 +993,10 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 		if (s >= e)
 			continue;
 		covered += e - s;
-		if (advice == LV_MADV_DONTNEED) {
+		if (advice == LV_MADV_DONTNEED)
 			zap_range(mm, vma, s, e, &tlb);
-			continue;
-		}
-		for (uint64_t vpn = s; vpn < e; vpn++) {
-			struct lv_folio *folio = *vma_pte(vma, vpn);
-
-			if (!folio)
-				continue;
-			if (advice == LV_MADV_COLD) {
-				lv_folio_deactivate(folio);
-				continue;
-			}
-			/* Clean now: reclaim may drop it unless it is written again. */
-			folio_clear_dirty(folio);
-			if (folio_test_swapbacked(folio))
-				lv_folio_mark_lazyfree(folio);
-		}
+		else
+			madvise_range(mm, vma, s, e, advice);
 	}
 	lv_lock_release(&mm->page_table_lock);
 	tlb_finish_mmu(&tlb, mm);
@@ -872,24 +1006,29 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 /* ---- reverse map: reclaim and migration ---------------------------------------------------- */
 
 /*
- * mm_lock_folio - lock the mm that maps @folio and return its entry, or NULL (unlocked) if
- * the folio is no longer mapped by an mm.
+ * mm_lock_folio - lock the mm that maps @folio. A small folio's entry is then *@ptep; a
+ * large folio's entries are the ones in [index, index + 2^order) that point at it
+ * (folio_mapcount_mm() counts them), and *@ptep is NULL.
+ * Return: the mm, locked, or NULL (unlocked) if the folio is no longer mapped by an mm.
  * Context: RCU read-side critical section (keeps the mm valid to lock).
  */
-static struct lv_folio **mm_lock_folio(struct lv_folio *folio, struct lv_mm **mmp)
+static struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep)
 {
 	struct lv_mm *mm = folio_anon_mm(folio);
 	struct vm_area *vma;
 
+	*ptep = NULL;
 	if (!mm)
 		return NULL;
 	lv_lock_acquire(&mm->page_table_lock);
 	if (folio_anon_mm(folio) == mm) {
+		if (folio_test_large(folio))
+			return mm;
 		vma = find_vma(mm, folio->index);
 		VM_BUG_ON_FOLIO(!vma || *vma_pte(vma, folio->index) != folio, folio);
 		if (vma && *vma_pte(vma, folio->index) == folio) {
-			*mmp = mm;
-			return vma_pte(vma, folio->index);
+			*ptep = vma_pte(vma, folio->index);
+			return mm;
 		}
 	}
 	lv_lock_release(&mm->page_table_lock);
@@ -899,7 +1038,8 @@ static struct lv_folio **mm_lock_folio(struct lv_folio *folio, struct lv_mm **mm
 /**
  * try_to_unmap_lazyfree - reclaim an isolated lazyfree folio from the mm that maps it. One
  * written since LV_MADV_FREE is swap-backed again and goes back to the active anon list, as
- * the kernel's shrink_folio_list() does.
+ * the kernel's shrink_folio_list() does. A clean large folio is not freed here: reclaim
+ * splits it first, and its pages come here one by one; one that could not be split stays.
  * Return: true if the folio left the mm; its count is then zero and the caller frees it.
  * Context: the caller owns the isolation reference and holds no lock.
  */
@@ -912,8 +1052,8 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 	/* Only lazyfree folios sit on the file lists reclaim scans; a written one went to anon. */
 	VM_BUG_ON_FOLIO(folio_test_swapbacked(folio), folio);
 	rcu_read_lock();
-	pte = mm_lock_folio(folio, &mm);
-	if (!pte) {
+	mm = mm_lock_folio(folio, &pte);
+	if (!mm) {
 		rcu_read_unlock();
 		/* Unmapped while isolated: only the isolation holds it. */
 		return folio_ref_freeze(folio, 1);
@@ -929,7 +1069,7 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 		/* Isolated, so unlinked: PG_swapbacked may change. */
 		folio_set_swapbacked(folio);
 		folio_set_active(folio);
-	} else if (folio_ref_freeze(folio, 2 /* the entry's and the isolation's */)) {
+	} else if (pte && folio_ref_freeze(folio, 2 /* the entry's and the isolation's */)) {
 		pte_clear_folio(mm, pte);
 		freed = true;
 	}
@@ -962,30 +1102,46 @@ struct lv_folio *anon_folio_get(struct lv_mm *mm, uint64_t vpn, int *err)
 /**
  * anon_folio_replace - the anon half of migration: if @old is still mapped and exactly
  * @expected references exist, freeze them, copy @old into @new and point the entry at @new.
- * Return: 0 (@old's count is zero, @new holds the entry's reference plus the caller's),
+ * @expected counts the owner's references as one; a large folio has one per entry mapping
+ * it, all of which are counted and switched to @new.
+ * Return: 0 (@old's count is zero, @new holds the entries' references plus the caller's),
  * -EAGAIN (someone holds a transient reference: retry), -EBUSY (@old is no longer mapped).
  * Context: the caller owns @old's isolation; no lock held.
  */
 int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 {
+	uint64_t index = old->index;
+	long nr = folio_nr_pages(old), mapped = 1;
 	struct lv_folio **pte;
 	struct lv_mm *mm;
 	int err = 0;
 
 	rcu_read_lock();
-	pte = mm_lock_folio(old, &mm);
-	if (!pte) {
+	mm = mm_lock_folio(old, &pte);
+	if (mm && !pte)
+		mapped = folio_mapcount_mm(mm, old);
+	if (!mm) {
 		err = -EBUSY;
-	} else if (!folio_ref_freeze(old, expected)) {
+	} else if (!folio_ref_freeze(old, expected - 1 + (int)mapped)) {
 		err = -EAGAIN;
 	} else {
 		folio_copy_data(new, old);
 		folio_migrate_copy(new, old);
 		mlock_migrate_folio(new, old);
-		folio_get(new); /* the entry's */
-		*pte = new;
+		/* The entries' references. */
+		__atomic_fetch_add(&new->_refcount, (int)mapped, __ATOMIC_RELAXED);
+		if (pte) {
+			*pte = new;
+		} else {
+			for (long i = 0; i < nr; i++) {
+				struct vm_area *vma = find_vma(mm, index + (uint64_t)i);
+
+				if (vma && *vma_pte(vma, index + (uint64_t)i) == old)
+					*vma_pte(vma, index + (uint64_t)i) = new;
+			}
+		}
 	}
-	if (pte)
+	if (mm)
 		lv_lock_release(&mm->page_table_lock);
 	rcu_read_unlock();
 	return err;
@@ -993,7 +1149,8 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 
 /*
  * gather_misplaced - take a reference on up to @max folios of @mm at pages >= *@vpn that sit
- * on a node in @from_nodes other than @to_node; *@vpn moves past the last page looked at.
+ * on a node in @from_nodes other than @to_node, each folio once (a large one is mapped by up
+ * to 512 entries); *@vpn moves past the last page looked at.
  * Return: how many were gathered (0: none left).
  */
 static unsigned int gather_misplaced(struct lv_mm *mm, uint64_t *vpn, uint64_t from_nodes,
@@ -1011,9 +1168,13 @@ static unsigned int gather_misplaced(struct lv_mm *mm, uint64_t *vpn, uint64_t f
 			struct lv_folio *folio = *vma_pte(vma, v);
 
 			if (folio && (from_nodes & (1ull << folio_nid(folio))) &&
-			    folio_nid(folio) != to_node) {
+			    folio_nid(folio) != to_node && (!nr || batch[nr - 1] != folio)) {
 				folio_get(folio);
 				batch[nr++] = folio;
+				/* Its other entries follow it: skip them (in any region). */
+				if (folio_test_large(folio) &&
+				    folio->index + (uint64_t)folio_nr_pages(folio) > v + 1)
+					v = folio->index + (uint64_t)folio_nr_pages(folio) - 1;
 			}
 		}
 		if (v > *vpn)
@@ -1046,9 +1207,36 @@ long mm_migrate_walk(struct lv_mm *mm, uint64_t from_nodes, int to_node)
 
 /* ---- lv_check ------------------------------------------------------------------------------ */
 
+/* quiescent_entry - the entry of page @vpn of @mm, read without its lock (lv_check only). */
+static struct lv_folio *quiescent_entry(struct lv_mm *mm, uint64_t vpn)
+{
+	struct list_head *pos;
+
+	list_for_each (pos, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
+
+		if (vpn >= vma->start && vpn < vma->end)
+			return *vma_pte(vma, vpn);
+	}
+	return NULL;
+}
+
+/* check_large_refs - @folio, large and mapped by @mm, holds a reference per entry mapping it. */
+static void check_large_refs(struct lv_mm *mm, struct lv_folio *folio,
+			     void (*bad)(void *, const char *, const void *), void *arg)
+{
+	uint64_t nr = (uint64_t)folio_nr_pages(folio);
+	long mapped = 0;
+
+	for (uint64_t i = 0; i < nr; i++)
+		mapped += quiescent_entry(mm, folio->index + i) == folio;
+	if (folio_ref_count(folio) < mapped)
+		bad(arg, "large folio: fewer references than entries", folio);
+}
+
 /*
- * check_mms - report every page table entry whose folio does not map back to it, and every
- * mm whose rss disagrees with its entries.
+ * check_mms - report every page table entry whose folio does not map back to it, every large
+ * folio with fewer references than entries, and every mm whose rss disagrees with its entries.
  * Context: quiescent machine (no page_table_lock is taken: it ranks below the memcg mutex).
  */
 void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const void *), void *arg)
@@ -1058,6 +1246,7 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 
 	lv_lock_acquire(&m->memcg_mutex);
 	list_for_each (pos, &m->mms) {
+		struct lv_folio *prev = NULL;
 		long present = 0;
 
 		mm = list_entry(pos, struct lv_mm, mms);
@@ -1066,14 +1255,24 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 
 			for (uint64_t vpn = vma->start; vpn < vma->end; vpn++) {
 				struct lv_folio *folio = *vma_pte(vma, vpn);
+				uint64_t nr;
 
-				if (!folio)
+				if (!folio) {
+					prev = NULL;
 					continue;
+				}
 				present++;
-				if (folio_anon_mm(folio) != mm || folio->index != vpn)
+				nr = (uint64_t)folio_nr_pages(folio);
+				/* A large folio's entries point at its head, from its index. */
+				if (folio_anon_mm(folio) != mm || vpn < folio->index ||
+				    vpn >= folio->index + nr || (nr == 1 && folio->index != vpn))
 					bad(arg, "page table entry's folio maps elsewhere", folio);
 				if (folio_ref_count(folio) < 1)
 					bad(arg, "mapped folio has no reference", folio);
+				/* Once per run of its entries: a large folio is usually one run. */
+				if (nr > 1 && folio != prev)
+					check_large_refs(mm, folio, bad, arg);
+				prev = folio;
 			}
 		}
 		if (present != mm->rss)

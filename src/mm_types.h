@@ -61,4 +61,13 @@ typedef void (*vma_apply_fn)(struct lv_mm *mm, struct vm_area *vma, uint64_t sta
 long mm_vma_modify_flags(struct lv_mm *mm, uint64_t start, uint64_t end, unsigned long set,
 			 unsigned long clear, vma_apply_fn fn, void *arg);
 
+/* huge_memory.c */
+#define HPAGE_PMD_ORDER 9 /* a huge page: 2 MiB, the kernel's PMD size on x86-64 */
+#define HPAGE_PMD_NR	(1ul << HPAGE_PMD_ORDER)
+#define THP_NO_FAULT	UINT64_MAX /* thp_fault_suitable(): no huge page here */
+uint64_t thp_fault_suitable(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn);
+struct lv_folio *thp_fault_alloc(struct lv_mm *mm, unsigned long vm_flags);
+bool thp_fault_map(struct lv_mm *mm, struct lv_folio *folio, uint64_t haddr);
+long folio_mapcount_mm(struct lv_mm *mm, struct lv_folio *folio);
+
 #endif /* LV_MM_TYPES_H */

@@ -347,6 +347,14 @@ static unsigned long shrink_folio_list(struct list_head *list)
 
 		list_del(&folio->lru);
 		if (folio_anon_mm(folio)) {
+			/*
+			 * A clean large folio is split before it is lazily freed: its pages follow
+			 * on @list, isolated, and each leaves with its own entry. A written one
+			 * needs no split: all of it goes back to anon.
+			 */
+			if (folio_test_large(folio) && !folio_test_dirty(folio) &&
+			    folio_evictable(folio))
+				split_folio_to_list(folio, list);
 			/* Lazyfree: freed unless written since; a written one goes back to anon. */
 			freed = folio_evictable(folio) && try_to_unmap_lazyfree(folio);
 		} else if (folio_test_dirty(folio) || folio_test_writeback(folio)) {
