@@ -233,12 +233,25 @@ static bool large_run(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, uint6
 }
 
 /*
+ * zap_large_split - split the large folio mapped at page @vpn of @vma if [@vpn, @end) covers
+ * only part of its mapping, so that its pages can leave one by one. Return: whether it was
+ * split (false: covered whole, or someone holds a reference and it stays large).
+ */
+static bool zap_large_split(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, uint64_t end)
+{
+	uint64_t stop;
+	long here;
+
+	return !large_run(mm, vma, vpn, end, &stop, &here) &&
+	       !split_folio_locked(*vma_pte(vma, vpn), NULL, 0, ULONG_MAX);
+}
+
+/*
  * zap_large - unmap the entries of the large folio mapped at page @vpn of @vma that lie in
  * [@vpn, @end). If they are all its entries, the folio leaves the mm at once: one reference
- * goes to @tlb, the others are dropped here (none of them can be the last). Otherwise it is
- * split, and its pages are unmapped one by one; if it cannot be split (someone holds a
- * reference), its entries in the range are cleared and it stays, large, mapped by the rest.
- * Return: the next page to look at (@vpn again after a split).
+ * goes to @tlb, the others are dropped here (none of them can be the last). Otherwise (it
+ * could not be split: someone holds a reference), its entries in the range are cleared and it
+ * stays, large, mapped by the rest. Return: the next page to look at.
  */
 static uint64_t zap_large(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, uint64_t end,
 			  struct mmu_gather *tlb)
@@ -249,8 +262,6 @@ static uint64_t zap_large(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, u
 	long here;
 
 	whole = large_run(mm, vma, vpn, end, &stop, &here);
-	if (!whole && !split_folio_locked(folio, NULL, 0, ULONG_MAX))
-		return vpn;
 	for (uint64_t v = vpn; v < stop; v++)
 		if (*vma_pte(vma, v) == folio)
 			*vma_pte(vma, v) = NULL;
@@ -265,11 +276,12 @@ static uint64_t zap_large(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, u
 }
 
 /*
- * zap_range - unmap the present pages of @vma in [start, end). A folio of a locked region is
- * munlocked as it leaves (the kernel's munlock_vma_folio() from the rmap removal), once per
- * folio, before a large one is split or unmapped: mlock_folio() set PG_mlocked under this
- * page_table_lock, so the unlocked test sees it, and a large folio's munlock is never
- * batched, so it holds no reference that would keep the split from freezing the count.
+ * zap_range - unmap the present pages of @vma in [start, end). A large folio the range covers
+ * in part is split first, so that only its pages in the range leave. A folio of a locked
+ * region is munlocked as it leaves (the kernel's munlock_vma_folio() from the rmap removal),
+ * once per folio: the pieces of a split keep PG_mlocked, and the ones that stay stay mlocked.
+ * mlock_folio() set PG_mlocked under this page_table_lock, so the unlocked test sees it; a
+ * large folio's munlock is never batched, so no batch holds a reference to it afterwards.
  */
 static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		      struct mmu_gather *tlb)
@@ -282,6 +294,10 @@ static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uin
 
 		if (!*pte) {
 			vpn++;
+			continue;
+		}
+		if (folio_test_large(*pte) && zap_large_split(mm, vma, vpn, end)) {
+			last = NULL; /* the head is a folio of its own now */
 			continue;
 		}
 		if ((vma->vm_flags & VM_LOCKED) && *pte != last && folio_test_mlocked(*pte)) {

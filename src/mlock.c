@@ -301,10 +301,28 @@ void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma)
 /* ---- regions ----------------------------------------------------------------------------------
  */
 
+/*
+ * folio_locked_whole - is every page of large @folio mapped by it in a locked region of @mm?
+ * Region parts of one lv_mlock() are flagged one after the other, so only the walk of the
+ * last part a folio spans finds it locked whole, and mlocks it.
+ */
+static bool folio_locked_whole(struct lv_mm *mm, struct lv_folio *folio)
+{
+	for (uint64_t v = folio->index; v < folio->index + (uint64_t)folio_nr_pages(folio); v++) {
+		struct vm_area *vma = find_vma(mm, v);
+
+		if (!vma || !(vma->vm_flags & VM_LOCKED) || *vma_pte(vma, v) != folio)
+			return false;
+	}
+	return true;
+}
+
 /**
  * mlock_vma_range - mlock (@lock) or munlock every folio mapped in [@start, @end) of @vma once;
- * a large folio is mlocked only if it lies wholly in the range, and munlocked if any of it
- * does (all entries of a large folio point at its head, whose index is its first page).
+ * a large folio is mlocked only once every page of it lies in a locked region (the kernel's
+ * folio_within_vma() test, across the parts one call flags), and munlocked if any of it
+ * stops being locked (all entries of a large folio point at its head, whose index is its
+ * first page).
  * Context: @mm's page_table_lock held; no LRU lock held.
  */
 void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end, bool lock)
@@ -312,23 +330,14 @@ void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint
 	lockdep_assert_held(&mm->page_table_lock);
 	for (uint64_t vpn = start; vpn < end; vpn++) {
 		struct lv_folio *folio = *vma_pte(vma, vpn);
-		uint64_t last;
 
 		if (!folio)
 			continue;
-		last = folio->index + (uint64_t)folio_nr_pages(folio);
-		if (folio_test_large(folio) && vpn != folio->index) {
-			/* The range starts inside the folio: not wholly in it. */
-			if (!lock)
-				munlock_folio(folio);
-			vpn = last - 1;
-			continue;
-		}
-		if (lock && last <= end)
-			mlock_folio(folio);
-		else if (!lock)
+		if (!lock)
 			munlock_folio(folio);
-		vpn = last - 1;
+		else if (!folio_test_large(folio) || folio_locked_whole(mm, folio))
+			mlock_folio(folio);
+		vpn = folio->index + (uint64_t)folio_nr_pages(folio) - 1;
 	}
 }
 

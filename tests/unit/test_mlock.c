@@ -790,6 +790,82 @@ static void test_munmap_race(void)
 	finish_mm(m, mm, a, "race");
 }
 
+
+/*
+ * Huge pages in locked regions: a huge fault in a locked region is mlocked whole; lv_mlock()
+ * of a huge page covered whole mlocks it, of part of it does not; a munlock of part of it
+ * munlocks all of it; a partial munmap of a locked huge page splits it, and the pages that
+ * stay stay mlocked while those that leave are munlocked.
+ */
+static void test_huge(void)
+{
+	const uint64_t huge = 2ul << 20, nr = huge / PAGE;
+	struct lv_config cfg = test_config(0, 1);
+	struct lv_machine *m;
+	struct lv_memcg *memcg;
+	struct lv_folio *f;
+	uint64_t addr, h;
+	struct lv_mm *mm;
+
+	cfg.node_mem_bytes = 32ul << 20;
+	cfg.no_kcompactd = true;
+	m = new_machine(&cfg);
+	memcg = new_memcg(m, NULL, "huge");
+	mm = lv_mm_create(m, memcg, 0);
+	if (!mm)
+		BAIL_OUT("lv_mm_create");
+
+	/* A locked region faults its huge page in mlocked. */
+	if (lv_mmap_flags(mm, 2 * huge, LV_MAP_LOCKED, &addr) ||
+	    lv_madvise(mm, addr, 2 * huge, LV_MADV_HUGEPAGE))
+		BAIL_OUT("locked huge region");
+	h = (addr + huge - 1) & ~(huge - 1);
+	ok(lv_mm_memset(mm, h, 1, 1) == 0, "huge: fault in a locked huge region");
+	lv_lru_add_drain(m);
+	f = folio_at(mm, h);
+	is(lv_folio_nr_pages(f), nr, "huge: the fault mapped a huge page");
+	ok(lv_folio_test(f, LV_PG_MLOCKED) && lv_folio_test(f, LV_PG_UNEVICTABLE),
+	   "huge: mlocked and unevictable");
+	is(st(m, memcg, LV_NR_MLOCK), nr, "huge: nr_mlock counts its 512 pages");
+	is(lv_munmap(mm, addr, 2 * huge), 0, "huge: munmap of the locked region");
+	lv_lru_add_drain_all(m);
+	is(st(m, memcg, LV_NR_MLOCK), 0, "huge: nr_mlock back to 0 after the munmap");
+
+	/* lv_mlock() of part of a huge page leaves it alone; of all of it mlocks it. */
+	if (lv_mmap(mm, 2 * huge, &addr) || lv_madvise(mm, addr, 2 * huge, LV_MADV_HUGEPAGE))
+		BAIL_OUT("huge region");
+	h = (addr + huge - 1) & ~(huge - 1);
+	if (lv_mm_memset(mm, h, 1, 1) || lv_folio_nr_pages(folio_at(mm, h)) != nr)
+		BAIL_OUT("no huge page");
+	is(lv_mlock(mm, h, PAGE), 0, "huge: lv_mlock of its first page");
+	is(st(m, memcg, LV_NR_MLOCK), 0, "huge: a huge page covered in part is not mlocked");
+	is(lv_mlock(mm, h, huge), 0, "huge: lv_mlock of all of it");
+	f = folio_at(mm, h);
+	ok(lv_folio_nr_pages(f) == nr && lv_folio_test(f, LV_PG_MLOCKED),
+	   "huge: covered whole, it is mlocked, still huge");
+	is(st(m, memcg, LV_NR_MLOCK), nr, "huge: nr_mlock 512");
+	is(lv_munlock(mm, h + PAGE, PAGE), 0, "huge: lv_munlock of one page of it");
+	f = folio_at(mm, h);
+	ok(!lv_folio_test(f, LV_PG_MLOCKED) && !lv_folio_test(f, LV_PG_UNEVICTABLE),
+	   "huge: a munlock of part of it munlocks all of it");
+	is(st(m, memcg, LV_NR_MLOCK), 0, "huge: nr_mlock 0");
+
+	/* A partial munmap of a locked huge page: the pages left stay mlocked. */
+	is(lv_mlock(mm, h, huge), 0, "huge: lv_mlock of all of it again");
+	is(lv_munmap(mm, h + huge / 2, huge / 2), 0, "huge: munmap of its second half");
+	lv_lru_add_drain_all(m);
+	is(lv_mm_rss(mm), nr / 2, "huge: half of it still mapped");
+	is(mlocked_pages(mm, h, (unsigned int)(nr / 2)), nr / 2,
+	   "huge: every page left is mlocked and unevictable");
+	is(lv_folio_nr_pages(folio_at(mm, h)), 1, "huge: the huge page was split");
+	is(st(m, memcg, LV_NR_MLOCK), nr / 2, "huge: nr_mlock counts the half left");
+	is(lv_check(m, NULL), 0, "huge: lv_check");
+	lv_mm_destroy(mm);
+	lv_lru_add_drain_all(m);
+	is(st(m, memcg, LV_NR_MLOCK), 0, "huge: nr_mlock 0 after lv_mm_destroy");
+	finish(m, "huge");
+}
+
 int main(void)
 {
 	for (int v = 0; v < 3; v++) {
@@ -806,5 +882,6 @@ int main(void)
 	test_memcg();
 	test_migrate();
 	test_munmap_race();
+	test_huge();
 	return done_testing();
 }
