@@ -670,6 +670,8 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 
 /* migrate.c */
 int migrate_folio_to(struct lv_folio *folio, int nid);
+int folio_owner_refs(const struct lv_folio *folio);
+int migrate_folio_into(struct lv_folio *folio, struct lv_folio *new, int expected);
 void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old);
 void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
 
