@@ -115,8 +115,8 @@ void (*compact_isolate_hook)(struct lv_folio *folio, enum compact_hook_step step
 #endif
 
 /*
- * compact_hook - call the test hook at @step with no LRU lock held: a scanner that holds one
- * (*@locked) lets go of it first. With @locked NULL (the v1 order) it runs under the lock.
+ * compact_hook - call the test hook at @step. A scanner that passes the lruvec it holds
+ * (*@locked) lets go of it first; one that passes NULL calls the hook with whatever it holds.
  */
 static inline void compact_hook(struct lruvec **locked, struct lv_folio *folio,
 				enum compact_hook_step step)
@@ -370,7 +370,7 @@ static bool isolate_folio(struct compact_control *cc, struct lv_folio *folio, un
 
 	if (!folio_try_get(folio))
 		return false; /* being freed */
-	compact_hook(locked, folio, COMPACT_HOOK_GOT);
+	compact_hook(NULL, folio, COMPACT_HOOK_GOT);
 	/* The acquire orders the checks after the allocation's and the add's stores. */
 	flags = __atomic_load_n(&folio->flags, __ATOMIC_ACQUIRE);
 	if ((flags & want) != want || (flags & PG_ORDER_MASK) >> PG_ORDER_SHIFT != order)
@@ -383,6 +383,7 @@ static bool isolate_folio(struct compact_control *cc, struct lv_folio *folio, un
 		goto isolate_fail_put;
 	if (cc->memcg && !folio_charged_below(folio, cc->memcg))
 		goto isolate_fail_put;
+	compact_hook(locked, folio, COMPACT_HOOK_CHECKED);
 	if (!folio_test_clear_lru(folio))
 		goto isolate_fail_put; /* another actor owns its LRU position */
 	compact_hook(locked, folio, COMPACT_HOOK_PINNED);

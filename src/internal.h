@@ -728,11 +728,13 @@ unsigned long compact_scan_putback(struct lv_machine *m, int nid);
 /* Where the migrate scanner calls compact_isolate_hook (debug builds), for tests that race it. */
 enum compact_hook_step {
 	/*
-	 * The scanner holds its reference and nothing else. With LV_PROTOCOL_V1 this is under
-	 * the lruvec lock, which the hook must not take; otherwise no LRU lock is held.
+	 * The scanner took its reference, and may hold the lruvec lock of the folio before (with
+	 * LV_PROTOCOL_V1: this folio's): the hook may take no lock, only drop a reference that
+	 * is not the last.
 	 */
 	COMPACT_HOOK_GOT,
-	COMPACT_HOOK_PINNED, /* it won the PG_lru pin; no LRU lock held */
+	COMPACT_HOOK_CHECKED, /* it re-checked the folio, about to pin it; no LRU lock held */
+	COMPACT_HOOK_PINNED,  /* it won the PG_lru pin; no LRU lock held */
 	/* it looked the lruvec up and is about to lock it: RCU read-side, no LRU lock held */
 	COMPACT_HOOK_LOCK,
 };
