@@ -325,6 +325,7 @@ static void compact_lock(struct compact_control *cc, struct lv_lock *lock)
  * charge moves, not a removal's reparenting, which rebinds linked folios under the lock of
  * the lruvec they are counted on.
  * Return: @folio's lruvec, locked, which @folio matches.
+ * Context: @locked's lock held if @locked; RCU read-side inside (the lookup until the re-check).
  */
 static struct lruvec *compact_folio_lruvec_relock(struct compact_control *cc,
 						  struct lv_folio *folio, struct lruvec *locked)
@@ -360,6 +361,8 @@ static struct lruvec *compact_folio_lruvec_relock(struct compact_control *cc,
  * *@locked is the lruvec whose lock is held, or NULL, and is kept up to date.
  * Return: true if @folio is isolated (unlinked, PG_lru clear, our reference, on
  * cc->migratepages); false if it was passed over, with any lock held dropped before our put.
+ * Context: *@locked's lock held if *@locked; takes lruvec locks (one at a time); RCU
+ * read-side around the lookups.
  */
 static bool isolate_folio(struct compact_control *cc, struct lv_folio *folio, unsigned int order,
 			  struct lruvec **locked)
@@ -423,6 +426,7 @@ isolate_fail_put:
  * swapping load (docs/protocol.md §7.1). The only concession: the block runs inside one RCU
  * read-side section (isolate_migratepages_block()), so that a removed memcg's lruvec stays
  * readable and what breaks is the protocol, not a use after free.
+ * Context: RCU read-side; *@locked's lock held if *@locked; returns with an lruvec lock held.
  */
 static bool isolate_folio_v1(struct compact_control *cc, struct lv_folio *folio, unsigned int order,
 			     struct lruvec **locked)
@@ -594,6 +598,7 @@ static bool isolated_free_left(const struct compact_control *cc)
  * of the ones below it until one yields something, never a pageblock at or below the one the
  * migrate scanner is in.
  * Return: true if it isolated anything; false once it reached the migrate scanner.
+ * Context: no LRU lock held; takes the zone lock (isolate_freepages_block()).
  */
 static bool isolate_freepages(struct compact_control *cc)
 {
@@ -614,7 +619,10 @@ static bool isolate_freepages(struct compact_control *cc)
 	return false;
 }
 
-/* compaction_alloc - a target of 2^@order pages, scanning for more free blocks as needed. */
+/*
+ * compaction_alloc - a target of 2^@order pages, scanning for more free blocks as needed.
+ * Context: as isolate_freepages().
+ */
 static struct lv_folio *compaction_alloc(struct compact_control *cc, unsigned int order)
 {
 	for (;;) {
@@ -879,6 +887,7 @@ struct kcompactd {
 /*
  * kcompactd_do_work - compact for the order an allocation asked for, unless the node cannot
  * make it or it is deferred, or a block is free already.
+ * Context: kcompactd, busy; no lock held; may block.
  */
 static void kcompactd_do_work(struct kcompactd *k, unsigned int order)
 {
@@ -905,6 +914,7 @@ static void kcompactd_do_work(struct kcompactd *k, unsigned int order)
  * pageblock: compaction then only shuffles what reclaim is about to evict (the kernel skips
  * nodes whose kswapd runs). A pass that did not lower the score defers the next ones by
  * 2^COMPACT_MAX_DEFER_SHIFT periods, as the kernel's proactive_defer.
+ * Context: kcompactd, busy; no lock held; may block.
  */
 static void kcompactd_proactive(struct kcompactd *k)
 {
