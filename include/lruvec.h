@@ -156,9 +156,12 @@ enum lv_protocol {
  *                  readahead; a miss falls back to one page when no such block is free.
  * @thp:            see &enum lv_thp_mode.
  * @thp_defrag:     see &enum lv_thp_defrag.
- * @compaction_proactiveness: 0..100, as the vm.compaction_proactiveness sysctl: kcompactd
- *                  compacts a node on its own while the node's fragmentation score is above
- *                  100 - this value (0 turns proactive compaction off).
+ * @compaction_proactiveness: 0..100, as the vm.compaction_proactiveness sysctl: every 500 ms
+ *                  kcompactd compacts a node on its own if the node's fragmentation score
+ *                  (the percentage of its free pages in blocks smaller than 2^LV_MAX_ORDER) is
+ *                  above a low mark + 10 (at most 100), until it is down to the low mark,
+ *                  100 - this value (at least 5), unless the node lacks the free memory for
+ *                  such a block (0 turns proactive compaction off).
  * @compact_unevictable_allowed: compaction may move unevictable (mlocked) folios, as the
  *                  vm.compact_unevictable_allowed sysctl.
  * @no_kcompactd:   do not start a kcompactd thread per node (compaction is then direct only).
@@ -1418,11 +1421,20 @@ unsigned long lv_memcg_reclaim(struct lv_memcg *memcg, unsigned long nr);
  * @order: stop as soon as a free block of this order exists (0..LV_MAX_ORDER); -1 compacts
  *         the whole node.
  *
+ * Movable folios are those on an LRU that only their owner holds (an address space's page
+ * table entries, or the page cache): a folio the caller or anyone else holds a reference on
+ * is pinned and stays, as does an unevictable one unless cfg.compact_unevictable_allowed.
+ * A moved folio keeps its data, owner, charge and flags; its copy goes to the LRU through the
+ * calling CPU's lru_add batch, which the pass flushes at its end. Counted in
+ * compact_migrate_scanned, compact_free_scanned, compact_isolated, pgmigrate_success and
+ * pgmigrate_fail, and for @order >= 0 in compact_success or compact_fail; a free block of
+ * @order that exists already makes it return 1 at once, counting nothing.
+ *
  * Return: 1 if a free block of @order exists at the end (for -1: always 0 after a full pass),
  * 0 if the scanners met without making one; -EINVAL (@m NULL, bad node, @order out of range).
  * Context: may block (waits for lruvec, zone and owner locks; throttles while too many folios
- * are isolated); takes lruvec, zone, pcp, mapping and page_table locks, one at a time; RCU
- * read-side.
+ * are isolated); takes lruvec, zone, pcp, mapping and page_table locks, then slot and lruvec
+ * locks (putting the copies on their lists), one at a time; RCU read-side.
  */
 int lv_compact_node(struct lv_machine *m, int nid, int order);
 
@@ -1431,7 +1443,10 @@ int lv_compact_node(struct lv_machine *m, int nid, int order);
  * @memcg: the memcg.
  * @order: as lv_compact_node().
  *
- * Return: as lv_compact_node() for the last node; -EINVAL (@memcg NULL, @order out of range).
+ * The free frames it moves them into are any of the node's.
+ *
+ * Return: as lv_compact_node() for the last node; -EINVAL (@memcg NULL, @order out of range),
+ * -ENOENT (@memcg's removal has returned).
  * Context: as lv_compact_node(); a reference on @memcg for the call.
  */
 int lv_compact_memcg(struct lv_memcg *memcg, int order);
@@ -1442,9 +1457,14 @@ int lv_compact_memcg(struct lv_memcg *memcg, int order);
  * @nid:   the node.
  * @order: 0..LV_MAX_ORDER.
  *
- * Return: -1000 if a free block of @order exists; otherwise 0..1000, where values towards 0
- * mean an allocation would fail for lack of memory and towards 1000 for fragmentation (as
- * /sys/kernel/debug/extfrag/extfrag_index, times 1000); -EINVAL for a bad argument.
+ * Counts the buddy allocator's free blocks (frames cached in per-CPU lists, which cannot serve
+ * a large allocation, are left out).
+ *
+ * Return: -1000 if a free block of @order exists; 0 if no block is free at all; otherwise
+ * 0..1000, where values towards 0 mean an allocation would fail for lack of memory and towards
+ * 1000 for fragmentation (as /sys/kernel/debug/extfrag/extfrag_index, times 1000; the kernel's
+ * formula, which goes below 0 when little memory is free in few blocks, clamped at 0);
+ * -EINVAL for a bad argument.
  * Context: does not block; takes the zone lock.
  */
 int lv_fragmentation_index(struct lv_machine *m, int nid, int order);

@@ -13,7 +13,8 @@
  * exactly the node's frames. Each lruvec's list of shadow-only page cache nodes is as long as
  * its count and holds only nodes bound to it. The other frames of a large folio must be
  * nobody's; a large anon folio may be mapped by many entries, each of which holds a
- * reference (check_mms()).
+ * reference (check_mms()). kcompactd is held off for the whole check, and no compaction
+ * may hold pages isolated.
  */
 #include "internal.h"
 #include "mm_inline.h"
@@ -160,6 +161,7 @@ static void check_lists(struct check *c, struct lruvec *lruvec)
 static void check_memmap(struct check *c, struct pglist_data *pgdat)
 {
 	unsigned long free = 0, allocated = 0, file_pages = 0;
+	long isolated;
 
 	for (unsigned long pfn = 0; pfn < pgdat->nr_pages;) {
 		struct lv_folio *f = &pgdat->memmap[pfn];
@@ -243,6 +245,9 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 	if (file_pages != pgdat->nr_file_pages)
 		check_fail(c, "node %d: %lu folios in files, counter says %lu", pgdat->node_id,
 			   file_pages, pgdat->nr_file_pages);
+	if ((isolated = __atomic_load_n(&pgdat->nr_compact_isolated, __ATOMIC_RELAXED)))
+		check_fail(c, "node %d: compaction holds %ld pages isolated at a quiescent point",
+			   pgdat->node_id, isolated);
 	if (free + allocated != pgdat->nr_pages)
 		check_fail(c, "node %d: %lu free + %lu allocated != %lu frames", pgdat->node_id,
 			   free, allocated, pgdat->nr_pages);
@@ -276,7 +281,12 @@ int lv_check(struct lv_machine *m, FILE *report)
 	struct check c = { .m = m, .out = report ? report : stderr };
 	unsigned int nr_nodes = m->cfg.nr_nodes;
 
-	/* The caller stopped its threads; ours may still be finishing a reclaim pass. */
+	/*
+	 * The caller stopped its threads; ours may still be finishing a compaction or reclaim
+	 * pass. kcompactd first: it also wakes on its own (proactive compaction), so its passes
+	 * are held off until we are done; kswapd is woken only by allocations.
+	 */
+	kcompactd_quiesce(m);
 	kswapd_quiesce(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++) {
 		struct cpu_slot *slot = &m->slots[s];
@@ -350,6 +360,7 @@ out:
 	free(c.charged);
 	free(c.mlocked);
 	free(c.lruvecs);
+	kcompactd_resume(m);
 	if (c.errors > 50)
 		fprintf(c.out, "lv_check: ... %lu violations in all\n", c.errors);
 	return c.errors ? -EUCLEAN : 0;

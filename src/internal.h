@@ -353,7 +353,7 @@ enum { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 struct zone {
 	struct lv_lock lock ____cacheline_aligned;
 	struct list_head free_area[LV_MAX_ORDER + 1]; /* lock */
-	unsigned long nr_free_area[LV_MAX_ORDER + 1]; /* lock */
+	unsigned long nr_free_area[LV_MAX_ORDER + 1]; /* lock for writes; read racily */
 	unsigned long free_pages;		      /* lock for writes; read racily */
 	unsigned long watermark[NR_WMARK];	      /* constant */
 };
@@ -371,6 +371,15 @@ struct pglist_data {
 	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
 	uint64_t compact_events[NR_COMPACT_EVENTS]; /* atomic */
+	/* Compaction (compaction.c). */
+	long nr_compact_isolated; /* atomic: pages compaction's migrate scanners hold isolated */
+	/*
+	 * Deferral after failed compactions, the kernel's per-zone heuristic: atomic (relaxed),
+	 * updated racily by every compactor of the node, as the kernel's are.
+	 */
+	unsigned int compact_considered;  /* attempts since the last failure */
+	unsigned int compact_defer_shift; /* skip up to 2^shift attempts after a failure */
+	int compact_order_failed;	  /* orders from here on are deferred */
 };
 
 static inline void count_compact_event(struct pglist_data *pgdat, enum compact_event ev, long nr)
@@ -562,6 +571,25 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 				     struct lv_memcg *memcg, unsigned int flags);
 unsigned long node_free_pages(struct pglist_data *pgdat);
 void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_memcg *memcg);
+bool drain_all_pages(struct pglist_data *pgdat);
+void drain_local_pages(struct pglist_data *pgdat);
+/* Compaction's free frames: free blocks taken out of the buddy allocator (page_alloc.c). */
+unsigned long isolate_freepages_block(struct pglist_data *pgdat, unsigned long start,
+				      unsigned long end, struct list_head *lists);
+struct lv_folio *take_isolated_free(struct list_head *lists, unsigned int order);
+void release_isolated_free(struct pglist_data *pgdat, struct list_head *lists);
+struct lv_folio *prep_migration_target(struct lv_folio *f, unsigned int order,
+				       struct lv_memcg *memcg);
+void return_migration_target(struct lv_folio *new, struct list_head *lists);
+bool free_block_exists(struct pglist_data *pgdat, unsigned int order);
+/* struct contig_page_info - the buddy allocator's free blocks as seen for one order. */
+struct contig_page_info {
+	unsigned long free_pages;	    /* pages in free blocks */
+	unsigned long free_blocks_total;    /* free blocks of any order */
+	unsigned long free_blocks_suitable; /* free blocks of the order, counting larger ones */
+};
+void fill_contig_page_info(struct pglist_data *pgdat, unsigned int order,
+			   struct contig_page_info *info);
 
 /* memcontrol.c */
 int mem_cgroup_init(struct lv_machine *m);
@@ -682,6 +710,8 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 
 /* migrate.c */
 int migrate_folio_to(struct lv_folio *folio, int nid);
+int folio_owner_refs(const struct lv_folio *folio);
+int migrate_folio_into(struct lv_folio *folio, struct lv_folio *new, int expected);
 void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old);
 void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
 
@@ -694,6 +724,36 @@ void workingset_activation(struct lv_folio *folio);
 /* compaction.c */
 int kcompactd_start(struct lv_machine *m);
 void kcompactd_stop(struct lv_machine *m);
+void kcompactd_quiesce(struct lv_machine *m);
+void kcompactd_resume(struct lv_machine *m);
+void wakeup_kcompactd(struct pglist_data *pgdat, unsigned int order);
+bool try_to_compact_node(struct pglist_data *pgdat, unsigned int order, bool async);
+bool compaction_suitable(struct pglist_data *pgdat, unsigned int order);
+bool too_many_isolated(struct pglist_data *pgdat);
+/*
+ * compact_scan_putback - one migrate-scanner pass over node @nid that isolates every LRU folio
+ * it can (pinned ones too: nothing is migrated) and puts each batch straight back: the
+ * scanner's own cost, for lvbench. Return: the PFNs scanned.
+ * Context: no library lock held; takes lruvec locks (one at a time) and slot locks.
+ */
+unsigned long compact_scan_putback(struct lv_machine *m, int nid);
+/* Where the migrate scanner calls compact_isolate_hook (debug builds), for tests that race it. */
+enum compact_hook_step {
+	/*
+	 * The scanner took its reference, and may hold the lruvec lock of the folio before (with
+	 * LV_PROTOCOL_V1: this folio's): the hook may take no lock, only drop a reference that
+	 * is not the last.
+	 */
+	COMPACT_HOOK_GOT,
+	COMPACT_HOOK_CHECKED, /* it re-checked the folio, about to pin it; no LRU lock held */
+	COMPACT_HOOK_PINNED,  /* it won the PG_lru pin; no LRU lock held */
+	/* it looked the lruvec up and is about to lock it: RCU read-side, no LRU lock held */
+	COMPACT_HOOK_LOCK,
+};
+#ifdef LV_DEBUG
+/* Tests: called by the migrate scanner at each step. Set and cleared while no scanner runs. */
+extern void (*compact_isolate_hook)(struct lv_folio *folio, enum compact_hook_step step);
+#endif
 
 /* huge_memory.c */
 /*

@@ -97,6 +97,16 @@ bool lv_lock_trylock(struct lv_lock *l);
 /* lv_lock_trylock_inverted - the same against the lock order: never waits, so never deadlocks. */
 bool lv_lock_trylock_inverted(struct lv_lock *l);
 
+/*
+ * lv_lock_is_contended - whether a thread is waiting for @l, as spin_is_contended(): a hint for
+ * a long holder (compaction's scanner) to let go. One relaxed load. Only the futex backend
+ * records waiters (state 2, which may outlast them by one hold); the others answer false.
+ */
+static inline bool lv_lock_is_contended(const struct lv_lock *l)
+{
+	return l->backend == LV_BACKEND_FUTEX && __atomic_load_n(&l->futex, __ATOMIC_RELAXED) == 2;
+}
+
 /* lv_lock_stat_add - add @l's statistics into @sum (racy read). */
 void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);
 void lv_lock_stat_merge(struct lv_lock_stat *sum, const struct lv_lock_stat *s);

@@ -100,29 +100,39 @@ static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
 }
 
 /**
- * migrate_folio_to - move @folio to node @nid (steps 1-5 at the top).
- * Return: @nid, or -EBUSY (not on an LRU, pinned or in use, or unmapped or truncated
- * meanwhile), -ENOMEM (no free page on @nid). The caller's reference is consumed either way.
- * Context: the LRU cache is disabled; no lock held; may block (allocation may reclaim).
+ * folio_owner_refs - the references @folio's owner holds: one per page table entry mapping an
+ * anon folio (every entry of a large one points at its head), the page cache's one, or none.
+ * Migration freezes the count at exactly this plus its own, and compaction's scanner passes
+ * over a folio anyone else holds (pinned: migration would fail).
+ * Context: racy unless the owner's lock is held or the folio is frozen; the answer is a
+ * guess for a folio whose owner may be letting go of it.
  */
-int migrate_folio_to(struct lv_folio *folio, int nid)
+int folio_owner_refs(const struct lv_folio *folio)
 {
-	const int expected = 3; /* the owner's, the caller's and the isolation's */
+	if (folio_anon_mm(folio))
+		return (int)folio_nr_pages(folio);
+	return folio_file_mapping(folio) ? 1 : 0;
+}
+
+/**
+ * migrate_folio_into - steps 3 and 4 (at the top) for @folio, isolated by the caller, into
+ * @new, the same order, prepared by the caller and visible to nobody: bound to @folio's memcg
+ * without a charge, one reference (its allocation's). Retries a frozen count a few times
+ * while someone holds a transient reference (a reader, a batch).
+ * @expected: every reference on @folio that migration accounts for: folio_owner_refs() plus
+ *            the caller's.
+ * Return: 0: @folio's data, owner and charge are @new's, @folio's count is zero and the
+ * caller frees it (free_folios()); @new is on its way to the LRU and the caller's reference
+ * on it is dropped. -EBUSY: nothing moved; @folio is still the caller's, isolated, with its
+ * references; @new is still the caller's, with garbage data. Counted in pgmigrate_success or
+ * pgmigrate_fail either way.
+ * Context: no lock held; takes the owner's lock, then a slot lock and lruvec locks (the add).
+ */
+int migrate_folio_into(struct lv_folio *folio, struct lv_folio *new, int expected)
+{
 	long nr = folio_nr_pages(folio);
-	struct lv_folio *new;
 	int err = -EBUSY;
 
-	if (folio_nid(folio) == nid) {
-		lv_folio_put(folio);
-		return nid;
-	}
-	if (!folio_isolate_lru(folio))
-		goto fail_put;
-	new = folio_alloc_migration_target(folio, nid);
-	if (!new) {
-		err = -ENOMEM;
-		goto fail_putback;
-	}
 	for (int tries = 0; tries < MIGRATE_RETRIES; tries++) {
 		if (folio_anon_mm(folio))
 			err = anon_folio_replace(folio, new, expected);
@@ -135,21 +145,100 @@ int migrate_folio_to(struct lv_folio *folio, int nid)
 		sched_yield();
 	}
 	if (err) {
+		/* Count while isolated: once back on its LRU, a charge move may rebind it. */
+		count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+		return -EBUSY;
+	}
+	count_migrate(new, EV_PGMIGRATE_SUCCESS, nr);
+	folio_add_lru(new);
+	lv_folio_put(new); /* the allocation's: the owner holds its own now */
+	return 0;
+}
+
+/*
+ * migrate_split_to - a large @folio, isolated by the caller with one reference, for which @nid
+ * has no free block of its order: split it (the kernel's migrate_pages() does the same when a
+ * large target cannot be had) and move each page. Return: @nid if every page moved, else
+ * -ENOMEM (not split, or pages left behind, each back on its LRU).
+ */
+static int migrate_split_to(struct lv_folio *folio, int nid)
+{
+	struct list_head pages;
+	int err = 0;
+
+	INIT_LIST_HEAD(&pages);
+	if (split_folio_to_list(folio, &pages)) {
+		/* -EBUSY (someone else holds it): as if it could not be moved. */
+		count_migrate(folio, EV_PGMIGRATE_FAIL, folio_nr_pages(folio));
+		folio_putback_lru(folio);
+		return -ENOMEM;
+	}
+	list_add(&folio->lru, &pages); /* the head, a page of its own now, goes first */
+	while (!list_empty(&pages)) {
+		struct lv_folio *page = list_first_entry(&pages, struct lv_folio, lru);
+		struct lv_folio *new;
+
+		list_del(&page->lru);
+		new = folio_alloc_migration_target(page, nid);
+		if (new && !migrate_folio_into(page, new, folio_owner_refs(page) + 1)) {
+			free_folios(&page, 1);
+			continue;
+		}
+		if (new) {
+			WRITE_ONCE(new->memcg, NULL); /* never published, holds no charge */
+			lv_folio_put(new);
+		} else {
+			count_migrate(page, EV_PGMIGRATE_FAIL, 1);
+		}
+		err = -ENOMEM;
+		folio_putback_lru(page);
+	}
+	return err ? err : nid;
+}
+
+/**
+ * migrate_folio_to - move @folio to node @nid (steps 1-5 at the top). A large folio for which
+ * @nid has no free block of its order is split and moved page by page.
+ * Return: @nid, or -EBUSY (not on an LRU, pinned or in use, or unmapped or truncated
+ * meanwhile), -ENOMEM (no free page on @nid; a split folio: some pages could not move). The
+ * caller's reference is consumed either way.
+ * Context: the LRU cache is disabled; no lock held; may block (allocation may reclaim).
+ */
+int migrate_folio_to(struct lv_folio *folio, int nid)
+{
+	long nr = folio_nr_pages(folio);
+	struct lv_folio *new;
+	int err = -EBUSY;
+
+	if (folio_nid(folio) == nid) {
+		lv_folio_put(folio);
+		return nid;
+	}
+	if (!folio_isolate_lru(folio))
+		goto fail_put;
+	new = folio_alloc_migration_target(folio, nid);
+	if (!new &&folio_test_large(folio)) {
+		/* Split with the isolation's reference alone: the caller's goes first. */
+		lv_folio_put(folio);
+		return migrate_split_to(folio, nid);
+	}
+	if (!new) {
+		err = -ENOMEM;
+		count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+		goto fail_putback;
+	}
+	/* The owner's references, the caller's and the isolation's. */
+	if (migrate_folio_into(folio, new, folio_owner_refs(folio) + 2)) {
 		/* Never published: drop it without touching the charge it does not hold. */
 		WRITE_ONCE(new->memcg, NULL);
 		lv_folio_put(new);
 		err = -EBUSY;
 		goto fail_putback;
 	}
-	count_migrate(new, EV_PGMIGRATE_SUCCESS, nr);
-	folio_add_lru(new);
-	lv_folio_put(new); /* the allocation's: the owner holds its own now */
 	free_folios(&folio, 1);
 	return nid;
 
 fail_putback:
-	/* Count while isolated: once back on its LRU, a charge move may rebind it. */
-	count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
 	folio_putback_lru(folio);
 	lv_folio_put(folio);
 	return err;

@@ -44,14 +44,15 @@ static void buddy_add(struct zone *zone, struct lv_folio *f, unsigned int order)
 	lockdep_assert_held(&zone->lock);
 	set_order(f, order, 1ul << PG_buddy);
 	list_add(&f->lru, &zone->free_area[order]);
-	zone->nr_free_area[order]++;
+	/* Compaction reads the counts racily (free_block_exists()). */
+	WRITE_ONCE(zone->nr_free_area[order], zone->nr_free_area[order] + 1);
 }
 
 static void buddy_del(struct zone *zone, struct lv_folio *f, unsigned int order)
 {
 	lockdep_assert_held(&zone->lock);
 	list_del(&f->lru);
-	zone->nr_free_area[order]--;
+	WRITE_ONCE(zone->nr_free_area[order], zone->nr_free_area[order] - 1);
 	set_order(f, 0, 0);
 }
 
@@ -165,10 +166,11 @@ static void free_pcp_pages(struct pglist_data *pgdat, struct per_cpu_pages *pcp,
 /*
  * drain_all_pages - return every slot's cached frames of @pgdat to the buddy allocator, so
  * that an allocation does not fail while free frames sit in another CPU's list (and so that
- * they can merge into larger blocks).
+ * they can merge into larger blocks: compaction drains before and after it scans).
  * Return: true if any frame was returned.
+ * Context: no LRU lock held; takes pcp locks one at a time, and under each the zone lock.
  */
-static bool drain_all_pages(struct pglist_data *pgdat)
+bool drain_all_pages(struct pglist_data *pgdat)
 {
 	struct lv_machine *m = pgdat->machine;
 	bool drained = false;
@@ -185,6 +187,21 @@ static bool drain_all_pages(struct pglist_data *pgdat)
 		lv_lock_release(&pcp->lock);
 	}
 	return drained;
+}
+
+/*
+ * drain_local_pages - the same for this slot's list of @pgdat only: where compaction has just
+ * freed the folios it migrated, so that they merge with their free neighbours.
+ * Context: as drain_all_pages().
+ */
+void drain_local_pages(struct pglist_data *pgdat)
+{
+	struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
+
+	lv_lock_acquire(&pcp->lock);
+	if (pcp->count)
+		free_pcp_pages(pgdat, pcp, pcp->count);
+	lv_lock_release(&pcp->lock);
 }
 
 static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
@@ -285,12 +302,44 @@ unsigned long node_free_pages(struct pglist_data *pgdat)
 /* ---- the allocation slow path ------------------------------------------------------------- */
 
 #define MAX_RECLAIM_RETRIES 16
+#define COMPACT_PRIORITIES  2 /* direct compaction attempts: asynchronous, then waiting */
+
+/*
+ * alloc_pages_direct_compact - the rest of the slow path of an order > 0 allocation with
+ * FOLIO_ALLOC_COMPACT (a huge page fault's defrag) that found no free block: compact the node
+ * and retry, the first time giving up at the first LRU lock compaction would wait for (the
+ * kernel's asynchronous priority), then waiting for them. Where the node lacks the free
+ * memory to make a block (compaction_suitable()), reclaim some first, as the kernel's path
+ * for costly orders alternates the two. No reclaim loop beyond that: the caller can do with
+ * small pages, and evicting for a block that compaction cannot make would be in vain.
+ * Context: no library lock held.
+ */
+static struct lv_folio *alloc_pages_direct_compact(struct pglist_data *pgdat, unsigned int order,
+						   struct lruvec *stall)
+{
+	struct lv_folio *f = NULL;
+
+	for (int prio = 0; prio < COMPACT_PRIORITIES && !f; prio++) {
+		if (!compaction_suitable(pgdat, order)) {
+			lruvec_count_event_atomic(stall, EV_ALLOCSTALL, 1);
+			try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, 2ul << order);
+		}
+		try_to_compact_node(pgdat, order, prio == 0);
+		f = rmqueue(pgdat, order);
+	}
+	return f;
+}
 
 /*
  * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
  * directly below the min watermark or when the node is out of blocks: rmqueue() asks kswapd
  * after every attempt, and we ask before reclaiming directly, so that it reclaims beside us.
- * Context: no library lock held (reclaim takes LRU and mapping locks).
+ * A large allocation with FOLIO_ALLOC_LIGHT neither reclaims nor compacts; one with
+ * FOLIO_ALLOC_COMPACT compacts (alloc_pages_direct_compact()). Every large allocation that
+ * fails wakes kcompactd, which makes such blocks for the next one (a large page cache folio
+ * or a huge page falling back to small pages, the kernel's wakeup_kcompactd()).
+ * Context: no library lock held (reclaim takes LRU and mapping locks, compaction those and
+ * the owners').
  */
 static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned int order,
 					     struct lv_memcg *memcg, unsigned int flags)
@@ -301,6 +350,10 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	bool drained = false;
 	struct lv_folio *f;
 
+	if (order && (flags & FOLIO_ALLOC_LIGHT)) {
+		f = rmqueue(pgdat, order);
+		goto out;
+	}
 	if (flags & FOLIO_ALLOC_NORETRY) {
 		/* One direct reclaim pass at most, then give up (__GFP_NORETRY). */
 		if (free < pgdat->zone.watermark[WMARK_MIN] + (1ul << order) ||
@@ -310,7 +363,7 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 			try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 			f = rmqueue(pgdat, order);
 		}
-		return f;
+		goto out;
 	}
 	if (free < pgdat->zone.watermark[WMARK_MIN]) {
 		wakeup_kswapd(pgdat);
@@ -318,6 +371,10 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 		try_to_free_pages(m, NULL, pgdat->node_id, 1ul << order);
 	}
 	f = rmqueue(pgdat, order);
+	if (!f && order && (flags & FOLIO_ALLOC_COMPACT)) {
+		f = alloc_pages_direct_compact(pgdat, order, stall);
+		goto out;
+	}
 	for (int retries = MAX_RECLAIM_RETRIES; !f && retries; retries--) {
 		/* Frames stranded in other slots' lists come first: they cost no reclaim. */
 		if (!drain_all_pages(pgdat)) {
@@ -336,6 +393,9 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 		}
 		f = rmqueue(pgdat, order);
 	}
+out:
+	if (!f && order)
+		wakeup_kcompactd(pgdat, order);
 	return f;
 }
 
@@ -365,6 +425,23 @@ static char *arena_map(size_t bytes)
 }
 
 /* ---- folios --------------------------------------------------------------------------------- */
+
+/*
+ * prep_new_folio - make the free block at @f, ours alone, a folio of 2^@order pages with one
+ * reference, bound to @memcg, flags @flags besides PG_head.
+ */
+static void prep_new_folio(struct lv_folio *f, unsigned int order, struct lv_memcg *memcg,
+			   unsigned long flags)
+{
+	f->mlock_count = 0;
+	f->mapping = NULL;
+	f->index = 0;
+	f->lru.next = LIST_POISON1;
+	f->lru.prev = LIST_POISON2;
+	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
+	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
+	set_order(f, order, (1ul << PG_head) | flags);
+}
 
 struct lv_folio *lv_folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 				struct lv_memcg *memcg, unsigned int flags)
@@ -423,14 +500,7 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 
 	if (!f)
 		return NULL;
-	f->mlock_count = 0;
-	f->mapping = NULL;
-	f->index = 0;
-	f->lru.next = LIST_POISON1;
-	f->lru.prev = LIST_POISON2;
-	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
-	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
-	set_order(f, order, (1ul << PG_head) | (flags & LV_FOLIO_ANON ? 1ul << PG_swapbacked : 0));
+	prep_new_folio(f, order, memcg, flags & LV_FOLIO_ANON ? 1ul << PG_swapbacked : 0);
 	if ((flags & LV_FOLIO_ZERO) && pgdat->frames)
 		memset(lv_folio_data(f), 0, LV_PAGE_SIZE << order);
 	return f;
@@ -470,6 +540,187 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 	free_locks_release(&held);
 	if (memcg)
 		mem_cgroup_uncharge(memcg, nr_pages);
+}
+
+/* ---- compaction's free frames -------------------------------------------------------------- */
+
+/*
+ * Compaction's free scanner takes free blocks out of the buddy allocator as migration targets.
+ * An isolated block's first frame keeps its order and no flag at all: neither free (nothing
+ * allocates it, and no freed neighbour merges with it) nor a folio (no scanner takes a
+ * reference on it). Isolated blocks live on the compactor's own lists, one per order, and
+ * exist only while a compaction runs: lv_check() never sees one.
+ */
+
+/**
+ * isolate_freepages_block - take every free block of an order below LV_MAX_ORDER in
+ * [@start, @end) of @pgdat out of the buddy allocator, onto @lists[order]. A free block of
+ * LV_MAX_ORDER is what compaction makes, never a target.
+ * Return: the pages isolated.
+ * Context: no LRU lock held (compaction never nests the zone lock and an lruvec lock); takes
+ * the zone lock if the lockless look found a candidate.
+ */
+unsigned long isolate_freepages_block(struct pglist_data *pgdat, unsigned long start,
+				      unsigned long end, struct list_head *lists)
+{
+	struct zone *zone = &pgdat->zone;
+	unsigned long pfn, isolated = 0;
+
+	/* Look without the lock first: most blocks the free scanner passes have nothing. */
+	for (pfn = start; pfn < end; pfn++) {
+		struct lv_folio *f = &pgdat->memmap[pfn];
+
+		if (folio_test(f, PG_buddy) && folio_order(f) < LV_MAX_ORDER)
+			break;
+	}
+	if (pfn == end)
+		return 0;
+	lv_lock_acquire(&zone->lock);
+	while (pfn < end) {
+		struct lv_folio *f = &pgdat->memmap[pfn];
+		unsigned int order;
+
+		if (!folio_test(f, PG_buddy)) {
+			pfn++;
+			continue;
+		}
+		order = folio_order(f); /* stable: we hold the zone lock */
+		if (order < LV_MAX_ORDER) {
+			buddy_del(zone, f, order);
+			set_order(f, order, 0);
+			WRITE_ONCE(zone->free_pages, zone->free_pages - (1ul << order));
+			list_add_tail(&f->lru, &lists[order]);
+			isolated += 1ul << order;
+		}
+		pfn += 1ul << order;
+	}
+	lv_lock_release(&zone->lock);
+	return isolated;
+}
+
+/**
+ * take_isolated_free - an isolated block of exactly 2^@order pages from @lists, splitting a
+ * larger one (the upper halves go back on @lists).
+ * Return: its first frame, or NULL if @lists hold nothing that large.
+ * Context: @lists are the caller's; no lock.
+ */
+struct lv_folio *take_isolated_free(struct list_head *lists, unsigned int order)
+{
+	for (unsigned int o = order; o <= LV_MAX_ORDER; o++) {
+		struct lv_folio *f;
+		unsigned long pfn;
+
+		if (list_empty(&lists[o]))
+			continue;
+		f = list_first_entry(&lists[o], struct lv_folio, lru);
+		list_del(&f->lru);
+		pfn = folio_pfn(f);
+		while (o > order) {
+			struct lv_folio *half = &f->pgdat->memmap[pfn + (1ul << --o)];
+
+			set_order(half, o, 0);
+			list_add(&half->lru, &lists[o]);
+		}
+		set_order(f, order, 0);
+		return f;
+	}
+	return NULL;
+}
+
+/**
+ * release_isolated_free - give every block on @lists back to the buddy allocator, where it
+ * merges with its free neighbours.
+ * Context: no LRU lock held; takes the zone lock.
+ */
+void release_isolated_free(struct pglist_data *pgdat, struct list_head *lists)
+{
+	bool locked = false;
+
+	for (unsigned int o = 0; o <= LV_MAX_ORDER; o++) {
+		while (!list_empty(&lists[o])) {
+			struct lv_folio *f = list_first_entry(&lists[o], struct lv_folio, lru);
+
+			if (!locked) {
+				lv_lock_acquire(&pgdat->zone.lock);
+				locked = true;
+			}
+			list_del(&f->lru);
+			set_order(f, 0, 0);
+			__free_one_block(pgdat, folio_pfn(f), o);
+		}
+	}
+	if (locked)
+		lv_lock_release(&pgdat->zone.lock);
+}
+
+/**
+ * prep_migration_target - make the isolated block @f of 2^@order pages a migration target:
+ * a folio with one reference, bound to @memcg without a charge (the original's moves to it).
+ * Return: the folio.
+ * Context: @f is the caller's (taken with take_isolated_free()).
+ */
+struct lv_folio *prep_migration_target(struct lv_folio *f, unsigned int order,
+				       struct lv_memcg *memcg)
+{
+	prep_new_folio(f, order, memcg, 0);
+	return f;
+}
+
+/**
+ * return_migration_target - a target that was not used (the migration failed) goes back on
+ * @lists, isolated again. Never published, it may still carry the speculative reference of a
+ * scanner that found it in the memmap: then it is freed like any folio when that reference
+ * goes, which loses the frame to compaction but nothing else.
+ * Context: no LRU lock held; @new was prepared by prep_migration_target() and holds no charge.
+ */
+void return_migration_target(struct lv_folio *new, struct list_head *lists)
+{
+	unsigned int order = folio_order(new);
+
+	WRITE_ONCE(new->memcg, NULL); /* it holds no charge: its free must not uncharge */
+	if (!folio_ref_freeze(new, 1)) {
+		lv_folio_put(new);
+		return;
+	}
+	set_order(new, order, 0);
+	list_add(&new->lru, &lists[order]);
+}
+
+/**
+ * free_block_exists - whether the buddy allocator of @pgdat has a free block of 2^@order pages
+ * or more (order 0: any free frame, per-CPU lists included). Racy.
+ * Context: any; lock-free.
+ */
+bool free_block_exists(struct pglist_data *pgdat, unsigned int order)
+{
+	if (order == 0)
+		return node_free_pages(pgdat) != 0;
+	for (unsigned int o = order; o <= LV_MAX_ORDER; o++)
+		if (READ_ONCE(pgdat->zone.nr_free_area[o]))
+			return true;
+	return false;
+}
+
+/**
+ * fill_contig_page_info - count @pgdat's free blocks for an allocation of 2^@order pages, as
+ * the kernel's fill_contig_page_info() (per-CPU lists, which cannot serve a large allocation,
+ * are left out).
+ * Context: no LRU lock held; takes the zone lock.
+ */
+void fill_contig_page_info(struct pglist_data *pgdat, unsigned int order,
+			   struct contig_page_info *info)
+{
+	*info = (struct contig_page_info){ 0 };
+	lv_lock_acquire(&pgdat->zone.lock);
+	for (unsigned int o = 0; o <= LV_MAX_ORDER; o++) {
+		unsigned long blocks = pgdat->zone.nr_free_area[o];
+
+		info->free_blocks_total += blocks;
+		info->free_pages += blocks << o;
+		if (o >= order)
+			info->free_blocks_suitable += blocks << (o - order);
+	}
+	lv_lock_release(&pgdat->zone.lock);
 }
 
 void *lv_folio_data(struct lv_folio *folio)

@@ -65,6 +65,11 @@ tests=(
 	"kswapd_wake (3 allocators)|kswapd_wake.pml|-DNALLOC=3|verify|"
 	"kswapd_wake BUG_WAKE_FIRST (a look before the take)|kswapd_wake.pml|-DBUG_WAKE_FIRST|reject|assertion violated \(free>=2\)"
 	"kswapd_wake BUG_LOST_WAKEUP (a return while busy drops the request)|kswapd_wake.pml|-DBUG_LOST_WAKEUP|reject|assertion violated \(free>=2\)"
+	"compaction_put (the migrate scanner against the release path)|compaction_put.pml||verify|"
+	"compaction_put (2 scanners)|compaction_put.pml|-DNSCAN=2|verify|"
+	"compaction_put_bug (the v1 order: a final put under the lock)|compaction_put_bug.pml||reject|assertion violated \(owner!="
+	"compaction_put PUT_UNDER_LOCK (isolate_fail_put keeps the lock)|compaction_put.pml|-DPUT_UNDER_LOCK|reject|assertion violated \(owner!="
+	"compaction_put PIN_BEFORE_REF (the pin before the reference)|compaction_put.pml|-DPIN_BEFORE_REF|reject|assertion violated .*inlist"
 )
 
 now_ms() { date +%s%3N; }

@@ -36,8 +36,12 @@ static inline struct lv_config small_config(void)
 	lv_config_init(&cfg);
 	cfg.node_mem_bytes = SMALL_NODE;
 	cfg.nr_cpu_slots = 1;
-	/* No background reclaim: a test that fills a node must not see kswapd isolate folios. */
+	/*
+	 * No background reclaim or compaction: a test that fills a node must not see kswapd or
+	 * kcompactd isolate, move or take references on its folios.
+	 */
 	cfg.no_kswapd = true;
+	cfg.no_kcompactd = true;
 	return cfg;
 }
 
