@@ -135,7 +135,9 @@ int migrate_folio_into(struct lv_folio *folio, struct lv_folio *new, int expecte
 
 	for (int tries = 0; tries < MIGRATE_RETRIES; tries++) {
 		if (folio_anon_mm(folio))
-			err = anon_folio_replace(folio, new, expected);
+			/* It counts the entries itself, under the mm's lock: the owner's as one. */
+			err = anon_folio_replace(folio, new,
+						 expected - folio_owner_refs(folio) + 1);
 		else if (folio_file_mapping(folio))
 			err = filemap_folio_replace(folio, new, expected);
 		else

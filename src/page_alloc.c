@@ -334,7 +334,8 @@ static struct lv_folio *alloc_pages_direct_compact(struct pglist_data *pgdat, un
  * alloc_pages_slowpath - allocate, waking kswapd below the low watermark and reclaiming
  * directly below the min watermark or when the node is out of blocks: rmqueue() asks kswapd
  * after every attempt, and we ask before reclaiming directly, so that it reclaims beside us.
- * A large allocation with FOLIO_ALLOC_LIGHT neither reclaims nor compacts; one with
+ * A large allocation with FOLIO_ALLOC_LIGHT neither reclaims nor compacts (it only returns the
+ * per-CPU lists' frames to the buddy allocator); one with
  * FOLIO_ALLOC_COMPACT compacts (alloc_pages_direct_compact()). Every large allocation that
  * fails wakes kcompactd, which makes such blocks for the next one (a large page cache folio
  * or a huge page falling back to small pages, the kernel's wakeup_kcompactd()).
@@ -351,7 +352,11 @@ static struct lv_folio *alloc_pages_slowpath(struct pglist_data *pgdat, unsigned
 	struct lv_folio *f;
 
 	if (order && (flags & FOLIO_ALLOC_LIGHT)) {
+		/* Frames waiting in the per-CPU lists keep their buddies from merging; returning
+		 * them costs no reclaim, so even a light allocation does it once. */
 		f = rmqueue(pgdat, order);
+		if (!f && drain_all_pages(pgdat))
+			f = rmqueue(pgdat, order);
 		goto out;
 	}
 	if (flags & FOLIO_ALLOC_NORETRY) {
