@@ -16,8 +16,7 @@
  *
  * The migrate scanner finds folios in the memmap, so it holds no reference on what it finds:
  * a frame may be free, a tail, or a folio being freed or allocated at that instant. It follows
- * the kernel's isolate_migratepages_block() in the order that review settled
- * (docs/protocol.md §4.13):
+ * the kernel's isolate_migratepages_block(), whose order is that of docs/protocol.md §4.13:
  *  1. free frames (PG_buddy, its order read racily, or PG_pcp) and tails are passed over
  *     with one load of the flags and no atomic operation;
  *  2. the reference first (folio_try_get()), before anything else that matters: the release
@@ -422,10 +421,10 @@ isolate_fail_put:
  * concurrent charge move or reparenting leaves it unlinking a folio under the wrong lock; it
  * tests PG_lru under that lock before taking its reference; and it drops a rejected folio's
  * reference while still holding the lock. That last put may be the final one, whose release
- * path takes the same lruvec lock: the self-deadlock kcompactd hit within a minute of a
- * swapping load (docs/protocol.md §7.1). The only concession: the block runs inside one RCU
- * read-side section (isolate_migratepages_block()), so that a removed memcg's lruvec stays
- * readable and what breaks is the protocol, not a use after free.
+ * path takes the same lruvec lock: the kcompactd self-deadlock of docs/protocol.md §7.1,
+ * which any load that frees pages makes likely. The only concession: the block runs inside
+ * one RCU read-side section (isolate_migratepages_block()), so that a removed memcg's lruvec
+ * stays readable and what breaks is the protocol, not a use after free.
  * Context: RCU read-side; *@locked's lock held if *@locked; returns with an lruvec lock held.
  */
 static bool isolate_folio_v1(struct compact_control *cc, struct lv_folio *folio, unsigned int order,

@@ -12,7 +12,9 @@
  * dropped.
  *
  * Watermarks min/low/high are computed like the kernel's min_free_kbytes; kswapd and direct
- * reclaim (vmscan.c) consume them.
+ * reclaim (vmscan.c) consume them. A large allocation that fails wakes kcompactd, and one
+ * with FOLIO_ALLOC_COMPACT compacts first (compaction.c); compaction's free scanner takes free
+ * blocks out of the buddy allocator here, under the zone lock, as its migration targets.
  */
 #include "internal.h"
 

@@ -7,7 +7,7 @@
  * August 2019 v1 did (src/compaction.c, isolate_folio_v1()).  spin must find
  * the owner letting go in between, so that the scanner's put is the final one
  * and its release path waits for the lock the scanner holds: the kcompactd
- * self-deadlock Hugh Dickins reported within a minute of a swapping load.
+ * self-deadlock of docs/protocol.md §7.1.
  * See compaction_put.pml for the full description.
  */
 #define V1_ORDER 1

@@ -19,6 +19,10 @@
  * folios a race test looks at come from block 0, below the free scanner's start, and opens
  * the upper half of the top block as the only place they can move to; it relies on the
  * buddy allocator handing out the highest free block first, and checks that it did.
+ *
+ * Internal headers: the scanner's hook, the allocator's flags, compact_scan_putback(),
+ * too_many_isolated(), the buddy allocator's counts, frame numbers, and the lookups of the
+ * folio backing a page (to tell whether it moved) exist only inside the library.
  */
 #include "internal.h"
 
