@@ -114,7 +114,7 @@ static struct wd_thread *wd_threads;	   /* atomic: push only; every record ever 
 static __thread struct wd_thread *wd_self; /* this thread's record, or NULL */
 static __thread unsigned int wd_nr;	   /* entries of held[] in use: this thread's */
 static __thread uintptr_t wd_stack_lo, wd_stack_hi; /* this thread's stack, for wd_stack() */
-static bool wd_frame_pointers; /* set at arming: the walk of wd_stack() can be trusted */
+static bool wd_frame_pointers; /* atomic: set at arming, the walk of wd_stack() can be trusted */
 static int wd_armed;	       /* atomic: lock_watchdog_start() .. _stop() */
 static uint64_t wd_bound;      /* atomic: set before arming */
 static void (*wd_report)(const char *msg); /* atomic: set before arming */
@@ -274,16 +274,16 @@ claimed:
 
 /*
  * wd_stack - the call stack of our caller's caller (the lock function's caller first), at most
- * WD_FRAMES return addresses. With frame pointers each frame holds the caller's frame pointer
- * and the return address; the walk stops at a pointer outside this thread's stack or one that
- * does not go up it (the C library's thread start keeps none).
+ * WD_FRAMES return addresses; with @walk, by following frame pointers: each frame holds the
+ * caller's frame pointer and the return address, and the walk stops at a pointer outside this
+ * thread's stack or one that does not go up it (the C library's thread start keeps none).
  */
-static __attribute__((noinline)) int wd_stack(void **frames)
+static __attribute__((noinline)) int wd_stack(void **frames, bool walk)
 {
 	void *buf[WD_FRAMES + 2];
 	int n = 0;
 
-	if (!wd_frame_pointers || !wd_stack_hi) {
+	if (!walk || !wd_stack_hi) {
 		n = backtrace(buf, WD_FRAMES + 2) - 2;
 		for (int i = 0; i < n; i++)
 			frames[i] = buf[i + 2];
@@ -314,9 +314,7 @@ static __attribute__((noinline)) bool wd_probe_leaf(void)
 	void *walk[WD_FRAMES], *unwound[WD_FRAMES];
 	int n, m;
 
-	wd_frame_pointers = true;
-	n = wd_stack(walk);
-	wd_frame_pointers = false;
+	n = wd_stack(walk, true);
 	m = backtrace(unwound, WD_FRAMES);
 	if (n < 2 || m < 3)
 		return false;
@@ -547,7 +545,9 @@ static __attribute__((noinline)) void wd_acquired(const struct lv_lock *l)
 	for (int i = 0; i < WD_HELD; i++) {
 		if (__atomic_load_n(&t->held[i].lock, __ATOMIC_RELAXED))
 			continue;
-		wd_entry_write(&t->held[i], l, now_ns(), frames, wd_stack(frames));
+		wd_entry_write(
+			&t->held[i], l, now_ns(), frames,
+			wd_stack(frames, __atomic_load_n(&wd_frame_pointers, __ATOMIC_RELAXED)));
 		wd_nr++;
 		return;
 	}
@@ -576,7 +576,8 @@ static __attribute__((noinline)) bool wd_wait_begin(const struct lv_lock *l, uin
 
 	if (!t)
 		return false;
-	wd_entry_write(&t->wait, l, since, frames, wd_stack(frames));
+	wd_entry_write(&t->wait, l, since, frames,
+		       wd_stack(frames, __atomic_load_n(&wd_frame_pointers, __ATOMIC_RELAXED)));
 	return true;
 }
 
@@ -665,7 +666,7 @@ int lock_watchdog_start(uint64_t bound_ns, void (*report)(const char *msg))
 		pthread_mutex_unlock(&wd_mutex);
 		return -ENOMEM; /* no record for this thread: it could not probe its stack */
 	}
-	wd_frame_pointers = wd_probe_fp();
+	__atomic_store_n(&wd_frame_pointers, wd_probe_fp(), __ATOMIC_RELAXED);
 	__atomic_store_n(&wd_bound, bound_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&wd_report, report, __ATOMIC_RELEASE);
 	wd_stopping = false;

@@ -119,8 +119,8 @@ void lv_lock_stat_clear(struct lv_lock *l);
  * @report:   called once with the whole report (a NUL-terminated text), by the watchdog
  *            thread or by a thread about to deadlock on itself; it must not take library
  *            locks. NULL writes the report to stderr.
- * Return: 0; -EINVAL (@bound_ns 0), -EBUSY (armed already), -ENOSYS (release build), or a
- * negative errno from pthread_create().
+ * Return: 0; -EINVAL (@bound_ns 0), -EBUSY (armed already), -ENOSYS (release build), -ENOMEM
+ * (no record for the calling thread), or a negative errno from pthread_create().
  * Context: any thread; takes no library lock. Locks taken before arming are not watched.
  */
 int lock_watchdog_start(uint64_t bound_ns, void (*report)(const char *msg));
