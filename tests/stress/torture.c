@@ -46,6 +46,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -1906,6 +1907,39 @@ static struct lv_folio *churn_witness(struct lv_memcg *tmp)
  * while other threads isolate, activate, move and free those folios. Lookups that read the
  * stale binding race with the removal and are saved by RCU and the re-check.
  */
+/*
+ * struct removal_racer - a thread that, while a memcg is being removed, keeps activating and
+ * deactivating folios still charged to it and drains its CPU's batches: every drain pins each
+ * folio, looks up its lruvec and waits for a lock that the removal's reparenting may hold
+ * while it rebinds that very folio. The real protocol's re-check retries then; the first
+ * version's lookup takes the stale lock, which its debug check reports. Made to happen at
+ * every other removal rather than left to the workers' chance meetings with those folios.
+ */
+struct removal_racer {
+	struct lv_folio *folios[8]; /* the churner's references */
+	int n;
+	atomic_bool done;
+};
+static atomic_ulong removal_races; /* drains made while a removal ran */
+
+static void *removal_racer(void *arg)
+{
+	struct removal_racer *r = arg;
+
+	while (!atomic_load(&r->done)) {
+		for (int k = 0; k < r->n; k++) {
+			if (k & 1)
+				lv_folio_activate(r->folios[k]);
+			else
+				lv_folio_deactivate(r->folios[k]);
+		}
+		lv_lru_add_drain(machine);
+		atomic_fetch_add(&removal_races, 1);
+		sched_yield(); /* a racer, not a hog of the locks the removal needs */
+	}
+	return NULL;
+}
+
 static void *memcg_churner(void *arg)
 {
 	uint64_t s = opt.seed * 31 + (uintptr_t)arg;
@@ -1915,6 +1949,8 @@ static void *memcg_churner(void *arg)
 		struct lv_memcg *parent = pick_memcg(&s);
 		struct lv_memcg *tmp = lv_memcg_create(machine, parent, "tmp");
 		struct lv_folio *mine[8], *witness = NULL, *expected = NULL;
+		struct removal_racer racer = { .n = 0 };
+		pthread_t racer_tid;
 		bool empty_first = round & 1;
 		int n = 0, err;
 
@@ -2006,6 +2042,11 @@ static void *memcg_churner(void *arg)
 					abort();
 				lv_lru_add_drain(machine);
 			}
+			if (!empty_first) {
+				/* Still charged to tmp: the removal racer's, with a reference. */
+				lv_folio_get(mine[k]);
+				racer.folios[racer.n++] = mine[k];
+			}
 			expected = NULL;
 			if (!atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE], &expected,
 							    mine[k]))
@@ -2025,9 +2066,16 @@ static void *memcg_churner(void *arg)
 		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
 		atomic_fetch_add(&charged_at_removal, lv_memcg_usage(tmp));
 		atomic_fetch_add(&unevictable_at_removal, lv_memcg_stat(tmp, LV_NR_UNEVICTABLE));
+		if (racer.n)
+			pthread_create(&racer_tid, NULL, removal_racer, &racer);
 		/* -EBUSY: a folio held off the LRU (isolated by another thread) for too long. */
 		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
 			usleep(100);
+		if (racer.n) {
+			atomic_store(&racer.done, true);
+			pthread_join(racer_tid, NULL);
+			lv_folios_put(racer.folios, (size_t)racer.n);
+		}
 		/* Reparented (or left for the end): the others may use the witness from here on. */
 		expected = NULL;
 		if (witness && !atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE],
@@ -2521,7 +2569,8 @@ int main(int argc, char **argv)
 	   "huge pages: %lu regions cut and unmapped (%lu writes could not fault), %lu faults "
 	   "(%lu fell back), %lu splits (%lu refused), %lu lv_split_folio (%lu busy); mlock: "
 	   "%lu windows, %lu mlock, %lu munlock, %lu mlockall, %lu locked mappings, %lu pages "
-	   "mlocked, %lu munlocked, %lu madvise refused on locked regions",
+	   "mlocked, %lu munlocked, %lu madvise refused on locked regions; %lu drains racing "
+	   "removals, %lu lookups retried",
 	   atomic_load(&total_ops), opt.duration + extra, atomic_load(&move_ok),
 	   atomic_load(&move_busy), atomic_load(&move_nomem), atomic_load(&isolate_ok),
 	   atomic_load(&alloc_fail), atomic_load(&memcgs_removed), atomic_load(&charged_at_removal),
@@ -2548,8 +2597,8 @@ int main(int argc, char **argv)
 	   atomic_load(&split_busy), atomic_load(&mlock_windows), atomic_load(&mlock_ok),
 	   atomic_load(&munlock_ok), atomic_load(&mlockall_ok), atomic_load(&locked_maps),
 	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
-	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED),
-	   atomic_load(&madvise_locked));
+	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED), atomic_load(&madvise_locked),
+	   atomic_load(&removal_races), (unsigned long)node_stat_sum(LV_LOCK_RETRIES));
 
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
