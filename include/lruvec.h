@@ -129,13 +129,19 @@ enum lv_thp_defrag {
  * enum lv_protocol - how a folio's lruvec is found and locked.
  *
  * LV_PROTOCOL_V1 is broken on purpose: it exists so that the tests can show that they catch
- * the first per-memcg lock design, never for use.
+ * the first per-memcg lock design, never for use. A folio rebound to another memcg between
+ * the lookup and the lock (a charge move, a removal's reparenting) leaves the thread holding
+ * the wrong lruvec's lock: debug builds abort there (the check the kernel calls
+ * lruvec_memcg_debug()), release builds count it (lv_bug_count()) and go on with lists that
+ * may be corrupted and a memcg that may be freed under the lock.
  */
 enum lv_protocol {
 	LV_PROTOCOL_PIN = 0, /* lookup, lock, re-check; PG_lru test-and-clear as the pin */
 	/*
-	 * The August 2019 first version: lock the lruvec of the folio's memcg with no pin and no
-	 * re-check, and let compaction test PG_lru and take its reference under that lock.
+	 * The August 2019 first version: lock the lruvec of the folio's memcg as read once, with
+	 * no re-check, and let compaction test PG_lru and take its reference under that lock.
+	 * With memcg disabled its lookup is the real one (a folio's lruvec is its node's, which
+	 * no binding change can alter); compaction's order stays v1's.
 	 */
 	LV_PROTOCOL_V1 = 1,
 };

@@ -634,6 +634,12 @@ extern void (*reparent_walk_hook)(struct lv_folio *candidate);
  */
 extern void (*memcg_handle_hook)(const struct lv_memcg *memcg);
 extern void (*memcg_remove_hook)(struct lv_memcg *memcg, int err);
+/*
+ * Tests: called by folio_lruvec_lock() (both protocols) between its read of the folio's
+ * binding and its lock, inside its RCU read-side section (no grace period may be waited for).
+ * Set and cleared by a test while no other thread locks folios.
+ */
+extern void (*folio_lruvec_lock_hook)(struct lv_folio *folio);
 #define memcg_handle_hook_call(memcg)                                                              \
 	do {                                                                                       \
 		if (memcg_handle_hook)                                                             \

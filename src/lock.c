@@ -12,14 +12,44 @@
  * counter update. Failure is a contention: the wait is timed with CLOCK_MONOTONIC around the
  * blocking acquisition, and the holder (now us) records it. Because only the holder writes the
  * statistics, these are the `perf lock report` numbers without a single extra atomic RMW.
+ *
+ * The lock watchdog (debug builds). A deadlock in a stress run shows as a process that stops
+ * making progress and is killed by a timeout with no word of which lock, held by whom, taken
+ * where. While the watchdog is armed (lock_watchdog_start()), every thread keeps a record of
+ * the locks it holds — the lock, its class, when it was taken and the call stack that took it
+ * — and of the lock it waits for, since when and from where. A watchdog thread
+ * reads every record a few times per bound; a lock held or waited for longer than the bound is
+ * reported with its holder's and its waiters' records, and the process exits with
+ * LOCK_WATCHDOG_EXIT: a deadlocked process still ends, and says why. A thread about to wait
+ * for a lock it holds itself is reported at once, by that thread, before lockdep-lite would
+ * only name the class.
+ *
+ * Each record is written by its own thread only, and read racily by the watchdog: each entry
+ * is a little seqcount-protected block of atomic fields, so a reader either gets one
+ * acquisition's values or notices the entry changed under it (it was being rewritten, so it
+ * is not stuck). Only acquisitions are recorded while armed; a release always drops its
+ * entry, armed or not, so a record lists exactly the recorded locks still held, and a lock
+ * taken under one arming is still watched after the watchdog is stopped and started again.
+ * Disarmed, the cost is one load and a predictable branch per acquisition (the armed flag)
+ * and per release (the thread's count of recorded locks, zero unless it took some while
+ * armed); release builds compile the watchdog out. Armed, the call stack is the cost: glibc's
+ * backtrace() reads the unwind tables, about a microsecond for a dozen frames, which halved a
+ * torture run's operations; where the build keeps frame pointers (checked once at arming),
+ * the stack is read by following them instead, within the thread's stack, in a few
+ * nanoseconds.
  */
 #define _GNU_SOURCE
 #include "lock.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +78,644 @@ void lv_lock_destroy(struct lv_lock *l)
 }
 
 #ifdef LV_DEBUG
+/* ---- the lock watchdog ("Theory of operation" above) ------------------------------------- */
+
+#define WD_FRAMES 16 /* call stack kept per entry */
+#define WD_HELD	  16 /* locks one thread can hold at once and have watched */
+
+/*
+ * struct wd_entry - a lock one thread holds or waits for. Written by that thread only, with
+ * @seq odd while it rewrites the entry; read by others with wd_entry_read().
+ */
+struct wd_entry {
+	unsigned int seq;	    /* atomic: even when the entry is stable */
+	const struct lv_lock *lock; /* atomic: NULL when the entry is free */
+	int cls;		    /* atomic: the lock's class (the lock is not read to report) */
+	uint64_t since;		    /* atomic: when it was taken, or when the wait began */
+	int nr_frames;		    /* atomic */
+	void *frames[WD_FRAMES];    /* atomic: the call stack that took it or waits for it */
+};
+
+/*
+ * struct wd_thread - one thread's record. Claimed at the thread's first acquisition while the
+ * watchdog is armed, handed back at thread exit (wd_key's destructor) for another thread to
+ * claim, never freed: the watchdog may read any record at any time.
+ */
+struct wd_thread {
+	struct wd_thread *next;	       /* constant once on wd_threads */
+	int in_use;		       /* atomic: claimed by a live thread */
+	int tid;		       /* atomic: the thread that claimed it */
+	unsigned int untracked;	       /* atomic: acquisitions not recorded, held[] was full */
+	struct wd_entry held[WD_HELD]; /* the owner writes; anyone reads */
+	struct wd_entry wait;	       /* the owner writes; anyone reads */
+};
+
+static struct wd_thread *wd_threads;	   /* atomic: push only; every record ever claimed */
+static __thread struct wd_thread *wd_self; /* this thread's record, or NULL */
+static __thread unsigned int wd_nr;	   /* entries of held[] in use: this thread's */
+static __thread uintptr_t wd_stack_lo, wd_stack_hi; /* this thread's stack, for wd_stack() */
+static bool wd_frame_pointers; /* atomic: set at arming, the walk of wd_stack() can be trusted */
+static int wd_armed;	       /* atomic: lock_watchdog_start() .. _stop() */
+static uint64_t wd_bound;      /* atomic: set before arming */
+static void (*wd_report)(const char *msg); /* atomic: set before arming */
+static int wd_reporting;		   /* atomic: a report was begun, the process ends */
+static pthread_key_t wd_key;		   /* its destructor hands a record back */
+static pthread_once_t wd_key_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t wd_mutex = PTHREAD_MUTEX_INITIALIZER; /* start, stop, the thread's nap */
+static pthread_cond_t wd_cond;				     /* wd_mutex: stop wakes the watchdog */
+static pthread_t wd_thread;				     /* wd_mutex */
+static bool wd_running, wd_stopping;			     /* wd_mutex */
+
+static inline bool wd_is_armed(void)
+{
+	return __atomic_load_n(&wd_armed, __ATOMIC_RELAXED);
+}
+
+/*
+ * wd_entry_write - record @l (NULL: free the entry). A reader that sees any new field through
+ * its acquire load also sees the odd @seq stored before it, so it cannot take a mix of two
+ * acquisitions for one.
+ */
+static void wd_entry_write(struct wd_entry *e, const struct lv_lock *l, uint64_t since,
+			   void *const *frames, int nr)
+{
+	unsigned int seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->lock, l, __ATOMIC_RELEASE);
+	if (l) {
+		__atomic_store_n(&e->cls, (int)l->cls, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->since, since, __ATOMIC_RELEASE);
+		for (int i = 0; i < nr; i++)
+			__atomic_store_n(&e->frames[i], frames[i], __ATOMIC_RELEASE);
+		__atomic_store_n(&e->nr_frames, nr, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* wd_entry_read - copy @e into @out. Return: false if it changed meanwhile (not stuck, then). */
+static bool wd_entry_read(const struct wd_entry *e, struct wd_entry *out)
+{
+	unsigned int seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	int nr;
+
+	if (seq & 1)
+		return false;
+	out->lock = __atomic_load_n(&e->lock, __ATOMIC_ACQUIRE);
+	out->cls = __atomic_load_n(&e->cls, __ATOMIC_ACQUIRE);
+	out->since = __atomic_load_n(&e->since, __ATOMIC_ACQUIRE);
+	nr = __atomic_load_n(&e->nr_frames, __ATOMIC_ACQUIRE);
+	out->nr_frames = nr < 0 ? 0 : nr > WD_FRAMES ? WD_FRAMES : nr;
+	for (int i = 0; i < out->nr_frames; i++)
+		out->frames[i] = __atomic_load_n(&e->frames[i], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
+}
+
+/* wd_entry_live - a stable copy of @e, if it describes a lock. */
+static bool wd_entry_live(const struct wd_entry *e, struct wd_entry *out)
+{
+	for (int tries = 0; tries < 8; tries++)
+		if (wd_entry_read(e, out))
+			return out->lock;
+	return false;
+}
+
+/* wd_record_free - empty @t and hand it back (its thread exits, or does not exist). */
+static void wd_record_free(struct wd_thread *t)
+{
+	for (int i = 0; i < WD_HELD; i++)
+		if (__atomic_load_n(&t->held[i].lock, __ATOMIC_RELAXED))
+			wd_entry_write(&t->held[i], NULL, 0, NULL, 0);
+	wd_entry_write(&t->wait, NULL, 0, NULL, 0);
+	__atomic_store_n(&t->tid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->untracked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
+}
+
+/* The thread exits (a thread that exits holding a lock takes the lock's entry with it). */
+static void wd_thread_exit(void *arg)
+{
+	wd_self = NULL;
+	wd_nr = 0;
+	wd_record_free(arg);
+}
+
+/*
+ * In a child of fork() only the forking thread exists: the other records describe threads
+ * that are not there, and the watchdog thread is not there either (the child arms its own).
+ */
+static void wd_atfork_child(void)
+{
+	for (struct wd_thread *t = wd_threads; t; t = t->next)
+		if (t != wd_self && t->in_use)
+			wd_record_free(t);
+	if (wd_self)
+		wd_self->tid = gettid();
+	pthread_mutex_init(&wd_mutex, NULL);
+	wd_running = false;
+	wd_stopping = false;
+	wd_armed = 0;
+	wd_reporting = 0;
+}
+
+static void wd_key_create(void)
+{
+	pthread_condattr_t attr;
+
+	pthread_key_create(&wd_key, wd_thread_exit);
+	pthread_atfork(NULL, NULL, wd_atfork_child);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&wd_cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* wd_self_get - this thread's record, claimed on first use. NULL if none can be had. */
+static struct wd_thread *wd_self_get(void)
+{
+	struct wd_thread *t = wd_self;
+
+	if (likely(t))
+		return t;
+	for (t = __atomic_load_n(&wd_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		int free_rec = 0;
+
+		if (__atomic_compare_exchange_n(&t->in_use, &free_rec, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			goto claimed;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL; /* this thread goes unwatched */
+	t->in_use = 1;
+	t->next = __atomic_load_n(&wd_threads, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&wd_threads, &t->next, t, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+claimed:
+	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELAXED);
+	{
+		pthread_attr_t attr;
+		void *lo;
+		size_t size;
+
+		if (!pthread_getattr_np(pthread_self(), &attr)) {
+			if (!pthread_attr_getstack(&attr, &lo, &size)) {
+				wd_stack_lo = (uintptr_t)lo;
+				wd_stack_hi = (uintptr_t)lo + size;
+			}
+			pthread_attr_destroy(&attr);
+		}
+	}
+	wd_self = t;
+	pthread_setspecific(wd_key, t);
+	return t;
+}
+
+/*
+ * wd_stack - the call stack of our caller's caller (the lock function's caller first), at most
+ * WD_FRAMES return addresses; with @walk, by following frame pointers: each frame holds the
+ * caller's frame pointer and the return address, and the walk stops at a pointer outside this
+ * thread's stack or one that does not go up it (the C library's thread start keeps none).
+ */
+static __attribute__((noinline)) int wd_stack(void **frames, bool walk)
+{
+	void *buf[WD_FRAMES + 2];
+	int n = 0;
+
+	if (!walk || !wd_stack_hi) {
+		n = backtrace(buf, WD_FRAMES + 2) - 2;
+		for (int i = 0; i < n; i++)
+			frames[i] = buf[i + 2];
+		return n > 0 ? n : 0;
+	}
+	for (uintptr_t *fp = __builtin_frame_address(0), depth = 0; n < WD_FRAMES; depth++) {
+		uintptr_t *next;
+
+		if ((uintptr_t)fp < wd_stack_lo || (uintptr_t)(fp + 2) > wd_stack_hi ||
+		    ((uintptr_t)fp & 7))
+			break;
+		if (depth >= 1) /* our own return address is into the watchdog */
+			frames[n++] = (void *)fp[1];
+		next = (uintptr_t *)fp[0];
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+/*
+ * wd_probe_fp - whether wd_stack()'s walk agrees with backtrace(): the functions of this file
+ * keep frame pointers if the build does (one variant builds the library and the tests).
+ */
+static __attribute__((noinline)) bool wd_probe_leaf(void)
+{
+	void *walk[WD_FRAMES], *unwound[WD_FRAMES];
+	int n, m;
+
+	n = wd_stack(walk, true);
+	m = backtrace(unwound, WD_FRAMES);
+	if (n < 2 || m < 3)
+		return false;
+	/* unwound[0] is in us; the walk, like wd_stack()'s callers, starts in our caller. */
+	return walk[0] == unwound[1] && walk[1] == unwound[2];
+}
+
+static __attribute__((noinline)) bool wd_probe_mid(void)
+{
+	bool ok = wd_probe_leaf();
+
+	__asm__ __volatile__("" ::: "memory"); /* a call, not a jump */
+	return ok;
+}
+
+static __attribute__((noinline)) bool wd_probe_fp(void)
+{
+	bool ok = wd_probe_mid();
+
+	__asm__ __volatile__("" ::: "memory");
+	return ok;
+}
+
+/* ---- reports: only the thread that won wd_reporting writes wd_text ---- */
+
+static char wd_text[1 << 16];
+static size_t wd_len;
+
+static __attribute__((format(printf, 1, 2))) void wd_printf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (wd_len >= sizeof(wd_text) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(wd_text + wd_len, sizeof(wd_text) - wd_len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		wd_len += (size_t)n;
+	if (wd_len > sizeof(wd_text) - 1)
+		wd_len = sizeof(wd_text) - 1; /* truncated */
+}
+
+/*
+ * wd_print_stack - one frame per line: the address, the symbol if the object exports one, and
+ * the object with the offset that `addr2line -f -e OBJECT OFFSET` turns into a function and
+ * line (a program's own functions are not exported unless it is linked with -rdynamic).
+ */
+static void wd_print_stack(void *const *frames, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		uintptr_t pc = (uintptr_t)frames[i];
+		Dl_info info;
+
+		if (!dladdr(frames[i], &info) || !info.dli_fname) {
+			wd_printf("      #%-2d %#lx\n", i, (unsigned long)pc);
+			continue;
+		}
+		const char *obj = strrchr(info.dli_fname, '/');
+
+		obj = obj ? obj + 1 : info.dli_fname;
+		if (info.dli_sname && info.dli_saddr)
+			wd_printf("      #%-2d %#lx %s+%#lx (%s+%#lx)\n", i, (unsigned long)pc,
+				  info.dli_sname, (unsigned long)(pc - (uintptr_t)info.dli_saddr),
+				  obj, (unsigned long)(pc - (uintptr_t)info.dli_fbase));
+		else
+			wd_printf("      #%-2d %#lx (%s+%#lx)\n", i, (unsigned long)pc, obj,
+				  (unsigned long)(pc - (uintptr_t)info.dli_fbase));
+	}
+}
+
+static double wd_seconds(uint64_t since, uint64_t now)
+{
+	return since < now ? (double)(now - since) / 1e9 : 0;
+}
+
+static void wd_print_entry(const char *what, const struct wd_entry *e, uint64_t now)
+{
+	wd_printf("    %s %s lock %p for %.3f s, at:\n", what, lv_lock_class_name(e->cls),
+		  (const void *)e->lock, wd_seconds(e->since, now));
+	wd_print_stack(e->frames, e->nr_frames);
+}
+
+/* wd_print_thread - what @t holds and waits for, each with its stack; @skip is not repeated. */
+static void wd_print_thread(struct wd_thread *t, const struct lv_lock *skip, uint64_t now)
+{
+	struct wd_entry e;
+	unsigned int untracked = __atomic_load_n(&t->untracked, __ATOMIC_RELAXED);
+
+	for (int i = 0; i < WD_HELD; i++)
+		if (wd_entry_live(&t->held[i], &e) && e.lock != skip)
+			wd_print_entry("holds", &e, now);
+	if (wd_entry_live(&t->wait, &e) && e.lock != skip)
+		wd_print_entry("waits for", &e, now);
+	if (untracked)
+		wd_printf("    (%u of its acquisitions were not recorded)\n", untracked);
+}
+
+/*
+ * wd_describe - everything the records say about lock @l: who holds it since when and from
+ * where, who waits for it, and what each of them holds besides; then every watched thread's
+ * locks, in one line each, for the cycles of a deadlock between several threads.
+ */
+static void wd_describe(const struct lv_lock *l, uint64_t now)
+{
+	bool holder = false;
+	struct wd_thread *t;
+	struct wd_entry e;
+
+	for (t = __atomic_load_n(&wd_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		int tid = __atomic_load_n(&t->tid, __ATOMIC_RELAXED);
+
+		for (int i = 0; i < WD_HELD; i++) {
+			if (!wd_entry_live(&t->held[i], &e) || e.lock != l)
+				continue;
+			wd_printf("  holder: thread %d, holding it for %.3f s, took it at:\n", tid,
+				  wd_seconds(e.since, now));
+			wd_print_stack(e.frames, e.nr_frames);
+			wd_print_thread(t, l, now);
+			holder = true;
+		}
+	}
+	if (!holder)
+		wd_printf("  holder: thread %d, which took it before the watchdog was armed, or "
+			  "without a record\n",
+			  __atomic_load_n(&l->owner, __ATOMIC_RELAXED));
+	for (t = __atomic_load_n(&wd_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		if (!wd_entry_live(&t->wait, &e) || e.lock != l)
+			continue;
+		wd_printf("  waiter: thread %d, waiting for %.3f s, at:\n",
+			  __atomic_load_n(&t->tid, __ATOMIC_RELAXED), wd_seconds(e.since, now));
+		wd_print_stack(e.frames, e.nr_frames);
+		wd_print_thread(t, l, now);
+	}
+	wd_printf("  every watched thread's locks:\n");
+	for (t = __atomic_load_n(&wd_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		bool any = false;
+
+		for (int i = 0; i <= WD_HELD; i++) {
+			bool waiting = i == WD_HELD;
+
+			if (!wd_entry_live(waiting ? &t->wait : &t->held[i], &e))
+				continue;
+			if (!any)
+				wd_printf("    thread %d:",
+					  __atomic_load_n(&t->tid, __ATOMIC_RELAXED));
+			wd_printf(" %s %s %p (%.3f s)", waiting ? "waits for" : "holds",
+				  lv_lock_class_name(e.cls), (const void *)e.lock,
+				  wd_seconds(e.since, now));
+			any = true;
+		}
+		if (any)
+			wd_printf("\n");
+	}
+}
+
+/* wd_begin_report - claim the one report; a thread that loses never returns (the winner ends
+ * the process). */
+static void wd_begin_report(void)
+{
+	int zero = 0;
+
+	if (!__atomic_compare_exchange_n(&wd_reporting, &zero, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		for (;;)
+			pause();
+	wd_len = 0;
+	wd_text[0] = '\0';
+}
+
+static __attribute__((noreturn)) void wd_end_report(void)
+{
+	void (*report)(const char *) = __atomic_load_n(&wd_report, __ATOMIC_ACQUIRE);
+
+	if (report) {
+		report(wd_text);
+	} else {
+		for (size_t done = 0; done < wd_len;) {
+			ssize_t n = write(STDERR_FILENO, wd_text + done, wd_len - done);
+
+			if (n <= 0)
+				break;
+			done += (size_t)n;
+		}
+	}
+	_exit(LOCK_WATCHDOG_EXIT);
+}
+
+/* wd_self_deadlock - this thread, whose record @t says it holds @l, is about to wait for it. */
+static __attribute__((noreturn)) void wd_self_deadlock(struct wd_thread *t, const struct lv_lock *l)
+{
+	uint64_t now = now_ns();
+	void *frames[WD_FRAMES];
+	int nr = backtrace(frames, WD_FRAMES);
+
+	wd_begin_report();
+	wd_printf("lruvec: lock watchdog: self-deadlock: thread %d takes %s lock %p, which it "
+		  "holds\n",
+		  __atomic_load_n(&t->tid, __ATOMIC_RELAXED), lv_lock_class_name(l->cls),
+		  (const void *)l);
+	wd_describe(l, now);
+	wd_printf("  and takes it again at:\n");
+	wd_print_stack(frames, nr);
+	wd_end_report();
+}
+
+/* wd_check_self - before @l is taken: a thread that holds it already would wait forever. */
+static void wd_check_self(const struct lv_lock *l)
+{
+	struct wd_thread *t = wd_self;
+
+	if (!wd_nr)
+		return;
+	for (int i = 0; i < WD_HELD; i++)
+		if (__atomic_load_n(&t->held[i].lock, __ATOMIC_RELAXED) == l)
+			wd_self_deadlock(t, l);
+}
+
+/* wd_acquired - @l is taken: record it with the stack that took it. */
+static __attribute__((noinline)) void wd_acquired(const struct lv_lock *l)
+{
+	struct wd_thread *t = wd_self_get();
+	void *frames[WD_FRAMES];
+
+	if (!t)
+		return;
+	for (int i = 0; i < WD_HELD; i++) {
+		if (__atomic_load_n(&t->held[i].lock, __ATOMIC_RELAXED))
+			continue;
+		wd_entry_write(
+			&t->held[i], l, now_ns(), frames,
+			wd_stack(frames, __atomic_load_n(&wd_frame_pointers, __ATOMIC_RELAXED)));
+		wd_nr++;
+		return;
+	}
+	__atomic_fetch_add(&t->untracked, 1, __ATOMIC_RELAXED);
+}
+
+/* wd_released - @l is released by a thread that has recorded locks: drop its entry. */
+static void wd_released(const struct lv_lock *l)
+{
+	struct wd_thread *t = wd_self;
+
+	for (int i = 0; i < WD_HELD; i++) {
+		if (__atomic_load_n(&t->held[i].lock, __ATOMIC_RELAXED) == l) {
+			wd_entry_write(&t->held[i], NULL, 0, NULL, 0);
+			wd_nr--;
+			return;
+		}
+	}
+}
+
+/* wd_wait_begin - about to wait for @l since @since. Return: whether it was recorded. */
+static __attribute__((noinline)) bool wd_wait_begin(const struct lv_lock *l, uint64_t since)
+{
+	struct wd_thread *t = wd_self_get();
+	void *frames[WD_FRAMES];
+
+	if (!t)
+		return false;
+	wd_entry_write(&t->wait, l, since, frames,
+		       wd_stack(frames, __atomic_load_n(&wd_frame_pointers, __ATOMIC_RELAXED)));
+	return true;
+}
+
+static void wd_wait_end(void)
+{
+	wd_entry_write(&wd_self->wait, NULL, 0, NULL, 0);
+}
+
+/* wd_fire - @e of a thread's record is past the bound: report it and end the process. */
+static __attribute__((noreturn)) void wd_fire(const struct wd_entry *e, bool waited, uint64_t now)
+{
+	wd_begin_report();
+	wd_printf("lruvec: lock watchdog: %s lock %p %s %.3f s, longer than the bound of "
+		  "%.3f s\n",
+		  lv_lock_class_name(e->cls), (const void *)e->lock,
+		  waited ? "waited for" : "held for", wd_seconds(e->since, now),
+		  (double)__atomic_load_n(&wd_bound, __ATOMIC_RELAXED) / 1e9);
+	wd_describe(e->lock, now);
+	wd_end_report();
+}
+
+static void wd_scan(void)
+{
+	uint64_t bound = __atomic_load_n(&wd_bound, __ATOMIC_RELAXED), now = now_ns();
+	struct wd_entry e;
+
+	if (!wd_is_armed())
+		return;
+	for (struct wd_thread *t = __atomic_load_n(&wd_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		for (int i = 0; i <= WD_HELD; i++) {
+			bool waiting = i == WD_HELD;
+
+			if (wd_entry_live(waiting ? &t->wait : &t->held[i], &e) && e.since < now &&
+			    now - e.since > bound)
+				wd_fire(&e, waiting, now);
+		}
+	}
+}
+
+/* The watchdog thread: a scan every quarter of the bound (at most 100 ms apart). */
+static void *wd_main(void *arg)
+{
+	uint64_t period = __atomic_load_n(&wd_bound, __ATOMIC_RELAXED) / 4;
+
+	(void)arg;
+	if (period > 100 * 1000 * 1000)
+		period = 100 * 1000 * 1000;
+	if (period < 1000 * 1000)
+		period = 1000 * 1000;
+	pthread_mutex_lock(&wd_mutex);
+	while (!wd_stopping) {
+		struct timespec ts;
+		uint64_t t;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + period;
+		ts.tv_sec = (time_t)(t / 1000000000u);
+		ts.tv_nsec = (long)(t % 1000000000u);
+		pthread_cond_timedwait(&wd_cond, &wd_mutex, &ts);
+		if (wd_stopping)
+			break;
+		pthread_mutex_unlock(&wd_mutex);
+		wd_scan();
+		pthread_mutex_lock(&wd_mutex);
+	}
+	pthread_mutex_unlock(&wd_mutex);
+	return NULL;
+}
+
+int lock_watchdog_start(uint64_t bound_ns, void (*report)(const char *msg))
+{
+	void *warm[4];
+	int err;
+
+	if (!bound_ns)
+		return -EINVAL;
+	pthread_once(&wd_key_once, wd_key_create);
+	/* The first backtrace() loads the unwinder: here, not in a thread holding a lock. */
+	backtrace(warm, 4);
+	pthread_mutex_lock(&wd_mutex);
+	if (wd_running) {
+		pthread_mutex_unlock(&wd_mutex);
+		return -EBUSY;
+	}
+	if (!wd_stack_hi && wd_self_get() == NULL) {
+		pthread_mutex_unlock(&wd_mutex);
+		return -ENOMEM; /* no record for this thread: it could not probe its stack */
+	}
+	__atomic_store_n(&wd_frame_pointers, wd_probe_fp(), __ATOMIC_RELAXED);
+	__atomic_store_n(&wd_bound, bound_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&wd_report, report, __ATOMIC_RELEASE);
+	wd_stopping = false;
+	err = pthread_create(&wd_thread, NULL, wd_main, NULL);
+	if (err) {
+		pthread_mutex_unlock(&wd_mutex);
+		return -err;
+	}
+	wd_running = true;
+	__atomic_store_n(&wd_armed, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&wd_mutex);
+	return 0;
+}
+
+void lock_watchdog_stop(void)
+{
+	pthread_t thread;
+
+	pthread_mutex_lock(&wd_mutex);
+	if (!wd_running) {
+		pthread_mutex_unlock(&wd_mutex);
+		return;
+	}
+	__atomic_store_n(&wd_armed, 0, __ATOMIC_RELAXED);
+	wd_running = false;
+	wd_stopping = true;
+	thread = wd_thread;
+	pthread_cond_signal(&wd_cond);
+	pthread_mutex_unlock(&wd_mutex);
+	pthread_join(thread, NULL);
+}
+
+/*
+ * wd_dump_self - before an abort of lockdep-lite: this thread's watched locks with the stacks
+ * that took them, on stderr (lockdep-lite itself names only their classes).
+ */
+static void wd_dump_self(void)
+{
+	int zero = 0;
+
+	if (!wd_nr || !__atomic_compare_exchange_n(&wd_reporting, &zero, 1, false, __ATOMIC_ACQ_REL,
+						   __ATOMIC_RELAXED))
+		return;
+	wd_len = 0;
+	wd_printf("lruvec: lock watchdog: thread %d holds:\n", wd_self->tid);
+	wd_print_thread(wd_self, NULL, now_ns());
+	fputs(wd_text, stderr);
+}
+
 __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
 
 /*
@@ -70,6 +738,7 @@ static __attribute__((noreturn)) void lockdep_bug(const char *what, int cls)
 		if (lv_held[c])
 			fprintf(stderr, " %s x%u", lv_lock_class_name(c), lv_held[c]);
 	fprintf(stderr, ")\n");
+	wd_dump_self();
 	abort();
 }
 
@@ -96,6 +765,7 @@ void lockdep_assert_held(const struct lv_lock *l)
 	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != gettid()) {
 		fprintf(stderr, "lruvec: lockdep: %s lock %p not held by this thread\n",
 			lv_lock_class_name(l->cls), (const void *)l);
+		wd_dump_self();
 		abort();
 	}
 }
@@ -111,8 +781,49 @@ void lockdep_assert_class_not_held(enum lv_lock_class cls, const char *what)
 	if (lv_held[cls]) {
 		fprintf(stderr, "lruvec: lockdep: %s with a %s lock held\n", what,
 			lv_lock_class_name(cls));
+		wd_dump_self();
 		abort();
 	}
+}
+
+/*
+ * The watchdog's hooks on the lock paths: each costs a load and a branch while the watchdog
+ * is disarmed. A wait recorded stays recorded until it ends, even if the watchdog is disarmed
+ * meanwhile.
+ */
+#define watchdog_check_self(l)                                                                     \
+	do {                                                                                       \
+		if (unlikely(wd_is_armed()))                                                       \
+			wd_check_self(l);                                                          \
+	} while (0)
+#define watchdog_acquired(l)                                                                       \
+	do {                                                                                       \
+		if (unlikely(wd_is_armed()))                                                       \
+			wd_acquired(l);                                                            \
+	} while (0)
+#define watchdog_released(l)                                                                       \
+	do {                                                                                       \
+		if (unlikely(wd_nr))                                                               \
+			wd_released(l);                                                            \
+	} while (0)
+#define watchdog_wait_begin(l, t0) (unlikely(wd_is_armed()) && wd_wait_begin((l), (t0)))
+#define watchdog_wait_end()	   wd_wait_end()
+#else
+#define watchdog_check_self(l)	   ((void)(l))
+#define watchdog_acquired(l)	   ((void)(l))
+#define watchdog_released(l)	   ((void)(l))
+#define watchdog_wait_begin(l, t0) ((void)(l), (void)(t0), false)
+#define watchdog_wait_end()	   ((void)0)
+
+int lock_watchdog_start(uint64_t bound_ns, void (*report)(const char *msg))
+{
+	(void)bound_ns;
+	(void)report;
+	return -ENOSYS;
+}
+
+void lock_watchdog_stop(void)
+{
 }
 #endif
 
@@ -163,6 +874,7 @@ static void lock_wait(struct lv_lock *l)
 
 static void lock_acquire(struct lv_lock *l, unsigned int nested)
 {
+	watchdog_check_self(l);
 #ifdef LV_DEBUG
 	lockdep_acquire(l, nested);
 #else
@@ -172,8 +884,11 @@ static void lock_acquire(struct lv_lock *l, unsigned int nested)
 		WRITE_ONCE(l->acquired, l->acquired + 1);
 	} else {
 		uint64_t t0 = now_ns(), wait;
+		bool watched = watchdog_wait_begin(l, t0);
 
 		lock_wait(l);
+		if (watched)
+			watchdog_wait_end();
 		wait = now_ns() - t0;
 		WRITE_ONCE(l->acquired, l->acquired + 1);
 		WRITE_ONCE(l->contended, l->contended + 1);
@@ -187,6 +902,7 @@ static void lock_acquire(struct lv_lock *l, unsigned int nested)
 	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
+	watchdog_acquired(l);
 }
 
 void lv_lock_acquire(struct lv_lock *l)
@@ -214,6 +930,7 @@ bool lv_lock_trylock_inverted(struct lv_lock *l)
 	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
+	watchdog_acquired(l);
 	return true;
 }
 
@@ -233,6 +950,7 @@ void lv_lock_release(struct lv_lock *l)
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
 	lv_held[l->cls]--;
 #endif
+	watchdog_released(l);
 	switch (l->backend) {
 	case LV_BACKEND_MUTEX:
 		pthread_mutex_unlock(&l->mutex);

@@ -112,6 +112,35 @@ void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);
 void lv_lock_stat_merge(struct lv_lock_stat *sum, const struct lv_lock_stat *s);
 void lv_lock_stat_clear(struct lv_lock *l);
 
+/*
+ * The lock watchdog (lock.c, "Theory of operation"): while armed, every thread records the
+ * locks it holds and the one it waits for, each with when and the call stack, and a thread
+ * of its own reports any lock held or waited for longer than @bound_ns — its class and
+ * address, the holder's thread id and stack, each waiter's — through @report (NULL: to
+ * stderr), then ends the process with _exit(LOCK_WATCHDOG_EXIT), so that a deadlocked run
+ * still ends and says why. A thread about to take a lock it already holds is reported at
+ * once, by itself. Debug builds only; disarmed, each acquisition and release pays a load and
+ * a branch.
+ */
+#define LOCK_WATCHDOG_EXIT 3
+/**
+ * lock_watchdog_start - arm the watchdog.
+ * @bound_ns: the longest hold or wait that is not reported, in nanoseconds (> 0).
+ * @report:   called once with the whole report (a NUL-terminated text), by the watchdog
+ *            thread or by a thread about to deadlock on itself; it must not take library
+ *            locks. NULL writes the report to stderr.
+ * Return: 0; -EINVAL (@bound_ns 0), -EBUSY (armed already), -ENOSYS (release build), -ENOMEM
+ * (no record for the calling thread), or a negative errno from pthread_create().
+ * Context: any thread; takes no library lock. Locks taken before arming are not watched.
+ */
+int lock_watchdog_start(uint64_t bound_ns, void (*report)(const char *msg));
+/**
+ * lock_watchdog_stop - disarm the watchdog and join its thread; nothing if it is not armed.
+ * Context: any thread but the watchdog's own report function; takes no library lock; may
+ * block (the join).
+ */
+void lock_watchdog_stop(void);
+
 #ifdef LV_DEBUG
 /*
  * Lockdep-lite: per-thread counts of held locks per class. The ordering rules (docs/locking.md)

@@ -957,25 +957,86 @@ struct lruvec *folio_lruvec(struct lv_folio *folio)
 	return mem_cgroup_lruvec(rcu_dereference_lv(folio->memcg), folio->pgdat);
 }
 
-/**
- * folio_lruvec_lock - lock the lruvec @folio belongs to.
- * Return: the lruvec, locked, which @folio matches; the binding cannot change until unlock.
- * Context: the caller holds a reference, the pin, or is freeing the folio (refcount zero);
- * holds no LRU lock.
+#ifdef LV_DEBUG
+void (*folio_lruvec_lock_hook)(struct lv_folio *folio);
+#define folio_lruvec_lock_hook_call(folio)                                                         \
+	do {                                                                                       \
+		if (folio_lruvec_lock_hook)                                                        \
+			folio_lruvec_lock_hook(folio);                                             \
+	} while (0)
+#else
+#define folio_lruvec_lock_hook_call(folio) ((void)(folio))
+#endif
+
+/*
+ * A lookup is retried only when the binding changed between the read and the lock: a
+ * reparenting step (each goes one level up the tree) or a charge move (which needs the pin, so
+ * it cannot repeat under a caller holding it). This many retries for one folio is a loop that
+ * will not end — the "froze in booting" of docs/protocol.md §7.1 — and is reported (check C6).
  */
-struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
+#define LOCK_RETRIES_BUG 1024
+
+/*
+ * lruvec_memcg_debug - the lock just taken must be @folio's lruvec's (check C2 of
+ * docs/protocol.md §9.2; the kernel's DEBUG_VM check of that name). With memcg disabled the
+ * folio's memcg and the node lruvec's are both NULL, so it holds trivially (hazard 9).
+ * Context: @lruvec's lock held.
+ */
+static void lruvec_memcg_debug(struct lruvec *lruvec, struct lv_folio *folio)
+{
+	lockdep_assert_held(lruvec->lru_lock);
+	VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio);
+}
+
+/*
+ * folio_lruvec_lock_v1 - LV_PROTOCOL_V1, broken on purpose: lock the lruvec of @folio's memcg
+ * as read once, with no re-check, as the first version of the per-memcg lock (August 2019)
+ * did (docs/protocol.md §7.1). A rebinding between the read and the lock leaves the caller
+ * holding the old lruvec's lock while the folio is on the new one's list, or freeing the old
+ * memcg. lruvec_memcg_debug(), which v1 did not have, turns that into a bug report when it
+ * happens instead of a list corrupted later. The read-side section keeps the memcg read
+ * readable only up to that check. With memcg disabled every folio maps to its node's lruvec,
+ * whose binding never changes: v1's lookup is then the real one (docs/design.md, decision 78).
+ * Context: as folio_lruvec_lock().
+ */
+static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio)
 {
 	struct lruvec *lruvec;
 
 	rcu_read_lock();
+	lruvec = folio_lruvec(folio);
+	folio_lruvec_lock_hook_call(folio);
+	lv_lock_acquire(lruvec->lru_lock);
+	lruvec_memcg_debug(lruvec, folio);
+	rcu_read_unlock();
+	return lruvec;
+}
+
+/**
+ * folio_lruvec_lock - lock the lruvec @folio belongs to.
+ * Return: the lruvec, locked, which @folio matches; the binding cannot change until unlock.
+ * Context: the caller holds a reference, the pin, or is freeing the folio (refcount zero);
+ * holds no LRU lock. Enters an RCU read-side section for the lookup.
+ */
+struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
+{
+	unsigned int retries = 0;
+	struct lruvec *lruvec;
+
+	/* The machine's protocol is constant: one branch, always predicted the same way. */
+	if (unlikely(folio_machine(folio)->cfg.protocol == LV_PROTOCOL_V1))
+		return folio_lruvec_lock_v1(folio);
+	rcu_read_lock();
 	for (;;) {
 		lruvec = folio_lruvec(folio);
+		folio_lruvec_lock_hook_call(folio);
 		lv_lock_acquire(lruvec->lru_lock);
 		if (likely(folio_matches_lruvec(folio, lruvec)))
 			break;
 		/* A charge move or reparenting rebound the folio between our lookup and lock. */
 		lruvec_count_event(lruvec, EV_LOCK_RETRIES, 1);
 		lv_lock_release(lruvec->lru_lock);
+		VM_BUG_ON_FOLIO(++retries == LOCK_RETRIES_BUG, folio);
 	}
 	rcu_read_unlock();
 	return lruvec;

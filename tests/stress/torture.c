@@ -17,20 +17,36 @@
  * quarter of the operations use shared address spaces (faults, brk, mmap/munmap with splits,
  * self-checking writes and reads, madvise COLD, FREE and DONTNEED with lazyfree reclaim,
  * migrate_pages, move_pages, page cache migration, nested lru_cache_disable storms) while a
- * thread destroys and recreates some of them: see "Anonymous memory" below. Every run must
- * take each of the racing paths: see "Required paths" below.
+ * thread destroys and recreates some of them: see "Anonymous memory" below. The LRU users
+ * that broke the first per-memcg lock race all of it: direct compaction of nodes and of memcg
+ * subtrees (orders -1, 4 and 9) with kcompactd compacting proactively, huge page faults in
+ * regions with and without LV_MADV_HUGEPAGE and their splits (partial munmap and DONTNEED of
+ * a huge region, lv_split_folio() of the table's large folios), and mlock, munlock,
+ * mlockall, munlockall and locked mappings on the shared address spaces: see "Compaction,
+ * huge pages and mlock" below. Every run must take each of the racing paths: see "Required
+ * paths" below.
+ *
+ * The lock watchdog (src/lock.c, the one internal piece used here) is armed for the whole run:
+ * a lock held or waited for longer than --watchdog seconds (10 by default, far above any
+ * legitimate hold even under TSan on two cores) is reported with its holder's and waiters'
+ * call stacks, and the run ends with exit status 3, so that a deadlock fails the run with a
+ * diagnosis instead of hanging it.
  *
  * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
  *                [--backend futex|mutex|spin] [--disable sweep|rcu|rcu-expedited]
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
+ *                [--protocol pin|v1] [--thp always|madvise|never] [--watchdog S]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
+ * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
+ * fail (tests/stress/torture-v1.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -41,6 +57,8 @@
 #include <unistd.h>
 
 #include "lruvec.h"
+/* The lock watchdog only: everything else goes through the public API. */
+#include "lock.h"
 
 #define TABLE_SIZE     2048
 #define MAX_CONTAINERS 64
@@ -57,7 +75,23 @@ static struct {
 	enum lv_disable_mode disable;
 	unsigned int folio_order; /* page cache folios of 2^order pages */
 	double wait;		  /* longest extension of the run for a path yet to run */
-} opt = { 1, 3.0, 8, 6, 0, 31, "lruvec", LV_BACKEND_FUTEX, LV_DISABLE_SWEEP, 0, 60.0 };
+	enum lv_protocol protocol;
+	enum lv_thp_mode thp;
+	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
+} opt = {
+	.seed = 1,
+	.duration = 3.0,
+	.threads = 8,
+	.containers = 6,
+	.batch = 31,
+	.lock = "lruvec",
+	.backend = LV_BACKEND_FUTEX,
+	.disable = LV_DISABLE_SWEEP,
+	.wait = 60.0,
+	.protocol = LV_PROTOCOL_PIN,
+	.thp = LV_THP_MADVISE,
+	.watchdog = 10.0,
+};
 
 static struct lv_machine *machine;
 static struct lv_memcg *containers[MAX_CONTAINERS];
@@ -393,6 +427,8 @@ static struct mm_slot {
 	bool churn;				 /* destroyed and recreated by mm_churner() */
 	bool roam;				 /* preferred node changes during the run */
 	_Atomic uint64_t scratch[SCRATCH_SLOTS]; /* address | pages, or 0 */
+	/* mlock windows running on it (op_mlock()), and how many began or ended: see there */
+	atomic_uint lock_windows, lock_gen;
 } mms[NR_MMS];
 static unsigned int own_pages, arena_pages;
 static atomic_uint next_mm_id;
@@ -496,6 +532,32 @@ static void anon_fail(const struct mm_slot *ms, uint64_t addr, const void *bytes
 static uint64_t page_addr(uint64_t addr, unsigned int page)
 {
 	return addr + (uint64_t)page * LV_PAGE_SIZE;
+}
+
+/* Whether mlock is implemented (probed at the start; its stubs return -ENOSYS). */
+static bool have_mlock;
+static atomic_ulong madvise_locked;
+
+/* lock_mark - where @ms's mlock windows stand, before an madvise. */
+static unsigned int lock_mark(struct mm_slot *ms)
+{
+	return atomic_load(&ms->lock_windows) ? 0 : atomic_load(&ms->lock_gen) << 1 | 1;
+}
+
+/*
+ * locked_refusal - madvise(2) refuses DONTNEED, FREE and COLD on a locked region (-EINVAL).
+ * Regions of the shared address spaces are locked only inside an mlock window (op_mlock()),
+ * so an -EINVAL is accepted from a call that overlapped one: a window was open before it
+ * (@mark 0) or after it, or one began or ended meanwhile.
+ */
+static bool locked_refusal(struct mm_slot *ms, unsigned int mark, int err)
+{
+	if (err != -EINVAL || !have_mlock ||
+	    (mark && !atomic_load(&ms->lock_windows) &&
+	     (atomic_load(&ms->lock_gen) << 1 | 1) == mark))
+		return false;
+	atomic_fetch_add(&madvise_locked, 1);
+	return true;
 }
 
 /* mm_setup - a new incarnation of slot @k: address space, arena, heap start, no scratch. */
@@ -683,6 +745,7 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 	unsigned int left = own_pages - first;
 	unsigned int n = 1 + (unsigned int)(rnd(s) % (left < 4 ? left : 4));
 	uint64_t addr = own_addr(w, k, first);
+	unsigned int mark;
 	int err;
 
 	own_sync(w, k);
@@ -699,8 +762,10 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 		/* Narrow every model first: after this call a page is intact or zero. */
 		for (unsigned int j = 0; j < n; j++)
 			own_verify(w, k, first + j);
+		mark = lock_mark(ms);
 		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_FREE);
-		if (err)
+		/* Refused (locked): the model of a freed page allows the intact one too. */
+		if (err && !locked_refusal(ms, mark, err))
 			anon_fail(ms, addr, NULL, "MADV_FREE of the arena returned %d", err);
 		for (unsigned int j = 0; j < n; j++) {
 			struct page_model *pm = &w->pm[k * own_pages + first + j];
@@ -714,14 +779,29 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 		atomic_fetch_add(&lazyfree_advised, n);
 		break;
 	case 15:
+		mark = lock_mark(ms);
 		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_DONTNEED);
-		if (err)
+		if (!err) {
+			memset(&w->pm[k * own_pages + first], 0, n * sizeof(*w->pm));
+			break;
+		}
+		if (!locked_refusal(ms, mark, err))
 			anon_fail(ms, addr, NULL, "MADV_DONTNEED of the arena returned %d", err);
-		memset(&w->pm[k * own_pages + first], 0, n * sizeof(*w->pm));
+		/* Refused at a locked part: each page is either intact or all zeros. */
+		for (unsigned int j = 0; j < n; j++) {
+			struct page_model *pm = &w->pm[k * own_pages + first + j];
+
+			if (pm->present == PRESENT_NO)
+				continue;
+			pm->mask = ~0ull;
+			pm->freeable = false;
+			pm->present = PRESENT_MAYBE;
+		}
 		break;
 	case 16:
+		mark = lock_mark(ms);
 		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_COLD);
-		if (err)
+		if (err && !locked_refusal(ms, mark, err))
 			anon_fail(ms, addr, NULL, "MADV_COLD of the arena returned %d", err);
 		break;
 	case 17:
@@ -840,7 +920,7 @@ static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
 {
 	static const int advice[] = { LV_MADV_FREE, LV_MADV_DONTNEED, LV_MADV_COLD };
 	uint64_t addr;
-	unsigned int pages, first, n;
+	unsigned int pages, first, n, mark;
 	bool is_arena;
 	int adv, err;
 
@@ -856,9 +936,10 @@ static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
 	first = (unsigned int)(rnd(s) % pages);
 	n = 1 + (unsigned int)(rnd(s) % (pages - first));
 	adv = is_arena ? LV_MADV_COLD : advice[rnd(s) % 3];
+	mark = lock_mark(ms);
 	err = lv_madvise(ms->mm, page_addr(addr, first), n * LV_PAGE_SIZE, adv);
 	/* -ENOMEM: part of the range is unmapped (heap shrunk, region cut meanwhile). */
-	if (err && (err != -ENOMEM || is_arena))
+	if (err && (err != -ENOMEM || is_arena) && !locked_refusal(ms, mark, err))
 		anon_fail(ms, page_addr(addr, first), NULL, "madvise(%d) returned %d", adv, err);
 	if (adv == LV_MADV_FREE)
 		atomic_fetch_add(&lazyfree_advised, n);
@@ -1077,6 +1158,370 @@ static void op_file_migrate(uint64_t *s)
 }
 
 /*
+ * ---- Compaction, huge pages and mlock -------------------------------------------------------
+ *
+ * The three LRU users that broke the first per-memcg lock, written against the public API and
+ * probed at the start (probe_features()): a stub returns -ENOSYS (or, for lv_split_folio(),
+ * -EBUSY on a folio nobody else holds), and its paths are then run but not required, and its
+ * calls are only checked for that answer.
+ *  - A compactor thread compacts a random node or memcg subtree at orders -1, 4 and 9 while
+ *    kcompactd (cfg.no_kcompactd false) compacts proactively (proactiveness 90) and when an
+ *    allocation of order > 0 fails or falls back (the presser's order-4 bursts, huge faults).
+ *  - op_huge() maps a private region holding an aligned 2 MiB range in a shared address
+ *    space, advises it (or not: cfg.thp always needs no advice), writes records on a few
+ *    pages (the first write faults a huge page where one can be had, compacting for it),
+ *    cuts it by munmap and DONTNEED (a huge folio is split at the cut), checks every record
+ *    after each step and unmaps it; at most MAX_HUGE_ACTIVE at a time, so that they do not
+ *    take the nodes' memory from the rest. op_split() splits large folios of the table.
+ *  - op_mlock() opens an mlock window on a shared address space: mlockall (now, or now and
+ *    later) or an mlock of a shared range (twice), a few ordinary operations meanwhile, then
+ *    munlockall or munlocks in two parts; or a private locked mapping (LV_MAP_LOCKED) written,
+ *    partly unlocked and unmapped; or calls that must be refused. Every window undoes its own
+ *    locking, so regions are locked only while a window is open; an madvise that overlapped
+ *    one may be refused as madvise(2) refuses locked regions (locked_refusal()).
+ * The memcg churner also locks its short-lived address space and compacts its memcg's subtree
+ * before the removal. All of it races memcg removal, charge moves, reclaim and the rest.
+ */
+#define HUGE_PAGES	512 /* a 2 MiB folio */
+#define HUGE_BYTES	((uint64_t)HUGE_PAGES * LV_PAGE_SIZE)
+#define HUGE_MARKS	8 /* pages of a huge range that get a record: one per stripe of 64 */
+#define MAX_HUGE_ACTIVE 2
+
+static bool have_compaction, have_thp, have_split;
+static atomic_ulong compact_calls, compact_made, compact_memcg_calls;
+static atomic_ulong huge_regions, huge_cuts, huge_nomem, split_ok, split_busy;
+static atomic_ulong mlock_ok, munlock_ok, mlockall_ok, locked_maps, mlock_windows;
+static atomic_int huge_active;
+
+/*
+ * private_mmap - a region of @len bytes (mapped with @flags) that no other thread cuts:
+ * op_mmap() unmaps ranges reaching up to 3 * SCRATCH_PAGES pages past a scratch region, into
+ * whatever was mapped above it, so the region is mapped behind a hole at least that long.
+ * Return: as lv_mmap_flags().
+ */
+static int private_mmap(struct mm_slot *ms, uint64_t len, unsigned int flags, uint64_t *addr)
+{
+	const uint64_t hole = 4 * SCRATCH_PAGES * LV_PAGE_SIZE;
+	uint64_t base;
+	int err = lv_mmap_flags(ms->mm, hole + len, flags, &base);
+
+	if (err)
+		return err;
+	err = lv_munmap(ms->mm, base, hole);
+	if (err)
+		anon_fail(ms, base, NULL, "munmap of the head of a region returned %d", err);
+	*addr = base + hole;
+	return 0;
+}
+
+/* mlock_checked - @err of an mlock call that should return 0 or @also (0: nothing else). */
+static bool mlock_checked(struct mm_slot *ms, uint64_t addr, const char *call, int err, int also)
+{
+	if (!have_mlock) {
+		if (err != -ENOSYS)
+			anon_fail(ms, addr, NULL, "%s returned %d, its stub -ENOSYS", call, err);
+		return false;
+	}
+	if (err && err != also)
+		anon_fail(ms, addr, NULL, "%s returned %d", call, err);
+	return err == 0;
+}
+
+/*
+ * huge_check - the records of a huge range: page marks[j] holds generation gens[j] (0: never
+ * written, or zapped) unless it lies in [@hole, @hole_end), which must be unmapped.
+ */
+static void huge_check(struct mm_slot *ms, uint64_t huge, const unsigned int *marks,
+		       const uint32_t *gens, uint64_t hole, uint64_t hole_end)
+{
+	for (unsigned int j = 0; j < HUGE_MARKS; j++) {
+		uint64_t la = page_addr(huge, marks[j]);
+		struct line l;
+		int err = lv_mm_read(ms->mm, la, &l, sizeof(l)), c;
+
+		if (la >= hole && la < hole_end) {
+			if (err != -EFAULT)
+				anon_fail(ms, la, NULL, "read in an unmapped cut returned %d", err);
+			continue;
+		}
+		if (err)
+			anon_fail(ms, la, NULL, "read of a huge range returned %d", err);
+		c = line_check(&l, la, ms->id);
+		if (c < 0 || (gens[j] ? c == 0 || l.gen != gens[j] : c != 0))
+			anon_fail(ms, la, &l, "huge range line holds generation %u, expected %u",
+				  c > 0 ? l.gen : 0, gens[j]);
+	}
+}
+
+static void op_huge(struct wstate *w, uint64_t *s, struct mm_slot *ms)
+{
+	unsigned int marks[HUGE_MARKS], cut, cut_pages, zap, zap_pages, mark;
+	uint32_t gens[HUGE_MARKS];
+	bool locked = have_mlock && rnd(s) % 4 == 0;
+	uint64_t addr, huge, hole, hole_end;
+	int advice = 0, err;
+
+	if (atomic_fetch_add(&huge_active, 1) >= MAX_HUGE_ACTIVE)
+		goto out;
+	/* Twice the size: an aligned 2 MiB range lies inside, wherever the region starts. */
+	err = private_mmap(ms, 2 * HUGE_BYTES, locked ? LV_MAP_LOCKED : 0, &addr);
+	if (err == -ENOMEM)
+		goto out;
+	if (err)
+		anon_fail(ms, 0, NULL, "mmap of a huge region returned %d", err);
+	huge = (addr + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+	if (opt.thp == LV_THP_MADVISE || rnd(s) % 2)
+		advice = LV_MADV_HUGEPAGE;
+	else if (rnd(s) % 4 == 0)
+		advice = LV_MADV_NOHUGEPAGE;
+	if (advice) {
+		err = lv_madvise(ms->mm, huge, HUGE_BYTES, advice);
+		/* The stub knows neither advice: -EINVAL. */
+		if (err && !(err == -EINVAL && !have_thp))
+			anon_fail(ms, huge, NULL, "madvise(%d) of a huge range returned %d", advice,
+				  err);
+	}
+	for (unsigned int j = 0; j < HUGE_MARKS; j++) {
+		struct line l;
+
+		marks[j] = j * (HUGE_PAGES / HUGE_MARKS) + (unsigned int)(rnd(s) % 64);
+		gens[j] = ++w->gen;
+		line_make(&l, page_addr(huge, marks[j]), ms->id, w->id, gens[j]);
+		err = lv_mm_write(ms->mm, page_addr(huge, marks[j]), &l, sizeof(l));
+		if (err == -ENOMEM) {
+			gens[j] = 0; /* the fault failed: still unwritten */
+			atomic_fetch_add(&huge_nomem, 1);
+		} else if (err) {
+			anon_fail(ms, page_addr(huge, marks[j]), NULL,
+				  "write to a huge range returned %d", err);
+		}
+	}
+	huge_check(ms, huge, marks, gens, 0, 0);
+	/* A hole inside the range: a huge folio there is split, the rest keeps its data. */
+	cut = 1 + (unsigned int)(rnd(s) % (HUGE_PAGES - 2));
+	cut_pages = 1 + (unsigned int)(rnd(s) % (HUGE_PAGES - 1 - cut));
+	hole = page_addr(huge, cut);
+	hole_end = page_addr(hole, cut_pages);
+	err = lv_munmap(ms->mm, hole, (size_t)cut_pages * LV_PAGE_SIZE);
+	if (err)
+		anon_fail(ms, hole, NULL, "munmap inside a huge range returned %d", err);
+	atomic_fetch_add(&huge_cuts, 1);
+	huge_check(ms, huge, marks, gens, hole, hole_end);
+	/*
+	 * Zap a part below the hole (DONTNEED splits too). A locked region may refuse it: ours,
+	 * or any region while an mlockall window is open.
+	 */
+	zap = (unsigned int)(rnd(s) % cut);
+	zap_pages = 1 + (unsigned int)(rnd(s) % (cut - zap));
+	mark = lock_mark(ms);
+	err = lv_madvise(ms->mm, page_addr(huge, zap), (size_t)zap_pages * LV_PAGE_SIZE,
+			 LV_MADV_DONTNEED);
+	if (err && !(err == -EINVAL && locked) && !locked_refusal(ms, mark, err))
+		anon_fail(ms, page_addr(huge, zap), NULL, "DONTNEED in a huge range returned %d",
+			  err);
+	if (!err)
+		for (unsigned int j = 0; j < HUGE_MARKS; j++)
+			if (marks[j] >= zap && marks[j] < zap + zap_pages)
+				gens[j] = 0;
+	huge_check(ms, huge, marks, gens, hole, hole_end);
+	if (locked) {
+		err = lv_munlock(ms->mm, huge, HUGE_BYTES);
+		/* -ENOMEM: the hole. */
+		if (mlock_checked(ms, huge, "munlock of a huge range", err, -ENOMEM))
+			atomic_fetch_add(&munlock_ok, 1);
+	}
+	err = lv_munmap(ms->mm, addr, 2 * HUGE_BYTES);
+	if (err)
+		anon_fail(ms, addr, NULL, "munmap of a huge region returned %d", err);
+	atomic_fetch_add(&huge_regions, 1);
+out:
+	atomic_fetch_sub(&huge_active, 1);
+}
+
+/* op_split - split a large folio of the table, holding the table's reference alone. */
+static void op_split(uint64_t *s)
+{
+	unsigned int i = (unsigned int)(rnd(s) % TABLE_SIZE);
+	struct lv_folio *f = atomic_exchange(&table[i], NULL), *expected = NULL;
+	int err;
+
+	if (!f)
+		return;
+	if (lv_folio_nr_pages(f) > 1) {
+		/* -EBUSY: another thread's speculative reference (get_entry()), or the stub. */
+		err = lv_split_folio(f);
+		if (err == 0 && lv_folio_nr_pages(f) == 1) {
+			atomic_fetch_add(&split_ok, 1);
+		} else if (err == -EBUSY) {
+			atomic_fetch_add(&split_busy, 1);
+		} else {
+			fprintf(stderr, "# lv_split_folio returned %d (%u pages left)\n", err,
+				lv_folio_nr_pages(f));
+			abort();
+		}
+	}
+	if (!atomic_compare_exchange_strong(&table[i], &expected, f))
+		lv_folio_put(f);
+}
+
+/* locked_map - a private locked mapping: written (its faults mlock), half unlocked, unmapped. */
+static void locked_map(struct wstate *w, uint64_t *s, struct mm_slot *ms)
+{
+	unsigned int n = 1 + (unsigned int)(rnd(s) % SCRATCH_PAGES);
+	struct line l[4];
+	uint64_t addr;
+	uint32_t gen = ++w->gen;
+	int err = private_mmap(ms, n * LV_PAGE_SIZE, LV_MAP_LOCKED, &addr);
+
+	if (err == -ENOMEM)
+		return;
+	if (err)
+		anon_fail(ms, 0, NULL, "lv_mmap_flags(LV_MAP_LOCKED) returned %d", err);
+	atomic_fetch_add(&locked_maps, 1);
+	for (unsigned int p = 0; p < n; p++) {
+		line_make(&l[0], page_addr(addr, p), ms->id, w->id, gen);
+		err = lv_mm_write(ms->mm, page_addr(addr, p), &l[0], sizeof(l[0]));
+		if (err && err != -ENOMEM)
+			anon_fail(ms, page_addr(addr, p), NULL, "write returned %d", err);
+	}
+	err = lv_munlock(ms->mm, addr, (n + 1) / 2 * LV_PAGE_SIZE);
+	if (mlock_checked(ms, addr, "munlock of a locked mapping", err, 0))
+		atomic_fetch_add(&munlock_ok, 1);
+	for (unsigned int p = 0; p < n; p++) {
+		err = lv_mm_read(ms->mm, page_addr(addr, p), &l[1], sizeof(l[1]));
+		if (err || line_check(&l[1], page_addr(addr, p), ms->id) < 0 ||
+		    (l[1].magic == LINE_MAGIC && l[1].gen != gen))
+			anon_fail(ms, page_addr(addr, p), &l[1], "locked mapping read %d", err);
+	}
+	err = lv_munmap(ms->mm, addr, n * LV_PAGE_SIZE);
+	if (err)
+		anon_fail(ms, addr, NULL, "munmap of a locked mapping returned %d", err);
+}
+
+/* op_mlock - one mlock window on shared address space @k (see above). */
+static void op_mlock(struct wstate *w, uint64_t *s, unsigned int k)
+{
+	struct mm_slot *ms = &mms[k];
+	uint64_t addr;
+	unsigned int pages, first, n;
+	bool is_arena;
+	int err;
+
+	atomic_fetch_add(&ms->lock_windows, 1);
+	atomic_fetch_add(&ms->lock_gen, 1);
+	atomic_fetch_add(&mlock_windows, 1);
+	switch (rnd(s) % 4) {
+	case 0: {
+		unsigned int flags = LV_MCL_CURRENT | (rnd(s) & 1 ? LV_MCL_FUTURE : 0);
+
+		err = lv_mlockall(ms->mm, flags);
+		if (mlock_checked(ms, 0, "mlockall", err, 0))
+			atomic_fetch_add(&mlockall_ok, 1);
+		op_own(w, s, k);
+		weak_write(w, s, ms);
+		if (rnd(s) & 1)
+			op_mmap(s, ms); /* with LV_MCL_FUTURE: mapped locked */
+		err = lv_munlockall(ms->mm);
+		mlock_checked(ms, 0, "munlockall", err, 0);
+		break;
+	}
+	case 1:
+		if (!pick_shared(ms, s, true, &addr, &pages, &is_arena))
+			break;
+		first = (unsigned int)(rnd(s) % pages);
+		n = 1 + (unsigned int)(rnd(s) % (pages - first));
+		addr = page_addr(addr, first);
+		/* -ENOMEM: part of the range was unmapped meanwhile (never the arena). */
+		for (int again = 0; again < 2; again++) {
+			err = lv_mlock(ms->mm, addr, (size_t)n * LV_PAGE_SIZE);
+			if (mlock_checked(ms, addr, "mlock", err, is_arena ? 0 : -ENOMEM))
+				atomic_fetch_add(&mlock_ok, 1);
+		}
+		weak_read(s, ms);
+		op_own(w, s, k);
+		err = lv_munlock(ms->mm, addr, (size_t)(n / 2) * LV_PAGE_SIZE);
+		if (n / 2 && mlock_checked(ms, addr, "munlock", err, is_arena ? 0 : -ENOMEM))
+			atomic_fetch_add(&munlock_ok, 1);
+		err = lv_munlock(ms->mm, addr, (size_t)n * LV_PAGE_SIZE);
+		if (mlock_checked(ms, addr, "munlock", err, is_arena ? 0 : -ENOMEM))
+			atomic_fetch_add(&munlock_ok, 1);
+		break;
+	case 2:
+		locked_map(w, s, ms);
+		break;
+	default:
+		/* Refused, nothing changed: a range that wraps, page 0 (never mapped), bad flags.
+		 */
+		mlock_checked(ms, 0, "mlock of a wrapping range",
+			      lv_mlock(ms->mm, UINT64_MAX - LV_PAGE_SIZE + 1, 2 * LV_PAGE_SIZE),
+			      -EINVAL);
+		mlock_checked(ms, 0, "mlock of page 0", lv_mlock(ms->mm, 0, LV_PAGE_SIZE), -ENOMEM);
+		mlock_checked(ms, 0, "munlock of page 0", lv_munlock(ms->mm, 0, LV_PAGE_SIZE),
+			      -ENOMEM);
+		mlock_checked(ms, 0, "mlockall(0)", lv_mlockall(ms->mm, 0), -EINVAL);
+		mlock_checked(ms, 0, "mlockall(8)", lv_mlockall(ms->mm, 8), -EINVAL);
+	}
+	atomic_fetch_add(&ms->lock_gen, 1);
+	atomic_fetch_sub(&ms->lock_windows, 1);
+}
+
+/* compactor - direct compaction of nodes and memcg subtrees, at every order kind. */
+static void *compactor(void *arg)
+{
+	static const int orders[] = { -1, 4, LV_MAX_ORDER };
+	uint64_t s = opt.seed * 53 + (uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		int order = orders[rnd(&s) % 3], err;
+		struct lv_memcg *memcg = rnd(&s) % 3 ? NULL : pick_memcg(&s);
+		struct timespec pause = { 0, (long)(2 + rnd(&s) % 8) * 1000 * 1000 };
+
+		err = memcg ? lv_compact_memcg(memcg, order)
+			    : lv_compact_node(machine, (int)(rnd(&s) % (unsigned)nr_nodes), order);
+		if (err == 0 || err == 1) {
+			atomic_fetch_add(memcg ? &compact_memcg_calls : &compact_calls, 1);
+			atomic_fetch_add(&compact_made, (unsigned long)err);
+		} else if (err != -ENOSYS || have_compaction) {
+			fprintf(stderr, "# compaction (order %d%s) returned %d\n", order,
+				memcg ? ", memcg" : "", err);
+			abort();
+		}
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * probe_features - which of compaction, huge pages, lv_split_folio() and mlock are
+ * implemented: each probe leaves nothing behind.
+ */
+static void probe_features(void)
+{
+	struct lv_mm *mm = lv_mm_create(machine, NULL, 0);
+	struct lv_folio *f = lv_folio_alloc(machine, 0, 1, NULL, 0);
+	uint64_t addr;
+	int err;
+
+	if (!mm || !f || lv_mmap(mm, 2 * HUGE_BYTES, &addr) || lv_folio_add_lru(f))
+		abort();
+	lv_lru_add_drain_all(machine);
+	have_compaction = lv_compact_node(machine, 0, 0) != -ENOSYS;
+	have_thp = lv_madvise(mm, (addr + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1), HUGE_BYTES,
+			      LV_MADV_HUGEPAGE) == 0;
+	err = lv_mlock(mm, addr, LV_PAGE_SIZE);
+	have_mlock = err != -ENOSYS;
+	if (have_mlock && (err || lv_munlock(mm, addr, LV_PAGE_SIZE)))
+		abort();
+	/* On a list, held by nobody else: the stub's -EBUSY, or a split into two pages. */
+	err = lv_split_folio(f);
+	have_split = err == 0;
+	if (err && err != -EBUSY)
+		abort();
+	lv_folio_put(f);
+	lv_mm_destroy(mm);
+}
+
+/*
  * op_mm - one operation on shared address space @k (held for reading). Migration calls each
  * disable the LRU cache; in rcu mode that costs a grace period, so they are rarer there.
  */
@@ -1123,6 +1568,10 @@ static void op_mm(struct wstate *w, uint64_t *s, unsigned int k)
 		for (int d = 0; d < depth; d++)
 			lv_lru_cache_enable(machine);
 		atomic_fetch_add(&storms, 1);
+	} else if (r < 982) {
+		op_huge(w, s, ms);
+	} else if (r < 988) {
+		op_mlock(w, s, k);
 	} else {
 		weak_read(s, ms);
 	}
@@ -1351,13 +1800,15 @@ static void *worker(void *arg)
 				lv_reclaim_node(machine, (int)(rnd(&s) % (unsigned)nr_nodes), 64);
 			else if (nr_containers)
 				lv_memcg_reclaim(pick_memcg(&s), 64);
-		} else if (r < 990) {
+		} else if (r < 986) {
 			struct lv_folio *f = get_entry((unsigned int)(rnd(&s) % TABLE_SIZE));
 
 			if (f) {
 				op_on_folio(&s, f);
 				lv_folio_put(f);
 			}
+		} else if (r < 990) {
+			op_split(&s);
 		} else if (r < 995) {
 			lv_lru_add_drain(machine);
 		} else if (r < 998) {
@@ -1456,6 +1907,39 @@ static struct lv_folio *churn_witness(struct lv_memcg *tmp)
  * while other threads isolate, activate, move and free those folios. Lookups that read the
  * stale binding race with the removal and are saved by RCU and the re-check.
  */
+/*
+ * struct removal_racer - a thread that, while a memcg is being removed, keeps activating and
+ * deactivating folios still charged to it and drains its CPU's batches: every drain pins each
+ * folio, looks up its lruvec and waits for a lock that the removal's reparenting may hold
+ * while it rebinds that very folio. The real protocol's re-check retries then; the first
+ * version's lookup takes the stale lock, which its debug check reports. Made to happen at
+ * every other removal rather than left to the workers' chance meetings with those folios.
+ */
+struct removal_racer {
+	struct lv_folio *folios[8]; /* the churner's references */
+	int n;
+	atomic_bool done;
+};
+static atomic_ulong removal_races; /* drains made while a removal ran */
+
+static void *removal_racer(void *arg)
+{
+	struct removal_racer *r = arg;
+
+	while (!atomic_load(&r->done)) {
+		for (int k = 0; k < r->n; k++) {
+			if (k & 1)
+				lv_folio_activate(r->folios[k]);
+			else
+				lv_folio_deactivate(r->folios[k]);
+		}
+		lv_lru_add_drain(machine);
+		atomic_fetch_add(&removal_races, 1);
+		sched_yield(); /* a racer, not a hog of the locks the removal needs */
+	}
+	return NULL;
+}
+
 static void *memcg_churner(void *arg)
 {
 	uint64_t s = opt.seed * 31 + (uintptr_t)arg;
@@ -1465,6 +1949,8 @@ static void *memcg_churner(void *arg)
 		struct lv_memcg *parent = pick_memcg(&s);
 		struct lv_memcg *tmp = lv_memcg_create(machine, parent, "tmp");
 		struct lv_folio *mine[8], *witness = NULL, *expected = NULL;
+		struct removal_racer racer = { .n = 0 };
+		pthread_t racer_tid;
 		bool empty_first = round & 1;
 		int n = 0, err;
 
@@ -1492,6 +1978,15 @@ static void *memcg_churner(void *arg)
 
 			if (!mm || lv_mmap(mm, 8 * LV_PAGE_SIZE, &addr))
 				abort();
+			/* Locked (now and later) half the time: its pages are mlocked as they
+			 * fault. */
+			if (rnd(&s) & 1) {
+				err = lv_mlockall(mm, LV_MCL_CURRENT | LV_MCL_FUTURE);
+				if (err != (have_mlock ? 0 : -ENOSYS))
+					abort();
+				if (!err)
+					atomic_fetch_add(&mlockall_ok, 1);
+			}
 			err = lv_mm_memset(mm, addr, 0x5a, (1 + rnd(&s) % 8) * LV_PAGE_SIZE);
 			if (err && err != -ENOMEM)
 				abort();
@@ -1547,6 +2042,11 @@ static void *memcg_churner(void *arg)
 					abort();
 				lv_lru_add_drain(machine);
 			}
+			if (!empty_first) {
+				/* Still charged to tmp: the removal racer's, with a reference. */
+				lv_folio_get(mine[k]);
+				racer.folios[racer.n++] = mine[k];
+			}
 			expected = NULL;
 			if (!atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE], &expected,
 							    mine[k]))
@@ -1555,12 +2055,27 @@ static void *memcg_churner(void *arg)
 		/* The witness may sit in another slot's batch (this one's lock was busy). */
 		while (witness && !lv_folio_test(witness, LV_PG_LRU) && !atomic_load(&stop))
 			lv_lru_add_drain_all(machine);
+		if (rnd(&s) % 4 == 0) {
+			/* Compaction of its subtree, while the others move and free its folios. */
+			err = lv_compact_memcg(tmp, rnd(&s) & 1 ? -1 : LV_MAX_ORDER);
+			if (err < 0 && (err != -ENOSYS || have_compaction))
+				abort();
+			if (err >= 0)
+				atomic_fetch_add(&compact_memcg_calls, 1);
+		}
 		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
 		atomic_fetch_add(&charged_at_removal, lv_memcg_usage(tmp));
 		atomic_fetch_add(&unevictable_at_removal, lv_memcg_stat(tmp, LV_NR_UNEVICTABLE));
+		if (racer.n)
+			pthread_create(&racer_tid, NULL, removal_racer, &racer);
 		/* -EBUSY: a folio held off the LRU (isolated by another thread) for too long. */
 		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
 			usleep(100);
+		if (racer.n) {
+			atomic_store(&racer.done, true);
+			pthread_join(racer_tid, NULL);
+			lv_folios_put(racer.folios, (size_t)racer.n);
+		}
 		/* Reparented (or left for the end): the others may use the witness from here on. */
 		expected = NULL;
 		if (witness && !atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE],
@@ -1592,6 +2107,9 @@ static int parse_args(int argc, char **argv)
 		{ "slots", required_argument, 0, 'S' },
 		{ "folio-order", required_argument, 0, 'F' },
 		{ "wait", required_argument, 0, 'w' },
+		{ "protocol", required_argument, 0, 'P' },
+		{ "thp", required_argument, 0, 'T' },
+		{ "watchdog", required_argument, 0, 'W' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -1625,6 +2143,27 @@ static int parse_args(int argc, char **argv)
 		case 'w':
 			opt.wait = atof(optarg);
 			break;
+		case 'W':
+			opt.watchdog = atof(optarg);
+			break;
+		case 'P':
+			if (!strcmp(optarg, "pin"))
+				opt.protocol = LV_PROTOCOL_PIN;
+			else if (!strcmp(optarg, "v1"))
+				opt.protocol = LV_PROTOCOL_V1;
+			else
+				return -1;
+			break;
+		case 'T':
+			if (!strcmp(optarg, "always"))
+				opt.thp = LV_THP_ALWAYS;
+			else if (!strcmp(optarg, "madvise"))
+				opt.thp = LV_THP_MADVISE;
+			else if (!strcmp(optarg, "never"))
+				opt.thp = LV_THP_NEVER;
+			else
+				return -1;
+			break;
 		case 'b':
 			if (!strcmp(optarg, "futex"))
 				opt.backend = LV_BACKEND_FUTEX;
@@ -1651,6 +2190,7 @@ static int parse_args(int argc, char **argv)
 	}
 	if (opt.threads < 1 || opt.threads > 256 || opt.containers < 0 ||
 	    opt.containers > MAX_CONTAINERS - 1 || opt.duration < 0 || opt.wait < 0 ||
+	    opt.watchdog < 0 || opt.watchdog > 3600 ||
 	    (strcmp(opt.lock, "lruvec") && strcmp(opt.lock, "node") && strcmp(opt.lock, "nomemcg")))
 		return -1;
 	return 0;
@@ -1722,13 +2262,25 @@ static void mm_destroy_all(void)
  * named. File migrations are not required: each waits for an lru_cache_disable(), and in rcu
  * mode they are chosen rarely.
  */
+/*
+ * What a path needs to be required: memcg, or one of the APIs that are stubs until their
+ * code lands (probe_features()). A path whose needs are not all there still runs.
+ */
+enum {
+	NEED_MEMCG = 1,
+	NEED_COMPACTION = 2,
+	NEED_THP = 4,
+	NEED_SPLIT = 8,
+	NEED_MLOCK = 16,
+};
+
 struct required_path {
 	const char *name;
 	unsigned long count;
-	bool memcg_only;
+	unsigned int needs;
 };
 
-#define MAX_REQUIRED_PATHS 32
+#define MAX_REQUIRED_PATHS 48
 
 /*
  * required_paths - how often each required path has run so far, in @p; safe while the
@@ -1737,32 +2289,54 @@ struct required_path {
 static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 {
 	const struct required_path paths[] = {
-		{ "isolation", atomic_load(&isolate_ok), false },
-		{ "page cache read", atomic_load(&bytes_read), false },
-		{ "reclaim", (unsigned long)node_stat_sum(LV_PGSTEAL), false },
-		{ "kswapd pass", (unsigned long)node_stat_sum(LV_PAGEOUTRUN), false },
-		{ "node-scope reclaim drain", (unsigned long)node_drains(), false },
-		{ "truncation dropping pages", atomic_load(&truncations), false },
-		{ "anon fault", atomic_load(&anon_faults), false },
-		{ "lazyfree", atomic_load(&lazyfree_advised), false },
-		{ "brk", atomic_load(&brk_ops), false },
-		{ "mmap", atomic_load(&mmap_ops), false },
-		{ "munmap", atomic_load(&munmap_ops), false },
-		{ "region split", atomic_load(&mm_splits), false },
-		{ "mm churn", atomic_load(&mm_churns), false },
-		{ "disable storm", atomic_load(&storms), false },
-		{ "move_pages", atomic_load(&mp_ok), false },
-		{ "migrate_pages", atomic_load(&mig_calls), false },
-		{ "page migration", (unsigned long)node_stat_sum(LV_PGMIGRATE_SUCCESS), false },
-		{ "memcg move", atomic_load(&move_ok), true },
-		{ "move over a limit", atomic_load(&move_nomem), true },
-		{ "memcg removal", atomic_load(&memcgs_removed), true },
-		{ "reparenting", atomic_load(&charged_at_removal), true },
-		{ "unevictable reparenting", atomic_load(&unevictable_at_removal), true },
+		{ "isolation", atomic_load(&isolate_ok), 0 },
+		{ "page cache read", atomic_load(&bytes_read), 0 },
+		{ "reclaim", (unsigned long)node_stat_sum(LV_PGSTEAL), 0 },
+		{ "kswapd pass", (unsigned long)node_stat_sum(LV_PAGEOUTRUN), 0 },
+		{ "node-scope reclaim drain", (unsigned long)node_drains(), 0 },
+		{ "truncation dropping pages", atomic_load(&truncations), 0 },
+		{ "anon fault", atomic_load(&anon_faults), 0 },
+		{ "lazyfree", atomic_load(&lazyfree_advised), 0 },
+		{ "brk", atomic_load(&brk_ops), 0 },
+		{ "mmap", atomic_load(&mmap_ops), 0 },
+		{ "munmap", atomic_load(&munmap_ops), 0 },
+		{ "region split", atomic_load(&mm_splits), 0 },
+		{ "mm churn", atomic_load(&mm_churns), 0 },
+		{ "disable storm", atomic_load(&storms), 0 },
+		{ "move_pages", atomic_load(&mp_ok), 0 },
+		{ "migrate_pages", atomic_load(&mig_calls), 0 },
+		{ "page migration", (unsigned long)node_stat_sum(LV_PGMIGRATE_SUCCESS), 0 },
+		{ "memcg move", atomic_load(&move_ok), NEED_MEMCG },
+		{ "move over a limit", atomic_load(&move_nomem), NEED_MEMCG },
+		{ "memcg removal", atomic_load(&memcgs_removed), NEED_MEMCG },
+		{ "reparenting", atomic_load(&charged_at_removal), NEED_MEMCG },
+		{ "unevictable reparenting", atomic_load(&unevictable_at_removal), NEED_MEMCG },
 		/* Only a batch larger than the tiny limit can hold all of its pages. */
 		{ "reclaim drain",
 		  tiny && opt.batch > TINY_PAGES ? lv_memcg_stat(tiny, LV_RECLAIM_DRAIN) : 1,
-		  true },
+		  NEED_MEMCG },
+		/* Run in every configuration, whatever is implemented. */
+		{ "huge region cut", atomic_load(&huge_cuts), 0 },
+		{ "mlock window", atomic_load(&mlock_windows), 0 },
+		{ "locked mapping", atomic_load(&locked_maps), 0 },
+		/* Required once their code is there. */
+		{ "direct compaction", atomic_load(&compact_calls), NEED_COMPACTION },
+		{ "memcg compaction", atomic_load(&compact_memcg_calls),
+		  NEED_COMPACTION | NEED_MEMCG },
+		{ "compaction isolation", (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
+		  NEED_COMPACTION },
+		{ "kcompactd", (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE),
+		  NEED_COMPACTION },
+		{ "huge page fault", (unsigned long)node_stat_sum(LV_THP_FAULT_ALLOC), NEED_THP },
+		{ "huge page split", (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE), NEED_THP },
+		{ "lv_split_folio", atomic_load(&split_ok), NEED_SPLIT },
+		{ "mlock", atomic_load(&mlock_ok), NEED_MLOCK },
+		{ "munlock", atomic_load(&munlock_ok), NEED_MLOCK },
+		{ "mlockall", atomic_load(&mlockall_ok), NEED_MLOCK },
+		{ "pages mlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
+		  NEED_MLOCK },
+		{ "pages munlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED),
+		  NEED_MLOCK },
 	};
 
 	_Static_assert(sizeof(paths) / sizeof(paths[0]) <= MAX_REQUIRED_PATHS, "too many paths");
@@ -1770,17 +2344,39 @@ static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 	return sizeof(paths) / sizeof(paths[0]);
 }
 
-/* missing_paths - the names of the required paths that have not run yet, in @buf. */
-static bool missing_paths(bool memcg, char *buf, size_t len)
+/* have_needs - what this run has of what paths may need. */
+static unsigned int have_needs(bool memcg)
+{
+	return (memcg ? NEED_MEMCG : 0) | (have_compaction ? NEED_COMPACTION : 0) |
+	       (have_thp ? NEED_THP : 0) | (have_split ? NEED_SPLIT : 0) |
+	       (have_mlock ? NEED_MLOCK : 0);
+}
+
+/*
+ * paths_list - the names of the required paths that have not run yet, in @buf (with
+ * @required false: the names of the paths not required, for want of what they need).
+ */
+static bool paths_list(bool memcg, bool required, char *buf, size_t len)
 {
 	struct required_path p[MAX_REQUIRED_PATHS];
 	size_t nr = required_paths(p), used = 0;
+	unsigned int have = have_needs(memcg);
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < nr; i++)
-		if (!p[i].count && (memcg || !p[i].memcg_only) && used < len)
-			used += (size_t)snprintf(buf + used, len - used, " %s", p[i].name);
+	for (size_t i = 0; i < nr; i++) {
+		bool needed = (p[i].needs & have) == p[i].needs;
+
+		if (required ? needed && !p[i].count
+			     : !needed && (memcg || !(p[i].needs & NEED_MEMCG)))
+			if (used < len)
+				used += (size_t)snprintf(buf + used, len - used, " %s", p[i].name);
+	}
 	return buf[0] != '\0';
+}
+
+static bool missing_paths(bool memcg, char *buf, size_t len)
+{
+	return paths_list(memcg, true, buf, len);
 }
 
 /*
@@ -1800,15 +2396,29 @@ static double wait_for_paths(bool memcg, double limit)
 	return waited;
 }
 
+/*
+ * watchdog_report - the lock watchdog found a lock held or waited for past its bound, or a
+ * thread about to wait for a lock it holds: the report goes to stderr (the script keeps it in
+ * the run's log), and the watchdog ends the process with LOCK_WATCHDOG_EXIT.
+ */
+static void watchdog_report(const char *msg)
+{
+	fputs(msg, stderr);
+	fflush(stderr);
+	printf("Bail out! lock watchdog (bound %.1f s): %.*s\n", opt.watchdog,
+	       (int)strcspn(msg, "\n"), msg);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner, mm_churn, reader, press;
+	pthread_t *tids, churner, mm_churn, reader, press, compact;
 	unsigned long checked;
 	uint64_t migrated;
 	struct timespec ts;
 	bool memcg = true;
-	char missing[512] = "";
+	char missing[512] = "", unneeded[512] = "";
 	double extra = 0;
 	char *report;
 	size_t report_len;
@@ -1819,8 +2429,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: torture [--seed N] [--duration S] [--threads T] "
 				"[--lock lruvec|node|nomemcg] [--backend futex|mutex|spin] "
 				"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
-				"[--slots S] [--folio-order N] [--wait S]\n");
+				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
+				"[--thp always|madvise|never] [--watchdog S]\n");
 		return 2;
+	}
+	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
+	if (opt.watchdog > 0) {
+		err = lock_watchdog_start((uint64_t)(opt.watchdog * 1e9), watchdog_report);
+		if (err) {
+			printf("Bail out! lock_watchdog_start: %s\n", strerror(-err));
+			return 1;
+		}
 	}
 	lv_config_init(&cfg);
 	cfg.nr_nodes = (unsigned int)nr_nodes;
@@ -1830,6 +2449,10 @@ int main(int argc, char **argv)
 	cfg.batch_size = opt.batch;
 	cfg.file_folio_order = opt.folio_order;
 	cfg.disable_mode = opt.disable;
+	cfg.protocol = opt.protocol;
+	cfg.thp = opt.thp;
+	cfg.no_kcompactd = false;
+	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {
@@ -1837,12 +2460,16 @@ int main(int argc, char **argv)
 		memcg = false;
 	}
 	printf("1..13\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
-	       "disable=%s folio_order=%u\n",
+	       "disable=%s folio_order=%u protocol=%s thp=%s watchdog=%.1fs\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
 	       : opt.disable == LV_DISABLE_RCU ? "rcu"
 					       : "rcu-expedited",
-	       opt.folio_order);
+	       opt.folio_order, opt.protocol == LV_PROTOCOL_V1 ? "v1" : "pin",
+	       opt.thp == LV_THP_ALWAYS	 ? "always"
+	       : opt.thp == LV_THP_NEVER ? "never"
+					 : "madvise",
+	       opt.watchdog);
 	machine = lv_machine_create(&cfg);
 	if (!machine) {
 		printf("Bail out! lv_machine_create: %s\n", strerror(errno));
@@ -1893,6 +2520,11 @@ int main(int argc, char **argv)
 			abort();
 	}
 
+	probe_features();
+	printf("# implemented: compaction %s, huge pages %s, lv_split_folio %s, mlock %s\n",
+	       have_compaction ? "yes" : "no (-ENOSYS)", have_thp ? "yes" : "no (stub)",
+	       have_split ? "yes" : "no (stub)", have_mlock ? "yes" : "no (-ENOSYS)");
+	fflush(stdout);
 	mm_init_all();
 	tids = calloc((size_t)opt.threads, sizeof(*tids));
 	for (int i = 0; i < opt.threads; i++)
@@ -1902,6 +2534,7 @@ int main(int argc, char **argv)
 	pthread_create(&mm_churn, NULL, mm_churner, (void *)(uintptr_t)(opt.threads + 1));
 	pthread_create(&reader, NULL, stats_reader, NULL);
 	pthread_create(&press, NULL, node_presser, (void *)(uintptr_t)(opt.threads + 2));
+	pthread_create(&compact, NULL, compactor, (void *)(uintptr_t)(opt.threads + 3));
 	ts.tv_sec = (time_t)opt.duration;
 	ts.tv_nsec = (long)((opt.duration - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -1916,6 +2549,7 @@ int main(int argc, char **argv)
 	pthread_join(mm_churn, NULL);
 	pthread_join(reader, NULL);
 	pthread_join(press, NULL);
+	pthread_join(compact, NULL);
 	free(tids);
 
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
@@ -1930,7 +2564,13 @@ int main(int argc, char **argv)
 	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
 	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
-	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left)",
+	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left); compaction: %lu of "
+	   "nodes, %lu of memcgs, %lu made the block, %lu pages isolated, %lu kcompactd runs; "
+	   "huge pages: %lu regions cut and unmapped (%lu writes could not fault), %lu faults "
+	   "(%lu fell back), %lu splits (%lu refused), %lu lv_split_folio (%lu busy); mlock: "
+	   "%lu windows, %lu mlock, %lu munlock, %lu mlockall, %lu locked mappings, %lu pages "
+	   "mlocked, %lu munlocked, %lu madvise refused on locked regions; %lu drains racing "
+	   "removals, %lu lookups retried",
 	   atomic_load(&total_ops), opt.duration + extra, atomic_load(&move_ok),
 	   atomic_load(&move_busy), atomic_load(&move_nomem), atomic_load(&isolate_ok),
 	   atomic_load(&alloc_fail), atomic_load(&memcgs_removed), atomic_load(&charged_at_removal),
@@ -1946,7 +2586,19 @@ int main(int argc, char **argv)
 	   (unsigned long)node_stat_sum(LV_PGMIGRATE_FAIL), atomic_load(&mp_ok),
 	   atomic_load(&mp_busy), atomic_load(&mp_nomem), atomic_load(&mp_noent),
 	   atomic_load(&mp_fault), atomic_load(&mig_calls), atomic_load(&mig_left),
-	   atomic_load(&fmig_calls), atomic_load(&fmig_left));
+	   atomic_load(&fmig_calls), atomic_load(&fmig_left), atomic_load(&compact_calls),
+	   atomic_load(&compact_memcg_calls), atomic_load(&compact_made),
+	   (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
+	   (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE), atomic_load(&huge_regions),
+	   atomic_load(&huge_nomem), (unsigned long)node_stat_sum(LV_THP_FAULT_ALLOC),
+	   (unsigned long)node_stat_sum(LV_THP_FAULT_FALLBACK),
+	   (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE),
+	   (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE_FAILED), atomic_load(&split_ok),
+	   atomic_load(&split_busy), atomic_load(&mlock_windows), atomic_load(&mlock_ok),
+	   atomic_load(&munlock_ok), atomic_load(&mlockall_ok), atomic_load(&locked_maps),
+	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
+	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED), atomic_load(&madvise_locked),
+	   atomic_load(&removal_races), (unsigned long)node_stat_sum(LV_LOCK_RETRIES));
 
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
@@ -1963,6 +2615,8 @@ int main(int argc, char **argv)
 	ok(migrated > 0 || opt.duration < 1, "pages migrated during the run (%lu)",
 	   (unsigned long)migrated);
 
+	if (paths_list(memcg, false, unneeded, sizeof(unneeded)))
+		printf("# not required, their API not implemented:%s\n", unneeded);
 	if (missing_paths(memcg, missing, sizeof(missing)) && opt.duration >= 1)
 		ok(0,
 		   "every racing path ran; never:%s, though the run went on %.1f s past its %.1f s",
@@ -2050,5 +2704,6 @@ int main(int argc, char **argv)
 		printf("# %s\n", line);
 	free(report);
 	lv_machine_destroy(machine);
+	lock_watchdog_stop();
 	return tests_failed ? 1 : 0;
 }

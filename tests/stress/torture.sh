@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the torture test once per lock design and backend, as TAP (one test point per run).
 # Every run also races the anonymous memory side: shared address spaces on both nodes (faults,
-# brk, mmap/munmap, madvise, lazyfree reclaim), migration and address space churn.
+# brk, mmap/munmap, madvise, lazyfree reclaim), migration and address space churn; compaction
+# (direct and kcompactd), huge page faults and splits, and mlock; and every run has the lock
+# watchdog armed (a lock held or waited for over 10 s ends the run with exit 3 and a report).
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
 #   TORTURE_WAIT=seconds: how much longer than TORTURE_DURATION a run may go on for a racing
@@ -20,9 +22,9 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 
 # More threads than the 2 cores in every run: the oversubscribed case is the normal one.
 configs=(
-	"--lock lruvec --threads 8 --folio-order 4"
+	"--lock lruvec --threads 8 --folio-order 4 --thp always"
 	"--lock node --threads 8"
-	"--lock nomemcg --threads 8"
+	"--lock nomemcg --threads 8 --thp always"
 	"--lock lruvec --threads 6 --disable rcu"
 	"--lock lruvec --threads 16 --backend spin"
 	"--lock node --threads 8 --backend mutex --batch 15"
@@ -47,6 +49,8 @@ for ((run = 0; run < runs; run++)); do
 			echo "ok $n - torture $c (seed $s): $summary"
 		else
 			fail=1
+			# A lock watchdog report's frames get their functions and lines.
+			out=$(printf '%s\n' "$out" | "$here/symbolize.sh" "$bin")
 			# prove shows diagnostics only with -v: keep the report in a file as well.
 			log="$build/torture-failed-$variant-$s-$n.log"
 			printf '%s\n' "$out" >"$log" 2>/dev/null || log="(not saved)"
