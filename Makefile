@@ -122,7 +122,7 @@ check: deps
 		$(BUILD)/debug/fuzz_replay $(BUILD)/liblruvec.a $(BUILD)/liblruvec.so \
 		$(BUILD)/lvbench.1
 	BUILD=$(BUILD) CC="$(CC)" $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
-		tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh \
+		tests/stress/torture-v1.sh tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh \
 		tests/readme.sh tests/bench-report.sh
 
 bench: deps

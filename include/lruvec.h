@@ -1303,12 +1303,12 @@ int lv_munlockall(struct lv_mm *mm);
  * Every page becomes a folio of its own, on the same LRU list as the head and right after it
  * (or counted as unevictable with it), keeping its data, its flags, its owner (file index or
  * mapped address) and its charge; the caller's reference stays on the first page. A page of a
- * partly unmapped anon folio that nothing maps is freed. Counted as thp_split_page, or as
- * thp_split_page_failed when refused.
+ * partly unmapped anon folio that nothing maps is freed, and so are all pages but the first
+ * of a folio no file caches and no address space maps (from lv_folio_alloc(): nobody else can
+ * hold them). Counted as thp_split_page, or as thp_split_page_failed when refused.
  *
  * Return: 0; -EINVAL (@folio NULL or not large); -EBUSY (nothing changed: someone else holds
- * a reference, the folio is isolated by lv_folio_isolate_lru() or being filled, or no file
- * caches it and no address space maps it).
+ * a reference, or the folio is isolated by lv_folio_isolate_lru() or being filled).
  * Context: does not block; takes a slot lock (the drain), then the owner's lock (mapping or
  * page_table_lock), then the lruvec lock, then pcp and zone locks (freed pages).
  */

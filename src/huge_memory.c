@@ -264,7 +264,8 @@ static void free_dead(struct lv_folio *folio, unsigned long nr, const unsigned l
 
 /**
  * split_folio_locked - split @folio whose owner's lock the caller holds (see internal.h).
- * @folio: a folio owned by the mm or file whose lock is held.
+ * @folio: a folio owned by the mm or file whose lock is held, or owned by nobody (no lock:
+ *         every page but the first is then freed).
  * @list:  NULL if @folio may be on an LRU list; else the caller isolated it, and the new
  *         folios are appended to @list, isolated, with a reference each.
  * @extra: references the caller holds besides the owner's.
@@ -292,7 +293,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 
 	if (nr == 1)
 		return -EINVAL;
-	VM_BUG_ON_FOLIO(nr > HPAGE_PMD_NR || (!mm && !file), folio);
+	VM_BUG_ON_FOLIO(nr > HPAGE_PMD_NR, folio);
 	if (mm)
 		lockdep_assert_held(&mm->page_table_lock);
 	if (folio_test_isolated(folio) ||
@@ -311,7 +312,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 			owned = pte && *pte == folio;
 			owner_refs += owned;
 		} else {
-			owned = index + i < end;
+			owned = file && index + i < end; /* nobody's pages are all freed */
 		}
 		if (owned)
 			live[i / BITS_PER_LONG] |= 1ul << (i % BITS_PER_LONG);
@@ -357,7 +358,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 			if (test_bit_ul(live, i) && (pte = anon_entry(mm, index + i)))
 				*pte = folio + i;
 		}
-	} else {
+	} else if (file) {
 		filemap_split_store(file, folio);
 	}
 
@@ -392,7 +393,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 	}
 	if (linked && dead)
 		update_lru_size(lruvec, lru, -dead);
-	head_refs = extra + (mm ? (int)test_bit_ul(live, 0) : 1);
+	head_refs = extra + (mm ? (int)test_bit_ul(live, 0) : file ? 1 : 0);
 	if (!head_refs) {
 		/* An anon head no entry maps, split for an unmap: it goes with the dead pages. */
 		if (linked) {
@@ -464,7 +465,9 @@ static void unlock_owner(struct split_owner *o)
  * that holds it, an isolation (reclaim, migration, compaction, lv_folio_isolate_lru()), a
  * reader copying a page cache folio, a reference taken with lv_folio_get().
  *
- * Return: as split_folio_locked(); -EBUSY also if @folio has no owner (unmapped, truncated).
+ * A folio nobody owns (never mapped or cached, or let go by its owner) keeps only its first
+ * page: the others are freed.
+ * Return: as split_folio_locked(); -EBUSY also if its owner changed while we locked it.
  * Context: no lock held; takes a slot lock (the drain), then the owner's lock, then the
  * lruvec lock.
  */
@@ -477,6 +480,12 @@ int split_folio_to_list(struct lv_folio *folio, struct list_head *list)
 		return -EINVAL;
 	lv_lru_add_drain(folio_machine(folio));
 	if (!lock_owner(folio, &owner)) {
+		/*
+		 * Nobody owns it: the exact freeze alone makes the caller's reference the only
+		 * one, and the other pages, which nobody could hold, are freed.
+		 */
+		if (!__atomic_load_n(&folio->mapping, __ATOMIC_ACQUIRE))
+			return split_folio_locked(folio, list, 1, ULONG_MAX);
 		split_failed(folio);
 		return -EBUSY;
 	}

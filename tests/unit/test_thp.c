@@ -610,11 +610,25 @@ static void test_split_refused(void)
 	is(bad_pat(mm, addr, HSIZE, 2), 0, "bytes intact");
 
 	loose = alloc_or_bail(m, 0, HPAGE_PMD_ORDER, cg, LV_FOLIO_ANON);
-	is(lv_split_folio(loose), -EBUSY, "a large folio with no owner: -EBUSY");
+	lv_folio_get(loose); /* someone else's reference */
+	is(lv_split_folio(loose), -EBUSY, "a large folio with no owner, held twice: -EBUSY");
 	is(folio_order(loose), HPAGE_PMD_ORDER, "unchanged");
 	lv_folio_put(loose);
 	is(nstat(m, LV_THP_SPLIT_PAGE_FAILED), 3, "thp_split_page_failed 3");
 	check_ok(m, "refused");
+	{
+		uint64_t usage = lv_memcg_usage(cg), free = nstat(m, LV_NR_FREE);
+
+		is(lv_folio_add_lru(loose), 0, "the unowned folio on the LRU");
+		lv_lru_add_drain(m);
+		is(lv_split_folio(loose), 0, "a large folio with no owner, held once: split");
+		is(folio_order(loose), 0, "the caller keeps its first page");
+		is(lv_memcg_usage(cg), usage - (HNR - 1), "the other pages uncharged");
+		is(nstat(m, LV_NR_FREE), free + HNR - 1, "and freed");
+		ok(lv_folio_test(loose, LV_PG_LRU), "the first page still on its LRU list");
+		check_ok(m, "unowned split");
+		lv_folio_put(loose);
+	}
 	finish_mm(m, mm, cg, "split refused");
 }
 
