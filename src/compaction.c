@@ -658,10 +658,23 @@ static void compact_migrate(struct compact_control *cc)
 		}
 		target = compaction_alloc(cc, order);
 		if (!target) {
-			if (order && !split_folio_to_list(folio, &cc->migratepages)) {
-				/* Its pages follow it on the list; the head, order 0 now, goes
-				 * first. */
+			struct list_head pages;
+
+			INIT_LIST_HEAD(&pages);
+			if (order && !split_folio_to_list(folio, &pages)) {
+				long kept = 1;
+
+				/*
+				 * The pages nothing owns were freed by the split: they leave the
+				 * isolated count here. The head, order 0 now, goes first, the
+				 * pages kept follow it at the end of the list.
+				 */
+				for (struct list_head *pos = pages.next; pos != &pages;
+				     pos = pos->next)
+					kept++;
+				isolated_add(cc, kept - nr);
 				list_add(&folio->lru, &cc->migratepages);
+				list_splice_tail_init(&pages, &cc->migratepages);
 				continue;
 			}
 			/* Isolated, so the binding is stable for the count. */
