@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
-tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa kernel)
+tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa compact kernel)
 
 usage() {
 	cat <<EOF
@@ -46,6 +46,7 @@ Tables (NAME):
   aim9-faults        3 x lvbench aim9 --test page_test --containers 1 (medians)
   numa               lvbench compare numa --by disable --instances 16, and
                      lvbench numa --instances 16 --disable rcu-expedited
+  compact            lvbench compare compact (8 containers: 6 readers, 2 THP tenants)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -69,7 +70,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about ten minutes on a 2-CPU machine; the kernel table about seven
+The full default set takes about eleven minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
@@ -495,6 +496,53 @@ def t_churn(runs):
     return lines, runs.commands("churn")
 
 
+def t_compact(runs):
+    node, lru = runs.json("compact", "compare", 2)
+    sn, sl = node["mb_per_s_reader"], lru["mb_per_s_reader"]
+    mn, ml = median(node["mb_per_s_round_total"]), median(lru["mb_per_s_round_total"])
+    ln, ll = lru_lock(node), lru_lock(lru)
+    what = (f"{plural(node['readers'], 'reader')} and {plural(node['thp_tenants'], 'THP tenant')}, "
+            f"{node['memory_mib_per_node']} MiB, page cache folios of "
+            f"{plural(1 << node['folio_order'], 'page')}, "
+            f"{plural(node['rounds'], 'alternating round')} of {node['duration_s']:g} s per design")
+    rows = [
+        ["MB/s per reader, Amean", num(sn["amean"]), num(sl["amean"]) + change(sl["amean"], sn["amean"])],
+        ["MB/s per reader, Hmean", num(sn["hmean"]), num(sl["hmean"]) + change(sl["hmean"], sn["hmean"])],
+        ["MB/s per reader, CoeffVar", num(sn["coeffvar"], 2), num(sl["coeffvar"], 2)],
+        [f"MB/s of all readers, median of {plural(len(node['mb_per_s_round_total']), 'round')}", num(mn),
+         num(ml) + change(ml, mn)],
+        ["LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
+         f"{100 * ll['fraction']:.3f} %" + less(ln["fraction"], ll["fraction"])],
+        ["LRU lock wait per op", f"{num(ln['wait_per_op'])} ns",
+         f"{num(ll['wait_per_op'])} ns" + less(ln["wait_per_op"], ll["wait_per_op"])],
+        ["THP faults that got a huge page", f"{node['thp_fault_success_pct']:.1f} %",
+         f"{lru['thp_fault_success_pct']:.1f} %"],
+    ]
+    for key in ("compact_stall", "compact_success", "compact_isolated", "compact_daemon_wake",
+                "pgmigrate_success"):
+        rows.append([key, num(node[key], 0), num(lru[key], 0)])
+    ratio = median(lru["mb_per_s_round_total"]) / mn if mn else 0
+    con = ln["fraction"] / ll["fraction"] if ll["fraction"] else float("inf")
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock"], rows)
+    lines += ["", goal("readers' MB/s in the lruvec design at least 1.2× the node design's "
+                       f"(medians of the rounds: {ratio:.2f}×)", ratio >= 1.2),
+              goal(f"the node design's LRU lock contended/acquired at least 5× the lruvec "
+                   f"design's ({con:.1f}×)", con >= 5), ""]
+    over = lru["thp_fault_over_zero"]
+    fewer = lru["lru_acquired_per_mib_small"] / lru["lru_acquired_per_mib_huge"] \
+        if lru["lru_acquired_per_mib_huge"] else float("inf")
+    mech = [
+        ["migrate scanner, isolate and put back, one thread", f"{lru['scan_pfns_per_s'] / 1e6:.1f} M PFNs/s", "at least 20 M PFNs/s"],
+        ["2 MiB huge page fault", f"{lru['thp_fault_ns'] / 1e3:.1f} µs = {over:.2f}× a bare 2 MiB memset ({lru['zero_2m_ns'] / 1e3:.1f} µs)", "at most 1.2×"],
+        ["LRU lock acquisitions per MiB faulted", f"{lru['lru_acquired_per_mib_huge']:.2f} huge, {lru['lru_acquired_per_mib_small']:.2f} small ({fewer:.1f}× fewer)", "at least 10× fewer"],
+    ]
+    lines += ["The mechanisms, measured once after the rounds on an idle machine (medians of 7 rounds):", ""]
+    lines += table(["", "measured", "goal"], mech)
+    lines += ["", goal("all three", lru["scan_pfns_per_s"] >= 20e6 and over <= 1.2 and fewer >= 10)]
+    return lines, runs.commands("compact")
+
+
 # Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
 AIM9_PUBLISHED = {
     "page_test": {"hmean": (34355.4, 35810.9), "coeffvar": (0.93125, 0.623333), "bhmean50": (34579.2, 35977.1)},
@@ -680,6 +728,7 @@ RENDER = {
     "aim9": t_aim9,
     "aim9-faults": t_aim9_faults,
     "numa": t_numa,
+    "compact": t_compact,
     "kernel": t_kernel,
 }
 
@@ -819,6 +868,7 @@ q_1x1=(--memory 1024 --file-size 8G)
 q_churn=(--duration 5)
 q_aim9=()
 q_numa=(--instances 16)
+q_compact=()
 pairs=5
 fault_runs=3
 q_kernel=()
@@ -828,6 +878,7 @@ if [ -n "$quick" ]; then
 	q_churn=(--duration 0.2 --rounds 2)
 	q_aim9=(--iterations 3 --duration 0.1)
 	q_numa=(--instances 2 --duration 0.2)
+	q_compact=(--memory 128 --duration 0.3 --rounds 1)
 	pairs=1
 	fault_runs=1
 	q_kernel=(--rounds 1 --duration 0.5)
@@ -864,6 +915,7 @@ plan() {
 		add "$1" compare "$lv" compare numa --by disable "${q_numa[@]}" ${quick:+--rounds 2} --json
 		add "$1" expedited "$lv" numa "${q_numa[@]}" --disable rcu-expedited --json
 		;;
+	compact) add "$1" compare "$lv" compare compact "${q_compact[@]}" --json ;;
 	kernel)
 		local dir=()
 		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")

@@ -70,6 +70,16 @@ bad=(
 	"--containers|aim9 --containers 0"
 	"--duration|aim9 --duration 0"
 	"--lock|compare aim9 --lock lruvec"
+	"--threads|compact --threads 4"
+	"--containers|compact --containers 1"
+	"--thp-tenants|compact --thp-tenants 8"
+	"--thp-tenants|compact --thp-tenants 0"
+	"--proactiveness|compact --proactiveness 101"
+	"--folio-order|compact --folio-order 7"
+	"--hugepages|compact --hugepages 0"
+	"--nodes|compact --nodes 2"
+	"--sweep|compare compact --sweep 2,4"
+	"the tenants would keep|compact --memory 64 --limit 64"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -132,7 +142,7 @@ bad=(
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
-	"numa --help" "compare numa --help")
+	"numa --help" "compare numa --help" "compact --help" "compare compact --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -954,6 +964,29 @@ line='numa: instances=2 nodes=2 disable=%s lock=lruvec bogo_ops_per_sec=[0-9.]+ 
 	grep -Eq "$(printf "$line" rcu)" "$TMP/out" &&
 	grep -Eq "$(printf "$line" sweep)" "$TMP/out"
 verdict "compare numa --by disable: both modes, lock tables, published numbers, ratio" $?
+
+# compact: both designs, the readers' rate, the THP and compaction counters, the mechanisms.
+"$LVBENCH" compare compact --memory 128 --duration 0.3 --rounds 1 --json >"$TMP/json" \
+	2>"$TMP/err"
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert [o["lock"] for o in objs] == ["node", "lruvec"], [o["lock"] for o in objs]
+for o in objs:
+    assert o["check"] == "ok", o["check"]
+    assert o["readers"] == 6 and o["thp_tenants"] == 2, (o["readers"], o["thp_tenants"])
+    assert o["mb_per_s_reader_mean"] > 0 and len(o["mb_per_s_round_total"]) == 1
+    assert o["thp_fault_alloc"] + o["thp_fault_fallback"] > 0, "no huge page fault"
+    assert 0 <= o["thp_fault_success_pct"] <= 100
+    assert o["compact_isolated"] > 0 or o["thp_fault_fallback"] == 0, "no compaction"
+    assert o["scan_pfns_per_s"] > 0 and o["zero_2m_ns"] > 0 and o["thp_fault_ns"] > 0
+    assert o["lru_acquired_per_mib_huge"] < o["lru_acquired_per_mib_small"]
+PY
+py=$?
+check "compare compact --json: both designs, readers, THP and compaction counters, mechanisms" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 
 echo "1..$n"
 [ $failed -eq 0 ]

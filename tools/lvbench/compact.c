@@ -68,17 +68,17 @@ static const struct lvb_opt compact_opts[] = {
 	  "a quarter of --containers, at least 1" },
 	{ "limit", LVB_OPT_MIB, CP(limit_mib), 1, 1u << 20, NULL, "SIZE",
 	  "memory limit of each reader's container; a bare number is MiB",
-	  "memory / 4 / readers, at least 4M" },
+	  "memory x 5/8 / readers, at least 4M" },
 	{ "hugepages", LVB_OPT_UINT, CP(hugepages), 1, 4096, NULL, "N",
-	  "huge pages each THP tenant keeps mapped, 1..4096", "8" },
+	  "huge pages each THP tenant keeps mapped, 1..4096", "memory / 64M, at most 8" },
 	{ "frag", LVB_OPT_MIB, CP(frag_mib), 1, 1u << 20, NULL, "SIZE",
 	  "each THP tenant's region of small pages, a quarter of it\n"
 	  "kept faulted in; a bare number is MiB",
-	  "memory / 2 / THP tenants" },
+	  "memory x 3/4 / THP tenants" },
 	{ "proactiveness", LVB_OPT_UINT, CP(proactiveness), 0, 100, NULL, "N",
 	  "cfg.compaction_proactiveness, 0..100", "20" },
 	{ "folio-order", LVB_OPT_UINT, CP(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
-	  "page cache folios of 2^N pages, 0..6", "2" },
+	  "page cache folios of 2^N pages, 0..6", "1" },
 	{ "no-micro", LVB_OPT_FLAG, CP(no_micro), 0, 0, NULL, NULL,
 	  "skip the scanner and fault measurements after the rounds", "they run" },
 	{ 0 }
@@ -90,10 +90,10 @@ static void compact_defaults(void *params)
 
 	*p = (struct compact_params){ .thp_tenants = LVB_UNSET,
 				      .limit_mib = LVB_UNSET,
-				      .hugepages = 8,
+				      .hugepages = LVB_UNSET,
 				      .frag_mib = LVB_UNSET,
 				      .proactiveness = 20,
-				      .folio_order = 2 };
+				      .folio_order = 1 };
 }
 
 static unsigned int nr_readers(const struct lvb_common *opt, const struct compact_params *p)
@@ -130,13 +130,17 @@ static int compact_prepare(struct lvb_common *opt, void *params)
 	if (opt->rounds == LVB_UNSET)
 		opt->rounds = opt->compare ? 3 : 1;
 	opt->threads = opt->containers;
+	if (p->hugepages == LVB_UNSET) {
+		p->hugepages = opt->memory_mib / 64;
+		p->hugepages = p->hugepages > 8 ? 8 : p->hugepages ? p->hugepages : 1;
+	}
 	if (p->limit_mib == LVB_UNSET) {
-		p->limit_mib = opt->memory_mib / 4 / nr_readers(opt, p);
+		p->limit_mib = opt->memory_mib * 5 / 8 / nr_readers(opt, p);
 		if (p->limit_mib < 4)
 			p->limit_mib = 4;
 	}
 	if (p->frag_mib == LVB_UNSET) {
-		p->frag_mib = opt->memory_mib / 2 / p->thp_tenants;
+		p->frag_mib = opt->memory_mib * 3 / 4 / p->thp_tenants;
 		if (!p->frag_mib)
 			p->frag_mib = 1;
 	}
