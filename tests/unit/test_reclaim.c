@@ -1892,6 +1892,34 @@ struct tenant_reader {
 };
 
 /*
+ * A handle may be used by calls that race its removal, never by one that starts after the
+ * removal returned (the memcg is freed a grace period later). The tenant's readers cannot
+ * know when that is, so the removal tells them from inside, before it commits
+ * (memcg_remove_hook): it waits for both to have seen -ENOENT, then closes the gate and
+ * waits for any call still in flight. A reader passes the gate for each call.
+ */
+static struct {
+	struct tenant_reader *readers; /* the two readers of the tenant being removed */
+	int closed;		       /* atomic */
+	int in_flight;		       /* atomic: tenant reads between the gate and their end */
+} tenant_gate;
+
+static void tenant_remove_hook(struct lv_memcg *memcg, int err)
+{
+	(void)memcg;
+	if (err)
+		return; /* the removal fails: the handle stays valid */
+	for (double give_up = now() + 3.0;
+	     !(__atomic_load_n(&tenant_gate.readers[0].gone, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&tenant_gate.readers[1].gone, __ATOMIC_ACQUIRE)) &&
+	     now() < give_up;)
+		sleep_us(1000);
+	__atomic_store_n(&tenant_gate.closed, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&tenant_gate.in_flight, __ATOMIC_SEQ_CST))
+		sleep_us(100);
+}
+
+/*
  * Reads until told to stop or, for a removed tenant, until its reads fail with -ENOENT (a read
  * that the removal cut short returns the bytes read before it, as read(2) would). A tenant's
  * readers read pages nobody cached, so every read charges and the first after the removal
@@ -1903,9 +1931,20 @@ static void *tenant_reader_thread(void *p)
 	unsigned char buf[4 * PAGE];
 
 	for (uint64_t i = 0; !__atomic_load_n(r->stop, __ATOMIC_ACQUIRE); i += 4) {
-		long n = lv_file_read(r->file, r->memcg, buf, sizeof(buf),
-				      (r->first + i % r->span) * PAGE);
+		bool tenant = r->memcg != r->parent;
+		long n;
 
+		if (tenant) {
+			__atomic_fetch_add(&tenant_gate.in_flight, 1, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&tenant_gate.closed, __ATOMIC_SEQ_CST)) {
+				__atomic_fetch_sub(&tenant_gate.in_flight, 1, __ATOMIC_SEQ_CST);
+				break; /* removed: the handle is gone (never -ENOENT: counted) */
+			}
+		}
+		n = lv_file_read(r->file, r->memcg, buf, sizeof(buf),
+				 (r->first + i % r->span) * PAGE);
+		if (tenant)
+			__atomic_fetch_sub(&tenant_gate.in_flight, 1, __ATOMIC_SEQ_CST);
 		r->reads++;
 		if (n == -ENOENT) {
 			__atomic_store_n(&r->gone, 1, __ATOMIC_RELEASE);
@@ -1955,13 +1994,17 @@ static void test_reparent_under_load(void)
 		int stop = 0, err = -EBUSY;
 
 		pthread_barrier_init(&leave, NULL, 3);
+		tenant_gate.readers = &rd[1];
+		__atomic_store_n(&tenant_gate.closed, 0, __ATOMIC_SEQ_CST);
+		memcg_remove_hook = tenant_remove_hook;
 		for (int i = 0; i < 3; i++) {
 			rd[i] = (struct tenant_reader){ .file = i ? g : f,
 							.memcg = i ? c : p,
 							.first = i ? (rounds * 2 + i) << 16 : 0,
 							.span = i ? 1ull << 16 : 512,
 							.stop = &stop,
-							.leave = &leave };
+							.leave = &leave,
+							.parent = p };
 			if (pthread_create(&th[i], NULL, tenant_reader_thread, &rd[i]))
 				BAIL_OUT("pthread_create failed");
 		}
@@ -1970,15 +2013,6 @@ static void test_reparent_under_load(void)
 		for (double give_up = now() + 3.0; err == -EBUSY && now() < give_up;)
 			busy += (err = lv_memcg_remove(c)) == -EBUSY;
 		removed += err == 0;
-		/*
-		 * The tenant's readers stop at their next read; on a loaded machine that may be
-		 * well after the removal returned, so wait for them (a few seconds at most).
-		 */
-		for (double give_up = now() + 3.0;
-		     !(__atomic_load_n(&rd[1].gone, __ATOMIC_ACQUIRE) &&
-		       __atomic_load_n(&rd[2].gone, __ATOMIC_ACQUIRE)) &&
-		     now() < give_up;)
-			sleep_us(1000);
 		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < 3; i++) {
 			pthread_join(th[i], NULL);
@@ -1990,6 +2024,7 @@ static void test_reparent_under_load(void)
 			nonzero += rd[i].nonzero;
 		}
 		pthread_barrier_destroy(&leave);
+		memcg_remove_hook = NULL;
 		lv_lru_add_drain_all(m);
 		/* Only p's tree ever read: what is cached is what p is charged. */
 		mismatch += lv_memcg_usage(p) != lv_file_cached_pages(f) + lv_file_cached_pages(g);
