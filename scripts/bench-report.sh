@@ -675,7 +675,8 @@ def t_kernel(runs):
 
 
 # The README's headline table: one row per result, from the same runs as the tables above.
-HEADLINE_NEEDS = ("readtwice", "readtwice-c16", "readtwice-ceiling", "churn", "aim9", "numa")
+HEADLINE_NEEDS = ("readtwice", "readtwice-c16", "readtwice-ceiling", "churn", "aim9", "numa",
+                  "compact")
 
 
 def headline(runs):
@@ -710,6 +711,12 @@ def headline(runs):
     rows.append(["stress-ng numa: `lru_cache_disable()` by sweep vs the 5.18 RCU wait",
                  f"{times(sweep['bogo_ops_per_sec'], rcu['bogo_ops_per_sec'])} bogo ops/s "
                  f"(published: 8.37×)", "`lvbench compare numa --by disable --instances 16`"])
+    node, lru = runs.json("compact", "compare", 2)
+    mn, ml = median(node["mb_per_s_round_total"]), median(lru["mb_per_s_round_total"])
+    rows.append(["readers beside tenants whose huge page faults compact",
+                 f"{pct(ml, mn)} readers' MB/s, LRU lock contention "
+                 f"{times(lru_lock(node)['fraction'], lru_lock(lru)['fraction'])} less",
+                 "`lvbench compare compact`"])
     ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order6-")]
     share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
     rows.append(["one reader, 64-page folios: share of the memory-work ceiling",
