@@ -394,6 +394,12 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 	if (linked && dead)
 		update_lru_size(lruvec, lru, -dead);
 	head_refs = extra + (mm ? (int)test_bit_ul(live, 0) : file ? 1 : 0);
+	/*
+	 * The pages freed below leave NR_MLOCK here, under the lock that holds the binding still:
+	 * freeing a frozen page never looks at PG_mlocked.
+	 */
+	if (folio_test_mlocked(folio) && dead + !head_refs)
+		mlock_count_nr(lruvec, -(dead + !head_refs));
 	if (!head_refs) {
 		/* An anon head no entry maps, split for an unmap: it goes with the dead pages. */
 		if (linked) {
