@@ -1027,9 +1027,9 @@ long lv_file_migrate_pages(struct lv_file *file, uint64_t from_nodes, int to_nod
 
 /** madvise() advice understood by lv_madvise(). */
 enum lv_madvise {
-	LV_MADV_DONTNEED = 4, /* unmap: the next read sees zeros, the next write faults anew */
-	LV_MADV_FREE = 8,     /* lazyfree: reclaim may drop clean pages; a write cancels */
-	LV_MADV_COLD = 20,    /* deactivate: the pages move to the inactive anon list */
+	LV_MADV_DONTNEED = 4,	 /* unmap: the next read sees zeros, the next write faults anew */
+	LV_MADV_FREE = 8,	 /* lazyfree: reclaim may drop clean pages; a write cancels */
+	LV_MADV_COLD = 20,	 /* deactivate: the pages move to the inactive anon list */
 	LV_MADV_HUGEPAGE = 14,	 /* the region may fault in huge pages (cfg.thp madvise) */
 	LV_MADV_NOHUGEPAGE = 15, /* the region never faults in huge pages */
 };
@@ -1606,24 +1606,24 @@ enum lv_stat_item {
 	LV_PAGEOUTRUN,	      /* node only: kswapd passes (the kernel's pageoutrun; a count) */
 	LV_PGPGIN,	      /* pages read into the page cache by misses (lv_file_read()),
 				 counted for the memcg they are charged to when the fill ends */
-	LV_NR_MLOCK,			/* pages mlocked (PG_mlocked): a count */
-	LV_UNEVICTABLE_PGS_MLOCKED,	/* pages that became mlocked */
-	LV_UNEVICTABLE_PGS_MUNLOCKED,	/* pages that stopped being mlocked, on an LRU list */
-	LV_UNEVICTABLE_PGS_CULLED,	/* pages moved to the unevictable list */
-	LV_UNEVICTABLE_PGS_SCANNED,	/* pages check_move_unevictable_folios() looked at */
-	LV_UNEVICTABLE_PGS_RESCUED,	/* pages moved from the unevictable list to another */
-	LV_UNEVICTABLE_PGS_STRANDED,	/* pages munlocked while isolated (not moved) */
-	LV_THP_FAULT_ALLOC,		/* huge page faults that got a huge page (a count) */
-	LV_THP_FAULT_FALLBACK,		/* huge page faults that fell back to small pages */
-	LV_THP_SPLIT_PAGE,		/* large folios split (a count) */
-	LV_THP_SPLIT_PAGE_FAILED,	/* splits refused: extra references (a count) */
-	LV_COMPACT_STALL,		/* node only: direct compactions (a count) */
-	LV_COMPACT_SUCCESS,		/* node only: compactions that made the block asked for */
-	LV_COMPACT_FAIL,		/* node only: compactions whose scanners met without it */
-	LV_COMPACT_ISOLATED,		/* node only: pages isolated by the migrate scanner */
-	LV_COMPACT_MIGRATE_SCANNED,	/* node only: frames the migrate scanner looked at */
-	LV_COMPACT_FREE_SCANNED,	/* node only: frames the free scanner looked at */
-	LV_COMPACT_DAEMON_WAKE,		/* node only: kcompactd wakeups that compacted */
+	LV_NR_MLOCK,	      /* pages mlocked (PG_mlocked): a count */
+	LV_UNEVICTABLE_PGS_MLOCKED,   /* pages that became mlocked */
+	LV_UNEVICTABLE_PGS_MUNLOCKED, /* pages that stopped being mlocked, on an LRU list */
+	LV_UNEVICTABLE_PGS_CULLED,    /* pages moved to the unevictable list */
+	LV_UNEVICTABLE_PGS_SCANNED,   /* pages check_move_unevictable_folios() looked at */
+	LV_UNEVICTABLE_PGS_RESCUED,   /* pages moved from the unevictable list to another */
+	LV_UNEVICTABLE_PGS_STRANDED,  /* pages munlocked while isolated (not moved) */
+	LV_THP_FAULT_ALLOC,	      /* huge page faults that got a huge page (a count) */
+	LV_THP_FAULT_FALLBACK,	      /* huge page faults that fell back to small pages */
+	LV_THP_SPLIT_PAGE,	      /* large folios split (a count) */
+	LV_THP_SPLIT_PAGE_FAILED,     /* splits refused: extra references (a count) */
+	LV_COMPACT_STALL,	      /* node only: direct compactions (a count) */
+	LV_COMPACT_SUCCESS,	      /* node only: compactions that made the block asked for */
+	LV_COMPACT_FAIL,	      /* node only: compactions whose scanners met without it */
+	LV_COMPACT_ISOLATED,	      /* node only: pages isolated by the migrate scanner */
+	LV_COMPACT_MIGRATE_SCANNED,   /* node only: frames the migrate scanner looked at */
+	LV_COMPACT_FREE_SCANNED,      /* node only: frames the free scanner looked at */
+	LV_COMPACT_DAEMON_WAKE,	      /* node only: kcompactd wakeups that compacted */
 	LV_NR_STAT_ITEMS
 };
 

@@ -368,8 +368,8 @@ struct pglist_data {
 	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
 	struct drain_gate drain;		       /* reclaim's drains of this node */
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
-	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
-	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
+	uint64_t retired_events[NR_LRU_EVENTS];	    /* memcg tree mutex: removed memcgs' counts */
+	unsigned long nr_file_pages;		    /* atomic: folios in page cache files */
 	uint64_t compact_events[NR_COMPACT_EVENTS]; /* atomic */
 	/* Compaction (compaction.c). */
 	long nr_compact_isolated; /* atomic: pages compaction's migrate scanners hold isolated */
@@ -478,9 +478,9 @@ struct lv_machine {
 		pthread_cond_t cond;
 	} fill_wait[64];
 
-	struct kswapd *kswapd; /* constant array of nr_nodes, NULL without kswapd */
+	struct kswapd *kswapd;	     /* constant array of nr_nodes, NULL without kswapd */
 	struct kcompactd *kcompactd; /* constant array of nr_nodes, NULL without kcompactd */
-	size_t reclaim_rotor;  /* atomic: where the next reclaimer starts its memcg walk */
+	size_t reclaim_rotor;	     /* atomic: where the next reclaimer starts its memcg walk */
 
 	uint64_t bug_count; /* atomic */
 };
@@ -779,7 +779,8 @@ static inline int split_folio(struct lv_folio *folio)
  * owner's alone keep it). Pages at file index @end and beyond leave the page cache and are
  * freed (truncation; ULONG_MAX keeps them), as are anon pages no entry maps any more.
  */
-int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra, unsigned long end);
+int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra,
+		       unsigned long end);
 #ifdef LV_DEBUG
 /*
  * Tests: called by a split once the folio's count is frozen, before the lruvec lock, with the

@@ -857,7 +857,7 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		new->mapping = anon_mapping(mm);
 		new->index = vpn;
 		folio_add_lru_vma(new, vma); /* mlocked if VM_LOCKED */
-		*pte = folio = new; /* the entry takes the allocation's reference */
+		*pte = folio = new;	     /* the entry takes the allocation's reference */
 		WRITE_ONCE(mm->rss, mm->rss + 1);
 		new = NULL;
 	}

@@ -18,10 +18,10 @@
 
 /* struct vm_area - a region of virtual pages [start, end), all under mm->page_table_lock. */
 struct vm_area {
-	struct list_head list; /* in mm->vmas, sorted by start */
-	uint64_t start, end;   /* virtual page numbers */
-	uint64_t base;	       /* constant: the page pte[0] maps (start only grows) */
-	size_t capacity;       /* entries allocated in pte */
+	struct list_head list;	/* in mm->vmas, sorted by start */
+	uint64_t start, end;	/* virtual page numbers */
+	uint64_t base;		/* constant: the page pte[0] maps (start only grows) */
+	size_t capacity;	/* entries allocated in pte */
 	unsigned long vm_flags; /* VM_* */
 	/*
 	 * pte[vpn - base]: the folio mapped there, or NULL. Each present entry holds one
@@ -35,12 +35,12 @@ struct lv_mm {
 	struct lv_memcg *memcg;	    /* constant, pinned (nr_mms); NULL with memcg disabled */
 	int nid;		    /* atomic (relaxed): preferred node for faults */
 	long rss;		    /* page_table_lock for writes; read racily */
-	struct vm_area *heap;  /* constant until lv_mm_destroy(): the brk region, maybe empty */
-	struct vm_area *cache; /* page_table_lock: last region found */
-	uint64_t mmap_next;    /* page_table_lock: where the next lv_mmap() goes */
+	struct vm_area *heap;	 /* constant until lv_mm_destroy(): the brk region, maybe empty */
+	struct vm_area *cache;	 /* page_table_lock: last region found */
+	uint64_t mmap_next;	 /* page_table_lock: where the next lv_mmap() goes */
 	unsigned long def_flags; /* page_table_lock: VM_* given to new regions (LV_MCL_FUTURE) */
-	struct list_head vmas; /* page_table_lock */
-	struct list_head mms;  /* machine->memcg_mutex: the machine's address spaces */
+	struct list_head vmas;	 /* page_table_lock */
+	struct list_head mms;	 /* machine->memcg_mutex: the machine's address spaces */
 	struct rcu_head rcu;
 	struct lv_lock page_table_lock ____cacheline_aligned;
 };
@@ -56,8 +56,8 @@ struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn);
  * vma_apply_fn - called by mm_vma_modify_flags() for each region part [@start, @end) of the
  * range, after its flags changed, with the page_table_lock held.
  */
-typedef void (*vma_apply_fn)(struct lv_mm *mm, struct vm_area *vma, uint64_t start,
-			     uint64_t end, void *arg);
+typedef void (*vma_apply_fn)(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
+			     void *arg);
 long mm_vma_modify_flags(struct lv_mm *mm, uint64_t start, uint64_t end, unsigned long set,
 			 unsigned long clear, vma_apply_fn fn, void *arg);
 

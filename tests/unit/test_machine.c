@@ -172,7 +172,8 @@ static void test_invalid(void)
 		char field[64];
 
 		cases[i].mutate(&cfg);
-		/* Each case's name starts with the field it breaks: lv_config_invalid() names it. */
+		/* Each case's name starts with the field it breaks: lv_config_invalid() names it.
+		 */
 		snprintf(field, sizeof(field), "%.*s", (int)strcspn(cases[i].name, " "),
 			 cases[i].name);
 		is_str(lv_config_invalid(&cfg), field, "lv_config_invalid names %s", field);

@@ -790,7 +790,6 @@ static void test_munmap_race(void)
 	finish_mm(m, mm, a, "race");
 }
 
-
 /*
  * Huge pages in locked regions: a huge fault in a locked region is mlocked whole; lv_mlock()
  * of a huge page covered whole mlocks it, of part of it does not; a munlock of part of it

@@ -2,11 +2,11 @@
 /*
  * lvbench - declarations shared by the benchmark CLI's files.
  *
- * A workload (churn.c, readtwice.c, aim9.c, numa.c, compact.c) is a &struct lvb_workload: a name, its own
- * options, and a run function that builds one machine for one lock design, runs it and fills a
- * &struct lvb_result. harness.c gives workloads the machine, the containers and the threads;
- * compare.c runs rounds of one or both designs (and sweeps over container counts); report.c
- * turns results into statistics, tables and JSON. Nothing here knows about a particular
+ * A workload (churn.c, readtwice.c, aim9.c, numa.c, compact.c) is a &struct lvb_workload: a name,
+ * its own options, and a run function that builds one machine for one lock design, runs it and
+ * fills a &struct lvb_result. harness.c gives workloads the machine, the containers and the
+ * threads; compare.c runs rounds of one or both designs (and sweeps over container counts);
+ * report.c turns results into statistics, tables and JSON. Nothing here knows about a particular
  * workload: what differs (the unit of throughput, a ceiling, extra output) is a hook of
  * &struct lvb_workload.
  */

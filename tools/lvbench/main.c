@@ -30,7 +30,7 @@ const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
 static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce,
-							&lvb_aim9, &lvb_numa, &lvb_compact };
+							&lvb_aim9,  &lvb_numa,	    &lvb_compact };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
