@@ -53,11 +53,12 @@
  * Who compacts. lv_compact_node() and lv_compact_memcg() on request; an allocation of order > 0
  * with FOLIO_ALLOC_COMPACT directly (compact_stall), after which it retries (page_alloc.c);
  * and kcompactd, one thread per node, woken when an allocation of order > 0 fails
- * (wakeup_kcompactd()), and every PROACTIVE_PERIOD_MS when cfg.compaction_proactiveness is
- * set. As the kernel's, direct compaction and kcompactd skip a node without the free memory to
- * make a block (compaction_suitable()) and defer an order that failed recently
- * (compaction_deferred()). too_many_isolated() throttles scanners while compaction holds more
- * than half of the node's LRU pages isolated.
+ * (wakeup_kcompactd(), through kswapd's request protocol: both are node daemons, kthread.c),
+ * and every PROACTIVE_PERIOD_MS when cfg.compaction_proactiveness is set. As the kernel's, direct
+ * compaction and kcompactd skip a node without the free memory to make a block
+ * (compaction_suitable()) and defer an order that failed recently (compaction_deferred()).
+ * too_many_isolated() throttles scanners while compaction holds more than half of the node's LRU
+ * pages isolated.
  *
  * Lock order: no lock is held across the scanners; the migrate scanner holds one lruvec lock
  * at a time (and an RCU read-side section around each lookup), the free scanner the zone lock;
@@ -878,22 +879,16 @@ unsigned long compact_scan_putback(struct lv_machine *m, int nid)
 /* ---- kcompactd ------------------------------------------------------------------------------- */
 
 /*
- * struct kcompactd - a node's compaction thread, shaped as kswapd (vmscan.c): woken by a
- * request (wake, with the largest order asked for in order), it runs one pass at a time (busy);
- * with proactiveness set it also wakes every PROACTIVE_PERIOD_MS on its own. lv_check()
- * holds passes off (held) while it looks at a quiescent machine.
+ * struct kcompactd - a node's compaction thread, a node daemon as kswapd is (kthread.c): woken
+ * by a request (d.wake, with the largest order asked for in order), it runs one pass at a time
+ * (d.busy); with proactiveness set it also wakes every PROACTIVE_PERIOD_MS on its own.
+ * lv_check() holds passes off (held) while it looks at a quiescent machine.
  */
 struct kcompactd {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wait;
-	int wake;	    /* atomic: set by wakeup_kcompactd() (xchg), consumed under lock */
-	unsigned int order; /* atomic: the largest order asked for since a pass took it */
-	int busy;	    /* atomic: a pass runs (set under lock) */
-	unsigned int held;  /* lock: kcompactd_quiesce() callers; no pass starts meanwhile */
-	bool stop;	    /* written under lock; read with atomic loads anywhere */
-	unsigned int defer; /* kcompactd only: proactive periods still to skip */
-	struct pglist_data *pgdat; /* constant; NULL if the thread could not be started */
+	struct node_daemon d; /* as struct node_daemon says; d.stop also stops a scan */
+	unsigned int order;   /* atomic: the largest order asked for since a pass took it */
+	unsigned int held;    /* d.lock: kcompactd_quiesce() callers; no pass starts meanwhile */
+	unsigned int defer;   /* kcompactd only: proactive periods still to skip */
 };
 
 /*
@@ -903,7 +898,7 @@ struct kcompactd {
  */
 static void kcompactd_do_work(struct kcompactd *k, unsigned int order)
 {
-	struct pglist_data *pgdat = k->pgdat;
+	struct pglist_data *pgdat = k->d.pgdat;
 	struct compact_control cc;
 	enum compact_result ret;
 
@@ -912,7 +907,7 @@ static void kcompactd_do_work(struct kcompactd *k, unsigned int order)
 		return;
 	count_compact_event(pgdat, CE_COMPACT_DAEMON_WAKE, 1);
 	compact_control_init(&cc, pgdat, (int)order, NULL);
-	cc.stop = &k->stop;
+	cc.stop = &k->d.stop;
 	ret = compact_zone(&cc);
 	if (ret == COMPACT_SUCCESS)
 		compaction_defer_reset(pgdat, order);
@@ -930,7 +925,7 @@ static void kcompactd_do_work(struct kcompactd *k, unsigned int order)
  */
 static void kcompactd_proactive(struct kcompactd *k)
 {
-	struct pglist_data *pgdat = k->pgdat;
+	struct pglist_data *pgdat = k->d.pgdat;
 	struct compact_control cc;
 	unsigned int score;
 
@@ -945,7 +940,7 @@ static void kcompactd_proactive(struct kcompactd *k)
 	count_compact_event(pgdat, CE_COMPACT_DAEMON_WAKE, 1);
 	compact_control_init(&cc, pgdat, -1, NULL);
 	cc.proactive = true;
-	cc.stop = &k->stop;
+	cc.stop = &k->d.stop;
 	compact_zone(&cc);
 	if (fragmentation_score(pgdat) >= score)
 		k->defer = 1u << COMPACT_MAX_DEFER_SHIFT;
@@ -964,60 +959,59 @@ static void deadline_after_ms(struct timespec *ts, long ms)
 
 static void *kcompactd_thread(void *arg)
 {
-	struct kcompactd *k = arg;
-	const bool proactive_on = k->pgdat->machine->cfg.compaction_proactiveness != 0;
+	struct kcompactd *k = container_of(arg, struct kcompactd, d);
+	const bool proactive_on = k->d.pgdat->machine->cfg.compaction_proactiveness != 0;
 	struct timespec tick;
 
 	deadline_after_ms(&tick, PROACTIVE_PERIOD_MS);
 	for (;;) {
 		bool tick_due = false;
 		unsigned int order;
-		int woken;
+		bool woken;
 
-		pthread_mutex_lock(&k->lock);
+		pthread_mutex_lock(&k->d.lock);
 		for (;;) {
-			if (k->stop)
+			if (k->d.stop)
 				break;
-			/* seq_cst: the load half of the Dekker pair with wakeup_kcompactd(). */
-			if (!k->held && (tick_due || __atomic_load_n(&k->wake, __ATOMIC_SEQ_CST)))
+			if (!k->held && (tick_due || node_daemon_requested(&k->d)))
 				break;
 			if (proactive_on && !k->held && !tick_due) {
-				if (pthread_cond_timedwait(&k->wait, &k->lock, &tick) ==
+				if (pthread_cond_timedwait(&k->d.wait, &k->d.lock, &tick) ==
 				    ETIMEDOUT) {
 					tick_due = true;
 					deadline_after_ms(&tick, PROACTIVE_PERIOD_MS);
 				}
 			} else {
-				pthread_cond_wait(&k->wait, &k->lock);
+				pthread_cond_wait(&k->d.wait, &k->d.lock);
 			}
 		}
-		if (k->stop) {
-			pthread_mutex_unlock(&k->lock);
+		if (k->d.stop) {
+			pthread_mutex_unlock(&k->d.lock);
 			return NULL;
 		}
 		/*
 		 * busy before wake is consumed, both under the lock, which kcompactd_quiesce()
 		 * takes to raise held: it then sees busy, or we see held. A request made while
-		 * the pass runs asks for another (wake stays set after the fence).
+		 * the pass runs asks for another. The order is taken after the request's fence,
+		 * so it holds what every request consumed asked for (wakeup_kcompactd()).
 		 */
-		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
-		woken = __atomic_exchange_n(&k->wake, 0, __ATOMIC_SEQ_CST);
-		smp_mb();
+		woken = node_daemon_begin(&k->d);
 		order = __atomic_exchange_n(&k->order, 0, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&k->lock);
+		pthread_mutex_unlock(&k->d.lock);
 		if (woken && order)
 			kcompactd_do_work(k, order);
 		if (tick_due)
 			kcompactd_proactive(k);
-		__atomic_store_n(&k->busy, 0, __ATOMIC_SEQ_CST);
+		node_daemon_end(&k->d);
 	}
 }
 
 /**
  * wakeup_kcompactd - ask @pgdat's kcompactd to make a free block of 2^@order pages, after an
  * allocation of that order failed. Lock-free if kcompactd is awake or asked already; the
- * request is never lost: it is kswapd's Dekker pair (wakeup_kswapd(), tests/models/
- * kswapd_wake.pml), the order raised before the request is published.
+ * request is never lost: it is kswapd's Dekker pair (node_daemon_wake(), tests/models/
+ * kswapd_wake.pml), the order raised before the request is published, so the pass that
+ * consumes the request takes it.
  * Context: any; takes kcompactd's mutex only when it sleeps.
  */
 void wakeup_kcompactd(struct pglist_data *pgdat, unsigned int order)
@@ -1029,21 +1023,13 @@ void wakeup_kcompactd(struct pglist_data *pgdat, unsigned int order)
 	if (!m->kcompactd || !order)
 		return;
 	k = &m->kcompactd[pgdat->node_id];
-	if (!k->pgdat)
+	if (!k->d.pgdat)
 		return;
 	cur = __atomic_load_n(&k->order, __ATOMIC_RELAXED);
 	while (cur < order && !__atomic_compare_exchange_n(&k->order, &cur, order, true,
 							   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
-	smp_mb(); /* the order before our look at wake */
-	if (__atomic_load_n(&k->wake, __ATOMIC_RELAXED))
-		return;
-	if (__atomic_exchange_n(&k->wake, 1, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&k->busy, __ATOMIC_SEQ_CST))
-		return; /* a running pass sees the request when it ends */
-	pthread_mutex_lock(&k->lock);
-	pthread_cond_signal(&k->wait);
-	pthread_mutex_unlock(&k->lock);
+	node_daemon_wake(&k->d); /* its fence orders the order before its look at wake */
 }
 
 /*
@@ -1057,12 +1043,12 @@ void kcompactd_quiesce(struct lv_machine *m)
 	for (unsigned int nid = 0; m->kcompactd && nid < m->cfg.nr_nodes; nid++) {
 		struct kcompactd *k = &m->kcompactd[nid];
 
-		if (!k->pgdat)
+		if (!k->d.pgdat)
 			continue;
-		pthread_mutex_lock(&k->lock);
+		pthread_mutex_lock(&k->d.lock);
 		k->held++;
-		pthread_mutex_unlock(&k->lock);
-		while (__atomic_load_n(&k->busy, __ATOMIC_ACQUIRE))
+		pthread_mutex_unlock(&k->d.lock);
+		while (__atomic_load_n(&k->d.busy, __ATOMIC_ACQUIRE))
 			usleep(200);
 	}
 }
@@ -1072,55 +1058,37 @@ void kcompactd_resume(struct lv_machine *m)
 	for (unsigned int nid = 0; m->kcompactd && nid < m->cfg.nr_nodes; nid++) {
 		struct kcompactd *k = &m->kcompactd[nid];
 
-		if (!k->pgdat)
+		if (!k->d.pgdat)
 			continue;
-		pthread_mutex_lock(&k->lock);
+		pthread_mutex_lock(&k->d.lock);
 		k->held--;
-		pthread_cond_signal(&k->wait);
-		pthread_mutex_unlock(&k->lock);
+		pthread_cond_signal(&k->d.wait);
+		pthread_mutex_unlock(&k->d.lock);
 	}
 }
 
+/**
+ * kcompactd_start - start a kcompactd thread per node unless cfg.no_kcompactd; a node whose
+ * thread cannot be created runs without one.
+ * Return: 0 or -ENOMEM.
+ * Context: machine creation; may block.
+ */
 int kcompactd_start(struct lv_machine *m)
 {
 	if (m->cfg.no_kcompactd)
 		return 0;
 	m->kcompactd = calloc(m->cfg.nr_nodes, sizeof(*m->kcompactd));
-	if (!m->kcompactd)
-		return -ENOMEM;
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-		struct kcompactd *k = &m->kcompactd[nid];
-
-		k->pgdat = m->nodes[nid];
-		pthread_mutex_init(&k->lock, NULL);
-		pthread_cond_init(&k->wait, NULL);
-		if (pthread_create(&k->thread, NULL, kcompactd_thread, k)) {
-			/* Run the machine without the missing threads' help. */
-			pthread_cond_destroy(&k->wait);
-			pthread_mutex_destroy(&k->lock);
-			k->pgdat = NULL;
-		}
-	}
-	return 0;
+	return node_daemons_start(m, m->kcompactd, sizeof(*m->kcompactd),
+				  offsetof(struct kcompactd, d), kcompactd_thread);
 }
 
+/**
+ * kcompactd_stop - stop and join the kcompactd threads; a running pass stops at its next look
+ * at d.stop (compact_finished(), between batches).
+ * Context: machine teardown or a failed creation, nobody left allocating; may block.
+ */
 void kcompactd_stop(struct lv_machine *m)
 {
-	if (!m->kcompactd)
-		return;
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-		struct kcompactd *k = &m->kcompactd[nid];
-
-		if (!k->pgdat)
-			continue;
-		pthread_mutex_lock(&k->lock);
-		__atomic_store_n(&k->stop, true, __ATOMIC_RELAXED);
-		pthread_cond_signal(&k->wait);
-		pthread_mutex_unlock(&k->lock);
-		pthread_join(k->thread, NULL);
-		pthread_cond_destroy(&k->wait);
-		pthread_mutex_destroy(&k->lock);
-	}
-	free(m->kcompactd);
+	node_daemons_stop(m, m->kcompactd, sizeof(*m->kcompactd), offsetof(struct kcompactd, d));
 	m->kcompactd = NULL;
 }

@@ -674,6 +674,29 @@ void lru_add_drain_dropped(struct lv_machine *m);
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
 
+/* kthread.c */
+/*
+ * struct node_daemon - the part of a per-node daemon (kswapd, kcompactd) that the request
+ * protocol and the thread lifecycle need; each owner embeds one per node (kthread.c).
+ */
+struct node_daemon {
+	struct pglist_data *pgdat; /* constant; NULL if the thread could not be started */
+	pthread_t thread;	   /* constant once started; joined by node_daemons_stop() */
+	pthread_mutex_t lock;	   /* guards the sleep: the daemon waits on wait under it */
+	pthread_cond_t wait;	   /* lock: signalled on a request, stop, and by the owner */
+	int wake;  /* atomic; set by node_daemon_wake() (xchg), consumed under lock (xchg) */
+	int busy;  /* atomic; set under lock as a pass starts, cleared seq_cst when it ends:
+		    * node_daemon_wake() then leaves its request for the pass's end */
+	bool stop; /* written under lock; read with atomic loads anywhere */
+};
+void node_daemon_wake(struct node_daemon *d);
+bool node_daemon_requested(struct node_daemon *d);
+bool node_daemon_begin(struct node_daemon *d);
+void node_daemon_end(struct node_daemon *d);
+int node_daemons_start(struct lv_machine *m, void *daemons, size_t size, size_t offset,
+		       void *(*fn)(void *));
+void node_daemons_stop(struct lv_machine *m, void *daemons, size_t size, size_t offset);
+
 /* vmscan.c */
 bool folio_isolate_lru(struct lv_folio *folio);
 void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr);

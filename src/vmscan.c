@@ -29,7 +29,8 @@
  * Reclaim is driven three ways: kswapd (one thread per node, woken below the low watermark,
  * reclaiming to the high one), direct reclaim (an allocation below the min watermark or
  * failing), and memcg limit reclaim (a charge over a limit reclaims from that memcg's subtree
- * and retries).
+ * and retries). kswapd is a node daemon (kthread.c): its request protocol, which loses no
+ * wakeup, and its thread's start and stop are kcompactd's too.
  *
  * One departure from the kernel: a lock holder here can be preempted for a time slice, and
  * global reclaim visits every tenant's lruvec. So global reclaim, while pressure is low (the
@@ -63,15 +64,13 @@ struct scan_control {
 	unsigned long id; /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
 };
 
+/*
+ * struct kswapd - a node's reclaim thread. Its daemon's busy covers a pass, the linger after
+ * it and the backoff after a fruitless one: wakeup_kswapd() then leaves its request for the
+ * pass's end, and kswapd_quiesce() waits for it.
+ */
 struct kswapd {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wait;
-	int wake;  /* atomic; set by wakeup_kswapd() (xchg), consumed under lock */
-	int busy;  /* atomic; set while a pass runs or kswapd lingers after one (wakeup_kswapd()
-		    * then leaves its request for the pass's end; kswapd_quiesce() waits for it) */
-	bool stop; /* written under lock; read with atomic loads anywhere */
-	struct pglist_data *pgdat;
+	struct node_daemon d; /* as struct node_daemon says */
 };
 
 /* ---- single-folio isolation ----------------------------------------------------------------- */
@@ -645,8 +644,8 @@ static unsigned long kswapd_linger(struct kswapd *k, unsigned long low)
 	uint64_t end = now_ns() + KSWAPD_LINGER_NS;
 	unsigned long free;
 
-	while ((free = zone_free(k->pgdat)) >= low && now_ns() < end &&
-	       !__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
+	while ((free = zone_free(k->d.pgdat)) >= low && now_ns() < end &&
+	       !__atomic_load_n(&k->d.stop, __ATOMIC_RELAXED))
 		sched_yield();
 	return free;
 }
@@ -670,39 +669,30 @@ static void kswapd_backoff(struct kswapd *k)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000l;
 	}
-	pthread_mutex_lock(&k->lock);
-	while (!k->stop && pthread_cond_timedwait(&k->wait, &k->lock, &until) != ETIMEDOUT)
+	pthread_mutex_lock(&k->d.lock);
+	while (!k->d.stop && pthread_cond_timedwait(&k->d.wait, &k->d.lock, &until) != ETIMEDOUT)
 		;
-	pthread_mutex_unlock(&k->lock);
+	pthread_mutex_unlock(&k->d.lock);
 }
 
 static void *kswapd_thread(void *arg)
 {
-	struct kswapd *k = arg;
-	struct pglist_data *pgdat = k->pgdat;
+	struct kswapd *k = container_of(arg, struct kswapd, d);
+	struct pglist_data *pgdat = k->d.pgdat;
 	unsigned long high = pgdat->zone.watermark[WMARK_HIGH];
 	unsigned long low = pgdat->zone.watermark[WMARK_LOW];
 
 	for (;;) {
-		pthread_mutex_lock(&k->lock);
-		/* seq_cst: the load half of the Dekker pair with wakeup_kswapd() (see there). */
-		while (!__atomic_load_n(&k->wake, __ATOMIC_SEQ_CST) && !k->stop)
-			pthread_cond_wait(&k->wait, &k->lock);
-		if (k->stop) {
-			pthread_mutex_unlock(&k->lock);
+		pthread_mutex_lock(&k->d.lock);
+		while (!node_daemon_requested(&k->d) && !k->d.stop)
+			pthread_cond_wait(&k->d.wait, &k->d.lock);
+		if (k->d.stop) {
+			pthread_mutex_unlock(&k->d.lock);
 			return NULL;
 		}
-		/*
-		 * Consume the request first: a request while we work asks for another pass. busy
-		 * is set before wake is cleared (the xchg is a release), and kswapd_quiesce() reads
-		 * them in the opposite order (acquire), so, with no allocator left to make a new
-		 * request (its precondition), it never sees both clear while a pass starts. The
-		 * fence after the xchg pairs with wakeup_kswapd()'s: see there.
-		 */
-		__atomic_store_n(&k->busy, 1, __ATOMIC_RELAXED);
-		__atomic_exchange_n(&k->wake, 0, __ATOMIC_SEQ_CST);
-		smp_mb();
-		pthread_mutex_unlock(&k->lock);
+		/* Consume the request before the pass: one made while it runs asks for another. */
+		node_daemon_begin(&k->d);
+		pthread_mutex_unlock(&k->d.lock);
 		lruvec_count_event_atomic(mem_cgroup_lruvec(pgdat->machine->root, pgdat),
 					  EV_PAGEOUTRUN, 1);
 		/* balance_pgdat: reclaim until the node is back above its high watermark. */
@@ -711,111 +701,71 @@ static void *kswapd_thread(void *arg)
 
 			if (free >= high && (free = kswapd_linger(k, low)) >= low)
 				break;
-			if (__atomic_load_n(&k->stop, __ATOMIC_RELAXED))
+			if (__atomic_load_n(&k->d.stop, __ATOMIC_RELAXED))
 				break;
 			if (!try_to_free_pages(pgdat->machine, NULL, pgdat->node_id, high - free)) {
 				kswapd_backoff(k); /* nothing reclaimable */
 				break;
 			}
 		}
-		__atomic_store_n(&k->busy, 0, __ATOMIC_SEQ_CST);
+		node_daemon_end(&k->d);
 	}
 }
 
 /*
  * kswapd_quiesce - wait until no kswapd has a pass running or requested. With no other thread
- * allocating, nothing wakes them again, so the machine is then quiescent.
+ * allocating, nothing wakes them again, so the machine is then quiescent. wake is read before
+ * busy (acquire), the opposite of the order in which node_daemon_begin() writes them, so with
+ * no allocator left to make a new request (the precondition) we never see both clear while a
+ * pass starts.
  */
 void kswapd_quiesce(struct lv_machine *m)
 {
 	for (unsigned int nid = 0; m->kswapd && nid < m->cfg.nr_nodes; nid++) {
-		struct kswapd *k = &m->kswapd[nid];
+		struct node_daemon *d = &m->kswapd[nid].d;
 
-		while (k->pgdat && (__atomic_load_n(&k->wake, __ATOMIC_ACQUIRE) ||
-				    __atomic_load_n(&k->busy, __ATOMIC_ACQUIRE)))
+		while (d->pgdat && (__atomic_load_n(&d->wake, __ATOMIC_ACQUIRE) ||
+				    __atomic_load_n(&d->busy, __ATOMIC_ACQUIRE)))
 			usleep(200);
 	}
 }
 
-/*
+/**
  * wakeup_kswapd - ask @pgdat's kswapd to reclaim up to the high watermark, after the caller
- * took pages. Lock-free if kswapd is awake or asked already.
- *
- * No request is lost (tests/models/kswapd_wake.pml). Our request is the store of wake, made
- * with an xchg before busy is read; at the end of a pass kswapd clears busy with a seq_cst
- * store before it reads wake under its mutex. Of the two reads one sees the other side's
- * store: we see busy clear and signal under the mutex, or kswapd sees the request and runs
- * another pass. The pass that consumes a request sees the pages taken before it: kswapd clears
- * wake with an xchg at the start of a pass and then fences. A caller whose xchg set wake is
- * read by that xchg (every write to wake is an RMW, so it reads from a release sequence
- * holding every request). A caller that returned on finding wake set made no write; its
- * fence and kswapd's are then ordered, ours first (else our look would have seen kswapd's
- * clear), so kswapd's later reads of free memory see our take. kswapd's fence after the xchg
- * is needed for that: without it, on arm64, the free count's load could pass the xchg's
- * store. A caller that found busy set must still leave its request: returning without one
- * would let an allocation just after a pass's last look at free memory leave kswapd asleep
- * below the low mark (the model's BUG_LOST_WAKEUP).
+ * took pages. Lock-free if kswapd is awake or asked already. No request is lost, and the pass
+ * that serves it sees the pages taken before it; a request made while kswapd is busy asks for
+ * another pass (tests/models/kswapd_wake.pml; the C11 argument is node_daemon_wake()'s).
  * Context: any; takes kswapd's mutex only when kswapd is asleep.
  */
 void wakeup_kswapd(struct pglist_data *pgdat)
 {
 	struct lv_machine *m = pgdat->machine;
-	struct kswapd *k;
 
-	if (!m->kswapd)
-		return;
-	k = &m->kswapd[pgdat->node_id];
-	smp_mb(); /* our take of pages before our look at wake */
-	if (!k->pgdat || __atomic_load_n(&k->wake, __ATOMIC_RELAXED))
-		return; /* asked already: only the first request of a pass writes the line */
-	if (__atomic_exchange_n(&k->wake, 1, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&k->busy, __ATOMIC_SEQ_CST))
-		return; /* a running pass sees the request when it ends */
-	pthread_mutex_lock(&k->lock);
-	pthread_cond_signal(&k->wait);
-	pthread_mutex_unlock(&k->lock);
+	if (m->kswapd)
+		node_daemon_wake(&m->kswapd[pgdat->node_id].d);
 }
 
+/**
+ * kswapd_start - start a kswapd thread per node unless cfg.no_kswapd; a node whose thread
+ * cannot be created runs without one.
+ * Return: 0 or -ENOMEM.
+ * Context: machine creation; may block.
+ */
 int kswapd_start(struct lv_machine *m)
 {
 	if (m->cfg.no_kswapd)
 		return 0;
 	m->kswapd = calloc(m->cfg.nr_nodes, sizeof(*m->kswapd));
-	if (!m->kswapd)
-		return -ENOMEM;
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-		struct kswapd *k = &m->kswapd[nid];
-
-		k->pgdat = m->nodes[nid];
-		pthread_mutex_init(&k->lock, NULL);
-		pthread_cond_init(&k->wait, NULL);
-		if (pthread_create(&k->thread, NULL, kswapd_thread, k)) {
-			/* Run the machine without the missing threads' help. */
-			pthread_cond_destroy(&k->wait);
-			pthread_mutex_destroy(&k->lock);
-			k->pgdat = NULL;
-		}
-	}
-	return 0;
+	return node_daemons_start(m, m->kswapd, sizeof(*m->kswapd), offsetof(struct kswapd, d),
+				  kswapd_thread);
 }
 
+/**
+ * kswapd_stop - stop and join the kswapd threads.
+ * Context: machine teardown or a failed creation, nobody left allocating; may block.
+ */
 void kswapd_stop(struct lv_machine *m)
 {
-	if (!m->kswapd)
-		return;
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-		struct kswapd *k = &m->kswapd[nid];
-
-		if (!k->pgdat)
-			continue;
-		pthread_mutex_lock(&k->lock);
-		__atomic_store_n(&k->stop, true, __ATOMIC_RELAXED);
-		pthread_cond_signal(&k->wait);
-		pthread_mutex_unlock(&k->lock);
-		pthread_join(k->thread, NULL);
-		pthread_cond_destroy(&k->wait);
-		pthread_mutex_destroy(&k->lock);
-	}
-	free(m->kswapd);
+	node_daemons_stop(m, m->kswapd, sizeof(*m->kswapd), offsetof(struct kswapd, d));
 	m->kswapd = NULL;
 }
