@@ -28,8 +28,8 @@
  *   linger's last look is then lost: kswapd sleeps with free below low.
  *
  * WHAT IS LEFT OUT
- *   Sequential consistency only: the C11 argument (the fences in wakeup_kswapd() and after
- *   kswapd's consuming xchg) is in the comment on wakeup_kswapd(). One take per allocation:
+ *   Sequential consistency only: the C11 argument (the fences in node_daemon_wake() and after
+ *   the daemon's consuming xchg) is in the comment on node_daemon_wake() (src/kthread.c). One take per allocation:
  *   rmqueue() asks after each take, also those after direct reclaim or a retry.
  *   kswapd always finds something to reclaim here: the fruitless pass's backoff only delays
  *   a pass while busy is set, which the model's requests already allow.
