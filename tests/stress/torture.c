@@ -23,8 +23,9 @@
  * regions with and without LV_MADV_HUGEPAGE and their splits (partial munmap and DONTNEED of
  * a huge region, lv_split_folio() of the table's large folios), and mlock, munlock,
  * mlockall, munlockall and locked mappings on the shared address spaces: see "Compaction,
- * huge pages and mlock" below. Every run must take each of the racing paths: see "Required
- * paths" below.
+ * huge pages and mlock" below. An opener thread makes the first of each of these happen from
+ * a state set up for it, at the start of the run: see "The opener" below. Every run must take
+ * each of the racing paths: see "Required paths" below.
  *
  * The lock watchdog (src/lock.c, the one internal piece used here) is armed for the whole run:
  * a lock held or waited for longer than --watchdog seconds (10 by default, far above any
@@ -35,7 +36,8 @@
  * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
  *                [--backend futex|mutex|spin] [--disable sweep|rcu|rcu-expedited]
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
- *                [--protocol pin|v1] [--thp always|madvise|never] [--watchdog S]
+ *                [--protocol pin|v1] [--thp always|madvise|never]
+ *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -77,6 +79,7 @@ static struct {
 	double wait;		  /* longest extension of the run for a path yet to run */
 	enum lv_protocol protocol;
 	enum lv_thp_mode thp;
+	enum lv_thp_defrag thp_defrag;
 	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
 } opt = {
 	.seed = 1,
@@ -90,6 +93,7 @@ static struct {
 	.wait = 60.0,
 	.protocol = LV_PROTOCOL_PIN,
 	.thp = LV_THP_MADVISE,
+	.thp_defrag = LV_THP_DEFRAG_MADVISE,
 	.watchdog = 10.0,
 };
 
@@ -421,6 +425,7 @@ _Static_assert(sizeof(struct line) == LINE_BYTES, "a record is one line");
 static struct mm_slot {
 	pthread_rwlock_t lock; /* read: any call on mm; write: lv_mm_destroy + lv_mm_create */
 	struct lv_mm *mm;
+	int index;				 /* in mms[]; -1: the opener's private one */
 	uint32_t id;				 /* incarnation, unique in the run */
 	uint64_t arena;				 /* arena_pages pages */
 	uint64_t heap;				 /* start of the brk heap */
@@ -512,7 +517,7 @@ static void anon_fail(const struct mm_slot *ms, uint64_t addr, const void *bytes
 {
 	va_list ap;
 
-	fprintf(stderr, "# anon: mm %d (incarnation %u), address %#lx: ", (int)(ms - mms), ms->id,
+	fprintf(stderr, "# anon: mm %d (incarnation %u), address %#lx: ", ms->index, ms->id,
 		(unsigned long)addr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -534,8 +539,6 @@ static uint64_t page_addr(uint64_t addr, unsigned int page)
 	return addr + (uint64_t)page * LV_PAGE_SIZE;
 }
 
-/* Whether mlock is implemented (probed at the start; its stubs return -ENOSYS). */
-static bool have_mlock;
 static atomic_ulong madvise_locked;
 
 /* lock_mark - where @ms's mlock windows stand, before an madvise. */
@@ -552,9 +555,8 @@ static unsigned int lock_mark(struct mm_slot *ms)
  */
 static bool locked_refusal(struct mm_slot *ms, unsigned int mark, int err)
 {
-	if (err != -EINVAL || !have_mlock ||
-	    (mark && !atomic_load(&ms->lock_windows) &&
-	     (atomic_load(&ms->lock_gen) << 1 | 1) == mark))
+	if (err != -EINVAL || (mark && !atomic_load(&ms->lock_windows) &&
+			       (atomic_load(&ms->lock_gen) << 1 | 1) == mark))
 		return false;
 	atomic_fetch_add(&madvise_locked, 1);
 	return true;
@@ -1160,19 +1162,21 @@ static void op_file_migrate(uint64_t *s)
 /*
  * ---- Compaction, huge pages and mlock -------------------------------------------------------
  *
- * The three LRU users that broke the first per-memcg lock, written against the public API and
- * probed at the start (probe_features()): a stub returns -ENOSYS (or, for lv_split_folio(),
- * -EBUSY on a folio nobody else holds), and its paths are then run but not required, and its
- * calls are only checked for that answer.
- *  - A compactor thread compacts a random node or memcg subtree at orders -1, 4 and 9 while
- *    kcompactd (cfg.no_kcompactd false) compacts proactively (proactiveness 90) and when an
- *    allocation of order > 0 fails or falls back (the presser's order-4 bursts, huge faults).
+ * The three LRU users that broke the first per-memcg lock, written against the public API; the
+ * result of every call is checked.
+ *  - A compactor thread compacts a node, then a memcg subtree, then a random node or subtree,
+ *    at orders -1, 4 and 9, while kcompactd (cfg.no_kcompactd false) compacts proactively
+ *    (proactiveness 90) and when an allocation of order > 0 fails or falls back (the
+ *    presser's order-4 bursts, huge faults: with --thp-defrag defer every huge fault that
+ *    finds no free block wakes it instead of compacting).
  *  - op_huge() maps a private region holding an aligned 2 MiB range in a shared address
  *    space, advises it (or not: cfg.thp always needs no advice), writes records on a few
  *    pages (the first write faults a huge page where one can be had, compacting for it),
  *    cuts it by munmap and DONTNEED (a huge folio is split at the cut), checks every record
  *    after each step and unmaps it; at most MAX_HUGE_ACTIVE at a time, so that they do not
- *    take the nodes' memory from the rest. op_split() splits large folios of the table.
+ *    take the nodes' memory from the rest. op_split() splits large folios of the table
+ *    (refused while another thread holds a speculative reference) and large folios a worker
+ *    allocated for itself, which nobody else can reach and which must split.
  *  - op_mlock() opens an mlock window on a shared address space: mlockall (now, or now and
  *    later) or an mlock of a shared range (twice), a few ordinary operations meanwhile, then
  *    munlockall or munlocks in two parts; or a private locked mapping (LV_MAP_LOCKED) written,
@@ -1180,18 +1184,19 @@ static void op_file_migrate(uint64_t *s)
  *    locking, so regions are locked only while a window is open; an madvise that overlapped
  *    one may be refused as madvise(2) refuses locked regions (locked_refusal()).
  * The memcg churner also locks its short-lived address space and compacts its memcg's subtree
- * before the removal. All of it races memcg removal, charge moves, reclaim and the rest.
+ * before the removal. All of it races memcg removal, charge moves, reclaim and the rest. The
+ * first of each of these paths is made to happen by the opener (see "The opener" below).
  */
 #define HUGE_PAGES	512 /* a 2 MiB folio */
 #define HUGE_BYTES	((uint64_t)HUGE_PAGES * LV_PAGE_SIZE)
 #define HUGE_MARKS	8 /* pages of a huge range that get a record: one per stripe of 64 */
 #define MAX_HUGE_ACTIVE 2
 
-static bool have_compaction, have_thp, have_split;
 static atomic_ulong compact_calls, compact_made, compact_memcg_calls;
-static atomic_ulong huge_regions, huge_cuts, huge_nomem, split_ok, split_busy;
+static atomic_ulong huge_regions, huge_cuts, huge_nomem, split_ok, split_busy, split_private;
 static atomic_ulong mlock_ok, munlock_ok, mlockall_ok, locked_maps, mlock_windows;
 static atomic_int huge_active;
+static atomic_bool opened; /* the opener is done with what needs memory: the presser may start */
 
 /*
  * private_mmap - a region of @len bytes (mapped with @flags) that no other thread cuts:
@@ -1217,11 +1222,6 @@ static int private_mmap(struct mm_slot *ms, uint64_t len, unsigned int flags, ui
 /* mlock_checked - @err of an mlock call that should return 0 or @also (0: nothing else). */
 static bool mlock_checked(struct mm_slot *ms, uint64_t addr, const char *call, int err, int also)
 {
-	if (!have_mlock) {
-		if (err != -ENOSYS)
-			anon_fail(ms, addr, NULL, "%s returned %d, its stub -ENOSYS", call, err);
-		return false;
-	}
 	if (err && err != also)
 		anon_fail(ms, addr, NULL, "%s returned %d", call, err);
 	return err == 0;
@@ -1253,11 +1253,36 @@ static void huge_check(struct mm_slot *ms, uint64_t huge, const unsigned int *ma
 	}
 }
 
+/*
+ * huge_write - a record of a new generation (from *@gen) on each marked page of a huge range;
+ * the first write faults the huge page if one can be had. A page whose fault failed stays
+ * unwritten (generation 0).
+ */
+static void huge_write(struct mm_slot *ms, uint64_t huge, const unsigned int *marks, uint32_t *gens,
+		       uint32_t writer, uint32_t *gen)
+{
+	for (unsigned int j = 0; j < HUGE_MARKS; j++) {
+		uint64_t la = page_addr(huge, marks[j]);
+		struct line l;
+		int err;
+
+		gens[j] = ++*gen;
+		line_make(&l, la, ms->id, writer, gens[j]);
+		err = lv_mm_write(ms->mm, la, &l, sizeof(l));
+		if (err == -ENOMEM) {
+			gens[j] = 0;
+			atomic_fetch_add(&huge_nomem, 1);
+		} else if (err) {
+			anon_fail(ms, la, NULL, "write to a huge range returned %d", err);
+		}
+	}
+}
+
 static void op_huge(struct wstate *w, uint64_t *s, struct mm_slot *ms)
 {
 	unsigned int marks[HUGE_MARKS], cut, cut_pages, zap, zap_pages, mark;
 	uint32_t gens[HUGE_MARKS];
-	bool locked = have_mlock && rnd(s) % 4 == 0;
+	bool locked = rnd(s) % 4 == 0;
 	uint64_t addr, huge, hole, hole_end;
 	int advice = 0, err;
 
@@ -1276,26 +1301,13 @@ static void op_huge(struct wstate *w, uint64_t *s, struct mm_slot *ms)
 		advice = LV_MADV_NOHUGEPAGE;
 	if (advice) {
 		err = lv_madvise(ms->mm, huge, HUGE_BYTES, advice);
-		/* The stub knows neither advice: -EINVAL. */
-		if (err && !(err == -EINVAL && !have_thp))
+		if (err)
 			anon_fail(ms, huge, NULL, "madvise(%d) of a huge range returned %d", advice,
 				  err);
 	}
-	for (unsigned int j = 0; j < HUGE_MARKS; j++) {
-		struct line l;
-
+	for (unsigned int j = 0; j < HUGE_MARKS; j++)
 		marks[j] = j * (HUGE_PAGES / HUGE_MARKS) + (unsigned int)(rnd(s) % 64);
-		gens[j] = ++w->gen;
-		line_make(&l, page_addr(huge, marks[j]), ms->id, w->id, gens[j]);
-		err = lv_mm_write(ms->mm, page_addr(huge, marks[j]), &l, sizeof(l));
-		if (err == -ENOMEM) {
-			gens[j] = 0; /* the fault failed: still unwritten */
-			atomic_fetch_add(&huge_nomem, 1);
-		} else if (err) {
-			anon_fail(ms, page_addr(huge, marks[j]), NULL,
-				  "write to a huge range returned %d", err);
-		}
-	}
+	huge_write(ms, huge, marks, gens, w->id, &w->gen);
 	huge_check(ms, huge, marks, gens, 0, 0);
 	/* A hole inside the range: a huge folio there is split, the rest keeps its data. */
 	cut = 1 + (unsigned int)(rnd(s) % (HUGE_PAGES - 2));
@@ -1338,17 +1350,56 @@ out:
 	atomic_fetch_sub(&huge_active, 1);
 }
 
-/* op_split - split a large folio of the table, holding the table's reference alone. */
+/*
+ * split_private_checked - split @f, a large folio that only its caller has seen (never on a
+ * list, never in the table): nothing can refuse it, and it keeps its first page only, which
+ * the caller still holds.
+ */
+static void split_private_checked(struct lv_folio *f)
+{
+	unsigned int pages = lv_folio_nr_pages(f);
+	int err = lv_split_folio(f);
+
+	if (err || lv_folio_nr_pages(f) != 1) {
+		fprintf(stderr,
+			"# lv_split_folio of a private folio of %u pages returned %d (%u left)\n",
+			pages, err, lv_folio_nr_pages(f));
+		abort();
+	}
+}
+
+/*
+ * op_split - split a large folio of the table, holding the table's reference alone; or, one
+ * time in four, a large folio allocated here that nobody else can reach.
+ */
 static void op_split(uint64_t *s)
 {
 	unsigned int i = (unsigned int)(rnd(s) % TABLE_SIZE);
-	struct lv_folio *f = atomic_exchange(&table[i], NULL), *expected = NULL;
+	struct lv_folio *f, *expected = NULL;
 	int err;
 
+	if (rnd(s) % 4 == 0) {
+		unsigned int order = 1 + (unsigned int)(rnd(s) % 4);
+
+		f = lv_folio_alloc(machine, (int)(rnd(s) % (unsigned)nr_nodes), order,
+				   pick_memcg(s), rnd(s) & 1 ? LV_FOLIO_ANON : 0);
+		if (f) {
+			split_private_checked(f);
+			atomic_fetch_add(&split_private, 1);
+			lv_folio_put(f);
+		} else if (errno == ENOMEM || errno == ENOENT) {
+			atomic_fetch_add(&alloc_fail, 1);
+		} else {
+			fprintf(stderr, "# alloc for a split: unexpected errno %d\n", errno);
+			abort();
+		}
+		return;
+	}
+	f = atomic_exchange(&table[i], NULL);
 	if (!f)
 		return;
 	if (lv_folio_nr_pages(f) > 1) {
-		/* -EBUSY: another thread's speculative reference (get_entry()), or the stub. */
+		/* -EBUSY: another thread's speculative reference (get_entry()). */
 		err = lv_split_folio(f);
 		if (err == 0 && lv_folio_nr_pages(f) == 1) {
 			atomic_fetch_add(&split_ok, 1);
@@ -1465,60 +1516,33 @@ static void op_mlock(struct wstate *w, uint64_t *s, unsigned int k)
 	atomic_fetch_sub(&ms->lock_windows, 1);
 }
 
-/* compactor - direct compaction of nodes and memcg subtrees, at every order kind. */
+/*
+ * compactor - direct compaction of nodes and memcg subtrees, at every order kind: a node
+ * first, then (with memcg) a memcg subtree, then either at random.
+ */
 static void *compactor(void *arg)
 {
 	static const int orders[] = { -1, 4, LV_MAX_ORDER };
 	uint64_t s = opt.seed * 53 + (uintptr_t)arg;
 
-	while (!atomic_load(&stop)) {
+	for (unsigned long round = 0; !atomic_load(&stop); round++) {
 		int order = orders[rnd(&s) % 3], err;
-		struct lv_memcg *memcg = rnd(&s) % 3 ? NULL : pick_memcg(&s);
+		bool by_memcg = round == 1 || (round > 1 && rnd(&s) % 3 == 0);
+		struct lv_memcg *memcg = by_memcg ? pick_memcg(&s) : NULL;
 		struct timespec pause = { 0, (long)(2 + rnd(&s) % 8) * 1000 * 1000 };
 
 		err = memcg ? lv_compact_memcg(memcg, order)
 			    : lv_compact_node(machine, (int)(rnd(&s) % (unsigned)nr_nodes), order);
-		if (err == 0 || err == 1) {
-			atomic_fetch_add(memcg ? &compact_memcg_calls : &compact_calls, 1);
-			atomic_fetch_add(&compact_made, (unsigned long)err);
-		} else if (err != -ENOSYS || have_compaction) {
+		if (err != 0 && err != 1) {
 			fprintf(stderr, "# compaction (order %d%s) returned %d\n", order,
 				memcg ? ", memcg" : "", err);
 			abort();
 		}
+		atomic_fetch_add(memcg ? &compact_memcg_calls : &compact_calls, 1);
+		atomic_fetch_add(&compact_made, (unsigned long)err);
 		nanosleep(&pause, NULL);
 	}
 	return NULL;
-}
-
-/*
- * probe_features - which of compaction, huge pages, lv_split_folio() and mlock are
- * implemented: each probe leaves nothing behind.
- */
-static void probe_features(void)
-{
-	struct lv_mm *mm = lv_mm_create(machine, NULL, 0);
-	struct lv_folio *f = lv_folio_alloc(machine, 0, 1, NULL, 0);
-	uint64_t addr;
-	int err;
-
-	if (!mm || !f || lv_mmap(mm, 2 * HUGE_BYTES, &addr) || lv_folio_add_lru(f))
-		abort();
-	lv_lru_add_drain_all(machine);
-	have_compaction = lv_compact_node(machine, 0, 0) != -ENOSYS;
-	have_thp = lv_madvise(mm, (addr + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1), HUGE_BYTES,
-			      LV_MADV_HUGEPAGE) == 0;
-	err = lv_mlock(mm, addr, LV_PAGE_SIZE);
-	have_mlock = err != -ENOSYS;
-	if (have_mlock && (err || lv_munlock(mm, addr, LV_PAGE_SIZE)))
-		abort();
-	/* On a list, held by nobody else: the stub's -EBUSY, or a split into two pages. */
-	err = lv_split_folio(f);
-	have_split = err == 0;
-	if (err && err != -EBUSY)
-		abort();
-	lv_folio_put(f);
-	lv_mm_destroy(mm);
 }
 
 /*
@@ -1633,15 +1657,19 @@ static uint64_t node_drains(void)
  * page lists from being empty, or each reclaim pass found a page that another allocator took
  * first), but the presser only ever takes more, so the node's reclaimable memory runs out and
  * one of its passes frees nothing. A run thus sees the drain however slowly it runs, while the
- * workers race it; later dry bursts stop at their first failure.
+ * workers race it; later dry bursts stop at their first failure. The first burst waits for
+ * the opener, whose faults need memory (see "The opener" below).
  */
 static void *node_presser(void *arg)
 {
 	static struct lv_folio *held[NODE_PAGES];
 	uint64_t s = opt.seed * 131 + (uintptr_t)arg;
 	const struct timespec pause = { 0, 10 * 1000 * 1000 }, retry = { 0, 1000 * 1000 };
-	double start = now_seconds();
+	double start;
 
+	while (!atomic_load(&opened) && !atomic_load(&stop))
+		nanosleep(&retry, NULL);
+	start = now_seconds();
 	for (unsigned long burst = 0; !atomic_load(&stop); burst++) {
 		int nid = (int)(rnd(&s) % (unsigned)nr_nodes);
 		bool dry = burst % 4 == 0;
@@ -1706,6 +1734,238 @@ static void *mm_churner(void *arg)
 		pthread_rwlock_unlock(&mms[k].lock);
 		atomic_fetch_add(&mm_churns, 1);
 	}
+	return NULL;
+}
+
+/*
+ * ---- The opener ------------------------------------------------------------------------------
+ *
+ * Some of the paths above take their branch only in a particular state of the machine: a huge
+ * page fault needs a free 2 MiB block on its node; kcompactd compacts only a node with the free
+ * memory for the block it is asked for and no such block free; the migrate scanner isolates
+ * only folios that nobody but their owner holds; a split of a table folio is refused while
+ * another thread holds a speculative reference on it. The first of each is made to happen, in
+ * every run, from a state set up for it:
+ *  - before any thread starts, prepare_kcompactd() maps an address space on node FRAG_NID,
+ *    faults in most of the node and zaps 15 pages of every 16: the node is mostly free, in
+ *    pieces, with movable pages spread over it. An order-9 allocation that succeeds even so is
+ *    split at once (lv_split_folio() of a folio nobody else has seen keeps its first page and
+ *    frees the rest, so that block is free no more), until one fails: that failure wakes
+ *    kcompactd on a node with the free memory for the block and none free, so it compacts
+ *    (compact_daemon_wake, which prepare_kcompactd() waits for); its pass goes on while the
+ *    threads start. It also takes an order-9 folio on node 0, for the opener to split;
+ *  - the opener thread, started first, while every other thread races it except the presser,
+ *    which waits for it (taking nodes dry is what would starve it): it maps a private 2 MiB
+ *    range on node 0 with LV_MADV_HUGEPAGE and writes records on it, which faults a huge page
+ *    (an rss of HUGE_PAGES says so; a fault that fell back is zapped, and node 0 is compacted
+ *    for a block before the next try); it splits the order-9 folio, which must succeed and keep
+ *    one page; it compacts node FRAG_NID whole while the fragmenting address space still maps
+ *    its pages (isolated by its scanner, or by kcompactd's), then destroys that address space
+ *    under kcompactd's pass; it mlocks the huge range twice and munlocks it in two parts until
+ *    pages were counted as mlocked and as munlocked (a munlock that finds a page isolated
+ *    leaves it stranded instead), then mlockall and munlockall; it migrates the range to node
+ *    FRAG_NID (the huge page moves whole, or is split when no block is free there), cuts a hole
+ *    in it and zaps a part below the hole (splits, if it is still huge), checking every record
+ *    after each step; and destroys its address space.
+ * With --thp never the fault is a small page's and is not retried.
+ */
+#define FRAG_NID 1
+
+static struct lv_mm *frag_mm;	      /* prepare_kcompactd()'s, destroyed by the opener */
+static struct lv_folio *private_huge; /* an order-9 folio only the opener sees */
+static atomic_ulong opener_tries;     /* huge page faults it made until one mapped a huge page */
+static struct mm_slot opener_ms = { .index = -1 };
+
+/*
+ * prepare_kcompactd - the fragmented node and the kcompactd wakeup (see above), and the
+ * opener's order-9 folio. Called before any other thread of the test starts.
+ * Return: false if kcompactd did not compact within --wait seconds (the required path then
+ * says so).
+ */
+static bool prepare_kcompactd(void)
+{
+	const struct timespec poll = { 0, 1000 * 1000 };
+	uint64_t free = lv_node_stat(machine, FRAG_NID, LV_NR_FREE);
+	uint64_t high = lv_node_stat(machine, FRAG_NID, LV_WMARK_HIGH);
+	uint64_t wakes = lv_node_stat(machine, FRAG_NID, LV_COMPACT_DAEMON_WAKE);
+	uint64_t pages = free - 2 * high, addr;
+	struct lv_folio *held[NODE_PAGES >> LV_MAX_ORDER];
+	unsigned int n = 0;
+	double deadline;
+	int err;
+
+	frag_mm = lv_mm_create(machine, NULL, FRAG_NID);
+	if (!frag_mm || lv_mmap(frag_mm, pages * LV_PAGE_SIZE, &addr))
+		abort();
+	err = lv_mm_memset(frag_mm, addr, 0x6b, pages * LV_PAGE_SIZE);
+	if (err) {
+		fprintf(stderr, "# faulting in the fragmenting address space returned %d\n", err);
+		abort();
+	}
+	for (uint64_t p = 0; p + 1 < pages; p += 16) {
+		uint64_t zap = pages - p - 1 < 15 ? pages - p - 1 : 15;
+
+		if (lv_madvise(frag_mm, page_addr(addr, (unsigned int)p + 1), zap * LV_PAGE_SIZE,
+			       LV_MADV_DONTNEED))
+			abort();
+	}
+	lv_lru_add_drain_all(machine);
+	for (;;) {
+		struct lv_folio *f = lv_folio_alloc(machine, FRAG_NID, LV_MAX_ORDER, NULL, 0);
+
+		if (!f)
+			break;
+		if (n == sizeof(held) / sizeof(held[0]))
+			abort(); /* more free blocks than the node has */
+		split_private_checked(f);
+		held[n++] = f;
+	}
+	if (errno != ENOMEM)
+		abort();
+	deadline = now_seconds() + (opt.wait > 1 ? opt.wait : 1);
+	while (lv_node_stat(machine, FRAG_NID, LV_COMPACT_DAEMON_WAKE) == wakes &&
+	       now_seconds() < deadline)
+		nanosleep(&poll, NULL);
+	lv_folios_put(held, n);
+	private_huge = lv_folio_alloc(machine, 0, LV_MAX_ORDER, NULL, 0);
+	if (!private_huge)
+		abort(); /* node 0 is empty */
+	return lv_node_stat(machine, FRAG_NID, LV_COMPACT_DAEMON_WAKE) != wakes;
+}
+
+/* opener_fault_huge - the opener's huge page fault at @huge, retried until it maps one. */
+static void opener_fault_huge(struct mm_slot *ms, uint64_t huge, const unsigned int *marks,
+			      uint32_t *gens, uint32_t *gen)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+	int err;
+
+	for (;;) {
+		atomic_fetch_add(&opener_tries, 1);
+		huge_write(ms, huge, marks, gens, (uint32_t)opt.threads, gen);
+		if (opt.thp == LV_THP_NEVER || lv_mm_rss(ms->mm) >= HUGE_PAGES ||
+		    atomic_load(&stop))
+			return;
+		err = lv_madvise(ms->mm, huge, HUGE_BYTES, LV_MADV_DONTNEED);
+		if (err)
+			anon_fail(ms, huge, NULL, "DONTNEED of a fallen back range returned %d",
+				  err);
+		memset(gens, 0, HUGE_MARKS * sizeof(*gens));
+		err = lv_compact_node(machine, 0, LV_MAX_ORDER);
+		if (err != 0 && err != 1) {
+			fprintf(stderr, "# compaction of node 0 for a huge page returned %d\n",
+				err);
+			abort();
+		}
+		atomic_fetch_add(&compact_calls, 1);
+		atomic_fetch_add(&compact_made, (unsigned long)err);
+		nanosleep(&retry, NULL);
+	}
+}
+
+/* opener_mlock - lock and unlock the huge range until pages were mlocked and munlocked. */
+static void opener_mlock(struct mm_slot *ms, uint64_t huge, const unsigned int *marks,
+			 uint32_t *gens, uint32_t *gen)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+
+	for (;;) {
+		/* Pages to lock: a fault may have failed for want of memory. */
+		if (!lv_mm_rss(ms->mm))
+			huge_write(ms, huge, marks, gens, (uint32_t)opt.threads, gen);
+		for (int again = 0; again < 2; again++)
+			if (mlock_checked(ms, huge, "the opener's mlock",
+					  lv_mlock(ms->mm, huge, HUGE_BYTES), 0))
+				atomic_fetch_add(&mlock_ok, 1);
+		if (mlock_checked(ms, huge, "the opener's munlock",
+				  lv_munlock(ms->mm, huge, HUGE_BYTES / 2), 0))
+			atomic_fetch_add(&munlock_ok, 1);
+		if (mlock_checked(ms, huge, "the opener's munlock",
+				  lv_munlock(ms->mm, huge, HUGE_BYTES), 0))
+			atomic_fetch_add(&munlock_ok, 1);
+		if ((node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED) &&
+		     node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED)) ||
+		    atomic_load(&stop))
+			break;
+		nanosleep(&retry, NULL);
+	}
+	if (mlock_checked(ms, 0, "the opener's mlockall",
+			  lv_mlockall(ms->mm, LV_MCL_CURRENT | LV_MCL_FUTURE), 0))
+		atomic_fetch_add(&mlockall_ok, 1);
+	mlock_checked(ms, 0, "the opener's munlockall", lv_munlockall(ms->mm), 0);
+}
+
+static void *opener(void *arg)
+{
+	struct mm_slot *ms = &opener_ms;
+	uint64_t s = opt.seed * 97 + (uintptr_t)arg, addr, huge, hole, hole_end;
+	unsigned int marks[HUGE_MARKS], cut, cut_pages, zap, zap_pages;
+	uint32_t gens[HUGE_MARKS], gen = 0;
+	long left;
+	int err;
+
+	ms->mm = lv_mm_create(machine, nr_containers ? containers[0] : NULL, 0);
+	if (!ms->mm)
+		abort();
+	ms->id = atomic_fetch_add(&next_mm_id, 1) + 1;
+	/* Twice the size: an aligned 2 MiB range lies inside. */
+	err = lv_mmap(ms->mm, 2 * HUGE_BYTES, &addr);
+	if (err)
+		anon_fail(ms, 0, NULL, "mmap of the opener's region returned %d", err);
+	huge = (addr + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+	err = lv_madvise(ms->mm, huge, HUGE_BYTES, LV_MADV_HUGEPAGE);
+	if (err)
+		anon_fail(ms, huge, NULL, "MADV_HUGEPAGE of the opener's range returned %d", err);
+	for (unsigned int j = 0; j < HUGE_MARKS; j++)
+		marks[j] = j * (HUGE_PAGES / HUGE_MARKS) + (unsigned int)(rnd(&s) % 64);
+	opener_fault_huge(ms, huge, marks, gens, &gen);
+	huge_check(ms, huge, marks, gens, 0, 0);
+
+	split_private_checked(private_huge);
+	atomic_fetch_add(&split_private, 1);
+	lv_folio_put(private_huge);
+	private_huge = NULL;
+
+	err = lv_compact_node(machine, FRAG_NID, -1);
+	if (err) {
+		fprintf(stderr, "# compaction of the fragmented node returned %d\n", err);
+		abort();
+	}
+	atomic_fetch_add(&compact_calls, 1);
+	lv_mm_destroy(frag_mm);
+	frag_mm = NULL;
+
+	opener_mlock(ms, huge, marks, gens, &gen);
+	huge_check(ms, huge, marks, gens, 0, 0);
+	atomic_store(&opened, true);
+
+	left = lv_migrate_pages(ms->mm, 1ull << 0, FRAG_NID);
+	if (left < 0)
+		anon_fail(ms, huge, NULL, "migrate_pages of the opener's range returned %ld", left);
+	atomic_fetch_add(&mig_calls, 1);
+	atomic_fetch_add(&mig_left, (unsigned long)left);
+	huge_check(ms, huge, marks, gens, 0, 0);
+	cut = 1 + (unsigned int)(rnd(&s) % (HUGE_PAGES - 2));
+	cut_pages = 1 + (unsigned int)(rnd(&s) % (HUGE_PAGES - 1 - cut));
+	hole = page_addr(huge, cut);
+	hole_end = page_addr(hole, cut_pages);
+	err = lv_munmap(ms->mm, hole, (size_t)cut_pages * LV_PAGE_SIZE);
+	if (err)
+		anon_fail(ms, hole, NULL, "munmap inside the opener's range returned %d", err);
+	atomic_fetch_add(&huge_cuts, 1);
+	huge_check(ms, huge, marks, gens, hole, hole_end);
+	zap = (unsigned int)(rnd(&s) % cut);
+	zap_pages = 1 + (unsigned int)(rnd(&s) % (cut - zap));
+	err = lv_madvise(ms->mm, page_addr(huge, zap), (size_t)zap_pages * LV_PAGE_SIZE,
+			 LV_MADV_DONTNEED);
+	if (err)
+		anon_fail(ms, huge, NULL, "DONTNEED in the opener's range returned %d", err);
+	for (unsigned int j = 0; j < HUGE_MARKS; j++)
+		if (marks[j] >= zap && marks[j] < zap + zap_pages)
+			gens[j] = 0;
+	huge_check(ms, huge, marks, gens, hole, hole_end);
+	lv_mm_destroy(ms->mm);
+	ms->mm = NULL;
 	return NULL;
 }
 
@@ -1981,11 +2241,9 @@ static void *memcg_churner(void *arg)
 			/* Locked (now and later) half the time: its pages are mlocked as they
 			 * fault. */
 			if (rnd(&s) & 1) {
-				err = lv_mlockall(mm, LV_MCL_CURRENT | LV_MCL_FUTURE);
-				if (err != (have_mlock ? 0 : -ENOSYS))
+				if (lv_mlockall(mm, LV_MCL_CURRENT | LV_MCL_FUTURE))
 					abort();
-				if (!err)
-					atomic_fetch_add(&mlockall_ok, 1);
+				atomic_fetch_add(&mlockall_ok, 1);
 			}
 			err = lv_mm_memset(mm, addr, 0x5a, (1 + rnd(&s) % 8) * LV_PAGE_SIZE);
 			if (err && err != -ENOMEM)
@@ -2058,10 +2316,9 @@ static void *memcg_churner(void *arg)
 		if (rnd(&s) % 4 == 0) {
 			/* Compaction of its subtree, while the others move and free its folios. */
 			err = lv_compact_memcg(tmp, rnd(&s) & 1 ? -1 : LV_MAX_ORDER);
-			if (err < 0 && (err != -ENOSYS || have_compaction))
+			if (err != 0 && err != 1)
 				abort();
-			if (err >= 0)
-				atomic_fetch_add(&compact_memcg_calls, 1);
+			atomic_fetch_add(&compact_memcg_calls, 1);
 		}
 		atomic_fetch_add(&shadow_nodes_moved, lv_memcg_stat(tmp, LV_WORKINGSET_NODES));
 		atomic_fetch_add(&charged_at_removal, lv_memcg_usage(tmp));
@@ -2109,6 +2366,7 @@ static int parse_args(int argc, char **argv)
 		{ "wait", required_argument, 0, 'w' },
 		{ "protocol", required_argument, 0, 'P' },
 		{ "thp", required_argument, 0, 'T' },
+		{ "thp-defrag", required_argument, 0, 'G' },
 		{ "watchdog", required_argument, 0, 'W' },
 		{ 0, 0, 0, 0 },
 	};
@@ -2161,6 +2419,18 @@ static int parse_args(int argc, char **argv)
 				opt.thp = LV_THP_MADVISE;
 			else if (!strcmp(optarg, "never"))
 				opt.thp = LV_THP_NEVER;
+			else
+				return -1;
+			break;
+		case 'G':
+			if (!strcmp(optarg, "always"))
+				opt.thp_defrag = LV_THP_DEFRAG_ALWAYS;
+			else if (!strcmp(optarg, "madvise"))
+				opt.thp_defrag = LV_THP_DEFRAG_MADVISE;
+			else if (!strcmp(optarg, "defer"))
+				opt.thp_defrag = LV_THP_DEFRAG_DEFER;
+			else if (!strcmp(optarg, "never"))
+				opt.thp_defrag = LV_THP_DEFRAG_NEVER;
 			else
 				return -1;
 			break;
@@ -2223,6 +2493,7 @@ static void mm_init_all(void)
 		struct lv_memcg *memcg = nr_containers ? containers[pick[k] % nr_containers] : NULL;
 
 		pthread_rwlock_init(&mms[k].lock, &attr);
+		mms[k].index = (int)k;
 		mms[k].churn = k >= NR_MMS - NR_CHURN_MMS;
 		mms[k].roam = k >= 2; /* faults land on both nodes */
 		mm_setup(k, memcg, (int)(k % (unsigned)nr_nodes));
@@ -2253,25 +2524,22 @@ static void mm_destroy_all(void)
  * that is counted; the churner removes every other memcg, starting with its first, with a
  * private mlocked folio still charged to it (reparenting, unevictable reparenting), and moves
  * the folios of the rest out with moves it retries until they succeed (memcg move); a large
- * folio offered to the tiny tenant is always over its limit (move over a limit). The others
- * are operations that every worker keeps choosing with a fixed probability, each taking its
- * path whenever the machine lets it (memory to fault in, a folio on a list to isolate, cached
- * pages to truncate, a tenant's folios all queued in batches). For all of them, the mutators
- * are stopped only once every path has run: a slow or loaded machine gets a longer run rather
- * than a missing path, up to --wait seconds more, after which the paths still missing are
- * named. File migrations are not required: each waits for an lru_cache_disable(), and in rcu
- * mode they are chosen rarely.
+ * folio offered to the tiny tenant is always over its limit (move over a limit); the compactor
+ * compacts a node first and a memcg subtree next (direct and memcg compaction); the opener
+ * (see there) takes the first huge page fault, splits a huge folio with lv_split_folio(),
+ * mlocks and munlocks pages, calls mlockall, and has the migrate scanner isolate pages on a
+ * node where kcompactd was made to compact. The others are operations that every worker keeps
+ * choosing with a fixed probability, each taking its path whenever the machine lets it
+ * (memory to fault in, a folio on a list to isolate, cached pages to truncate, a tenant's
+ * folios all queued in batches). For all of them, the mutators are stopped only once every
+ * path has run: a slow or loaded machine gets a longer run rather than a missing path, up to
+ * --wait seconds more, after which the paths still missing are named. File migrations are not
+ * required: each waits for an lru_cache_disable(), and in rcu mode they are chosen rarely.
  */
-/*
- * What a path needs to be required: memcg, or one of the APIs that are stubs until their
- * code lands (probe_features()). A path whose needs are not all there still runs.
- */
+/* What a path needs to be required: memcg, or huge pages allowed (--thp other than never). */
 enum {
 	NEED_MEMCG = 1,
-	NEED_COMPACTION = 2,
-	NEED_THP = 4,
-	NEED_SPLIT = 8,
-	NEED_MLOCK = 16,
+	NEED_THP = 2,
 };
 
 struct required_path {
@@ -2315,28 +2583,22 @@ static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 		{ "reclaim drain",
 		  tiny && opt.batch > TINY_PAGES ? lv_memcg_stat(tiny, LV_RECLAIM_DRAIN) : 1,
 		  NEED_MEMCG },
-		/* Run in every configuration, whatever is implemented. */
 		{ "huge region cut", atomic_load(&huge_cuts), 0 },
 		{ "mlock window", atomic_load(&mlock_windows), 0 },
 		{ "locked mapping", atomic_load(&locked_maps), 0 },
-		/* Required once their code is there. */
-		{ "direct compaction", atomic_load(&compact_calls), NEED_COMPACTION },
-		{ "memcg compaction", atomic_load(&compact_memcg_calls),
-		  NEED_COMPACTION | NEED_MEMCG },
-		{ "compaction isolation", (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
-		  NEED_COMPACTION },
-		{ "kcompactd", (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE),
-		  NEED_COMPACTION },
+		{ "direct compaction", atomic_load(&compact_calls), 0 },
+		{ "memcg compaction", atomic_load(&compact_memcg_calls), NEED_MEMCG },
+		{ "compaction isolation", (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED), 0 },
+		{ "kcompactd", (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE), 0 },
 		{ "huge page fault", (unsigned long)node_stat_sum(LV_THP_FAULT_ALLOC), NEED_THP },
-		{ "huge page split", (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE), NEED_THP },
-		{ "lv_split_folio", atomic_load(&split_ok), NEED_SPLIT },
-		{ "mlock", atomic_load(&mlock_ok), NEED_MLOCK },
-		{ "munlock", atomic_load(&munlock_ok), NEED_MLOCK },
-		{ "mlockall", atomic_load(&mlockall_ok), NEED_MLOCK },
-		{ "pages mlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
-		  NEED_MLOCK },
+		{ "huge page split", (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE), 0 },
+		{ "lv_split_folio", atomic_load(&split_ok) + atomic_load(&split_private), 0 },
+		{ "mlock", atomic_load(&mlock_ok), 0 },
+		{ "munlock", atomic_load(&munlock_ok), 0 },
+		{ "mlockall", atomic_load(&mlockall_ok), 0 },
+		{ "pages mlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED), 0 },
 		{ "pages munlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED),
-		  NEED_MLOCK },
+		  0 },
 	};
 
 	_Static_assert(sizeof(paths) / sizeof(paths[0]) <= MAX_REQUIRED_PATHS, "too many paths");
@@ -2347,14 +2609,13 @@ static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 /* have_needs - what this run has of what paths may need. */
 static unsigned int have_needs(bool memcg)
 {
-	return (memcg ? NEED_MEMCG : 0) | (have_compaction ? NEED_COMPACTION : 0) |
-	       (have_thp ? NEED_THP : 0) | (have_split ? NEED_SPLIT : 0) |
-	       (have_mlock ? NEED_MLOCK : 0);
+	return (memcg ? NEED_MEMCG : 0) | (opt.thp != LV_THP_NEVER ? NEED_THP : 0);
 }
 
 /*
  * paths_list - the names of the required paths that have not run yet, in @buf (with
- * @required false: the names of the paths not required, for want of what they need).
+ * @required false: the names of the paths other than memcg's not required in this
+ * configuration).
  */
 static bool paths_list(bool memcg, bool required, char *buf, size_t len)
 {
@@ -2366,8 +2627,7 @@ static bool paths_list(bool memcg, bool required, char *buf, size_t len)
 	for (size_t i = 0; i < nr; i++) {
 		bool needed = (p[i].needs & have) == p[i].needs;
 
-		if (required ? needed && !p[i].count
-			     : !needed && (memcg || !(p[i].needs & NEED_MEMCG)))
+		if (required ? needed && !p[i].count : !needed && !(p[i].needs & NEED_MEMCG))
 			if (used < len)
 				used += (size_t)snprintf(buf + used, len - used, " %s", p[i].name);
 	}
@@ -2413,7 +2673,7 @@ static void watchdog_report(const char *msg)
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner, mm_churn, reader, press, compact;
+	pthread_t *tids, churner, mm_churn, reader, press, compact, open_tid;
 	unsigned long checked;
 	uint64_t migrated;
 	struct timespec ts;
@@ -2430,7 +2690,8 @@ int main(int argc, char **argv)
 				"[--lock lruvec|node|nomemcg] [--backend futex|mutex|spin] "
 				"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
-				"[--thp always|madvise|never] [--watchdog S]\n");
+				"[--thp always|madvise|never] "
+				"[--thp-defrag always|madvise|defer|never] [--watchdog S]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -2451,6 +2712,7 @@ int main(int argc, char **argv)
 	cfg.disable_mode = opt.disable;
 	cfg.protocol = opt.protocol;
 	cfg.thp = opt.thp;
+	cfg.thp_defrag = opt.thp_defrag;
 	cfg.no_kcompactd = false;
 	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
 	if (!strcmp(opt.lock, "node"))
@@ -2460,7 +2722,7 @@ int main(int argc, char **argv)
 		memcg = false;
 	}
 	printf("1..13\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
-	       "disable=%s folio_order=%u protocol=%s thp=%s watchdog=%.1fs\n",
+	       "disable=%s folio_order=%u protocol=%s thp=%s thp_defrag=%s watchdog=%.1fs\n",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
 	       : opt.disable == LV_DISABLE_RCU ? "rcu"
@@ -2469,6 +2731,10 @@ int main(int argc, char **argv)
 	       opt.thp == LV_THP_ALWAYS	 ? "always"
 	       : opt.thp == LV_THP_NEVER ? "never"
 					 : "madvise",
+	       opt.thp_defrag == LV_THP_DEFRAG_ALWAYS  ? "always"
+	       : opt.thp_defrag == LV_THP_DEFRAG_DEFER ? "defer"
+	       : opt.thp_defrag == LV_THP_DEFRAG_NEVER ? "never"
+						       : "madvise",
 	       opt.watchdog);
 	machine = lv_machine_create(&cfg);
 	if (!machine) {
@@ -2520,12 +2786,12 @@ int main(int argc, char **argv)
 			abort();
 	}
 
-	probe_features();
-	printf("# implemented: compaction %s, huge pages %s, lv_split_folio %s, mlock %s\n",
-	       have_compaction ? "yes" : "no (-ENOSYS)", have_thp ? "yes" : "no (stub)",
-	       have_split ? "yes" : "no (stub)", have_mlock ? "yes" : "no (-ENOSYS)");
-	fflush(stdout);
 	mm_init_all();
+	if (!prepare_kcompactd())
+		printf("# kcompactd did not compact the fragmented node within %.1f s\n",
+		       opt.wait > 1 ? opt.wait : 1);
+	fflush(stdout);
+	pthread_create(&open_tid, NULL, opener, (void *)(uintptr_t)(opt.threads + 4));
 	tids = calloc((size_t)opt.threads, sizeof(*tids));
 	for (int i = 0; i < opt.threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
@@ -2550,6 +2816,7 @@ int main(int argc, char **argv)
 	pthread_join(reader, NULL);
 	pthread_join(press, NULL);
 	pthread_join(compact, NULL);
+	pthread_join(open_tid, NULL);
 	free(tids);
 
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
@@ -2565,9 +2832,10 @@ int main(int argc, char **argv)
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
 	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
 	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left); compaction: %lu of "
-	   "nodes, %lu of memcgs, %lu made the block, %lu pages isolated, %lu kcompactd runs; "
-	   "huge pages: %lu regions cut and unmapped (%lu writes could not fault), %lu faults "
-	   "(%lu fell back), %lu splits (%lu refused), %lu lv_split_folio (%lu busy); mlock: "
+	   "nodes, %lu of memcgs, %lu made the block, %lu pages isolated, %lu kcompactd runs, "
+	   "%lu stalls; huge pages: %lu regions cut and unmapped (%lu writes could not fault), "
+	   "%lu faults (%lu fell back; the opener's took %lu tries), %lu splits (%lu refused), "
+	   "%lu lv_split_folio of table folios (%lu busy) and %lu of private ones; mlock: "
 	   "%lu windows, %lu mlock, %lu munlock, %lu mlockall, %lu locked mappings, %lu pages "
 	   "mlocked, %lu munlocked, %lu madvise refused on locked regions; %lu drains racing "
 	   "removals, %lu lookups retried",
@@ -2589,14 +2857,15 @@ int main(int argc, char **argv)
 	   atomic_load(&fmig_calls), atomic_load(&fmig_left), atomic_load(&compact_calls),
 	   atomic_load(&compact_memcg_calls), atomic_load(&compact_made),
 	   (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
-	   (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE), atomic_load(&huge_regions),
+	   (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE),
+	   (unsigned long)node_stat_sum(LV_COMPACT_STALL), atomic_load(&huge_regions),
 	   atomic_load(&huge_nomem), (unsigned long)node_stat_sum(LV_THP_FAULT_ALLOC),
-	   (unsigned long)node_stat_sum(LV_THP_FAULT_FALLBACK),
+	   (unsigned long)node_stat_sum(LV_THP_FAULT_FALLBACK), atomic_load(&opener_tries),
 	   (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE),
 	   (unsigned long)node_stat_sum(LV_THP_SPLIT_PAGE_FAILED), atomic_load(&split_ok),
-	   atomic_load(&split_busy), atomic_load(&mlock_windows), atomic_load(&mlock_ok),
-	   atomic_load(&munlock_ok), atomic_load(&mlockall_ok), atomic_load(&locked_maps),
-	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
+	   atomic_load(&split_busy), atomic_load(&split_private), atomic_load(&mlock_windows),
+	   atomic_load(&mlock_ok), atomic_load(&munlock_ok), atomic_load(&mlockall_ok),
+	   atomic_load(&locked_maps), (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
 	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED), atomic_load(&madvise_locked),
 	   atomic_load(&removal_races), (unsigned long)node_stat_sum(LV_LOCK_RETRIES));
 
@@ -2616,7 +2885,7 @@ int main(int argc, char **argv)
 	   (unsigned long)migrated);
 
 	if (paths_list(memcg, false, unneeded, sizeof(unneeded)))
-		printf("# not required, their API not implemented:%s\n", unneeded);
+		printf("# not required with --thp never:%s\n", unneeded);
 	if (missing_paths(memcg, missing, sizeof(missing)) && opt.duration >= 1)
 		ok(0,
 		   "every racing path ran; never:%s, though the run went on %.1f s past its %.1f s",

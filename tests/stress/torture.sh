@@ -2,8 +2,10 @@
 # Runs the torture test once per lock design and backend, as TAP (one test point per run).
 # Every run also races the anonymous memory side: shared address spaces on both nodes (faults,
 # brk, mmap/munmap, madvise, lazyfree reclaim), migration and address space churn; compaction
-# (direct and kcompactd), huge page faults and splits, and mlock; and every run has the lock
-# watchdog armed (a lock held or waited for over 10 s ends the run with exit 3 and a report).
+# (direct, of memcgs and by kcompactd), huge page faults and splits, lv_split_folio(), and
+# mlock, munlock and mlockall, the first of each made to happen in every run (the torture
+# binary's opener); and every run has the lock watchdog armed (a lock held or waited for over
+# 10 s ends the run with exit 3 and a report).
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
 #   TORTURE_WAIT=seconds: how much longer than TORTURE_DURATION a run may go on for a racing
@@ -24,10 +26,10 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 configs=(
 	"--lock lruvec --threads 8 --folio-order 4 --thp always"
 	"--lock node --threads 8"
-	"--lock nomemcg --threads 8 --thp always"
+	"--lock nomemcg --threads 8 --thp always --thp-defrag always"
 	"--lock lruvec --threads 6 --disable rcu"
 	"--lock lruvec --threads 16 --backend spin"
-	"--lock node --threads 8 --backend mutex --batch 15"
+	"--lock node --threads 8 --backend mutex --batch 15 --thp-defrag defer"
 	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
 )
 
