@@ -2325,13 +2325,21 @@ static void *memcg_churner(void *arg)
 		atomic_fetch_add(&unevictable_at_removal, lv_memcg_stat(tmp, LV_NR_UNEVICTABLE));
 		if (racer.n)
 			pthread_create(&racer_tid, NULL, removal_racer, &racer);
-		/* -EBUSY: a folio held off the LRU (isolated by another thread) for too long. */
-		while ((err = lv_memcg_remove(tmp)) == -EBUSY && !atomic_load(&stop))
-			usleep(100);
+		/*
+		 * -EBUSY: a folio held off the LRU for too long, isolated by another thread; or
+		 * isolated and abandoned by a worker (op_on_folio()) while the racer's reference
+		 * keeps it, which is freed only once the racer lets go. So the racer races the
+		 * first attempt, and the retries run after its end.
+		 */
+		err = lv_memcg_remove(tmp);
 		if (racer.n) {
 			atomic_store(&racer.done, true);
 			pthread_join(racer_tid, NULL);
 			lv_folios_put(racer.folios, (size_t)racer.n);
+		}
+		while (err == -EBUSY && !atomic_load(&stop)) {
+			usleep(100);
+			err = lv_memcg_remove(tmp);
 		}
 		/* Reparented (or left for the end): the others may use the witness from here on. */
 		expected = NULL;
