@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,6 +133,62 @@ static inline double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* struct child_run - what a function run in a child of fork() printed and how it ended. */
+struct child_run {
+	int status;	   /* as waitpid() reports it */
+	double seconds;	   /* from the fork to the child's end */
+	char out[1 << 16]; /* its stdout and stderr, NUL-terminated (the first 64 KiB) */
+};
+
+/*
+ * run_in_child - run @fn in a child of fork() with its stdout and stderr captured: for the
+ * paths that end a process (an abort, a watchdog report, a deadlock). A child still running
+ * after 30 s is killed (SIGKILL). Call it before the test starts threads of its own.
+ */
+static inline void run_in_child(void (*fn)(void), struct child_run *o)
+{
+	double start = now();
+	size_t len = 0;
+	int fds[2];
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	if (pipe(fds))
+		BAIL_OUT("pipe");
+	pid = fork();
+	if (pid < 0)
+		BAIL_OUT("fork");
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[1]);
+		fn();
+		_exit(11); /* @fn should have ended the process */
+	}
+	close(fds[1]);
+	for (;;) {
+		struct pollfd p = { fds[0], POLLIN, 0 };
+		ssize_t n;
+
+		if (now() - start > 30) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fds[0], o->out + len, sizeof(o->out) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	o->out[len] = '\0';
+	close(fds[0]);
+	waitpid(pid, &o->status, 0);
+	o->seconds = now() - start;
 }
 
 /* pat - the byte at @addr (a virtual address or file offset) in generation @seed: it differs

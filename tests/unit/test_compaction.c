@@ -1086,51 +1086,39 @@ static void test_second_node(void)
  * it at the second LRU lock (lockdep-lite), others hang until the alarm. The real order frees
  * the same folio (test_freed_while_held).
  */
+static void v1_child(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m;
+	struct lv_folio *f;
+
+	alarm(20);
+	cfg.protocol = LV_PROTOCOL_V1;
+	cfg.compact_unevictable_allowed = false;
+	m = lv_machine_create(&cfg);
+	if (!m)
+		_exit(2);
+	f = lv_folio_alloc(m, 0, 0, NULL, 0);
+	lv_folio_set_state(f, LV_PG_MLOCKED, true);
+	lv_folio_add_lru(f);
+	lv_lru_add_drain(m);
+	hook_arm(f, COMPACT_HOOK_GOT, ACT_PUT);
+	lv_compact_node(m, 0, -1);
+	_exit(0); /* not reached with the v1 order */
+}
+
 static void test_v1_self_deadlock(void)
 {
-	int pipefd[2], status;
-	char out[4096] = "";
-	ssize_t n, len = 0;
-	pid_t pid;
+	static struct child_run o;
+	int status;
 
-	if (pipe(pipefd))
-		BAIL_OUT("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		BAIL_OUT("fork: %s", strerror(errno));
-	if (pid == 0) {
-		struct lv_config cfg = small_config();
-		struct lv_machine *m;
-		struct lv_folio *f;
-
-		close(pipefd[0]);
-		dup2(pipefd[1], 2);
-		alarm(20);
-		cfg.protocol = LV_PROTOCOL_V1;
-		cfg.compact_unevictable_allowed = false;
-		m = lv_machine_create(&cfg);
-		if (!m)
-			_exit(2);
-		f = lv_folio_alloc(m, 0, 0, NULL, 0);
-		lv_folio_set_state(f, LV_PG_MLOCKED, true);
-		lv_folio_add_lru(f);
-		lv_lru_add_drain(m);
-		hook_arm(f, COMPACT_HOOK_GOT, ACT_PUT);
-		lv_compact_node(m, 0, -1);
-		_exit(0); /* not reached with the v1 order */
-	}
-	close(pipefd[1]);
-	while ((n = read(pipefd[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-		len += n;
-	out[len] = 0;
-	close(pipefd[0]);
-	waitpid(pid, &status, 0);
+	run_in_child(v1_child, &o);
+	status = o.status;
 	ok(WIFSIGNALED(status) && (WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGALRM),
 	   "v1: the final put under the lruvec lock does not return (signal %d)",
 	   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	ok(WTERMSIG(status) != SIGABRT || strstr(out, "lockdep"),
-	   "v1: ... lockdep-lite names it: %s", strtok(out, "\n") ? out : "(nothing)");
+	ok(WTERMSIG(status) != SIGABRT || strstr(o.out, "lockdep"),
+	   "v1: ... lockdep-lite names it: %s", strtok(o.out, "\n") ? o.out : "(nothing)");
 }
 
 int main(void)

@@ -102,53 +102,10 @@ static void child_flip(void)
 	fflush(stdout);
 }
 
-struct outcome {
-	int status;
-	char out[1 << 14];
-};
-
-/* in_child - run @fn in a child with its stdout and stderr captured; killed after 30 s. */
-static void in_child(void (*fn)(void), struct outcome *o)
+/* in_child - @fn in a child (run_in_child()); the status is shown unless it was an abort. */
+static void in_child(void (*fn)(void), struct child_run *o)
 {
-	int fds[2];
-	size_t len = 0;
-	double start = now();
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	if (pipe(fds))
-		BAIL_OUT("pipe");
-	pid = fork();
-	if (pid < 0)
-		BAIL_OUT("fork");
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[1]);
-		fn();
-		_exit(11);
-	}
-	close(fds[1]);
-	for (;;) {
-		struct pollfd p = { fds[0], POLLIN, 0 };
-		ssize_t n;
-
-		if (now() - start > 30) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = read(fds[0], o->out + len, sizeof(o->out) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	o->out[len] = '\0';
-	close(fds[0]);
-	waitpid(pid, &o->status, 0);
+	run_in_child(fn, o);
 	if (!WIFSIGNALED(o->status) || WTERMSIG(o->status) != SIGABRT)
 		diag("child status %#x, output: %s", o->status, o->out);
 }
@@ -182,7 +139,7 @@ static void life(enum lv_protocol protocol, bool memcg_disabled, const char *wha
 	finish(m, what);
 }
 
-static struct outcome o;
+static struct child_run o;
 
 int main(void)
 {

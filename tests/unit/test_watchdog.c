@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tap.h"
+#include "lvtest.h"
 
 #define HOUR_NS (3600ull * 1000000000ull)
 #define MS_NS	(1000ull * 1000ull)
@@ -193,63 +193,21 @@ static void scene_quiet(void)
 	exit(0);
 }
 
-struct outcome {
-	int status;
-	double seconds;
-	char out[1 << 16];
-};
+static void (*current_scene)(void);
 
-/* run - @scene in a child; its output and exit status. A child still running at 30 s is killed. */
-static void run(void (*scene)(void), struct outcome *o)
+/* scene_main - the child's side: fresh locks, then the scene. */
+static void scene_main(void)
 {
-	int fds[2];
-	size_t len = 0;
-	double start = 0;
-	struct timespec ts;
-	pid_t pid;
+	lv_lock_init(&lock_a, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
+	lv_lock_init(&lock_b, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
+	current_scene();
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	start = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-	fflush(stdout);
-	fflush(stderr);
-	if (pipe(fds))
-		BAIL_OUT("pipe");
-	pid = fork();
-	if (pid < 0)
-		BAIL_OUT("fork");
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[1]);
-		lv_lock_init(&lock_a, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
-		lv_lock_init(&lock_b, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
-		scene();
-		_exit(11); /* a scene that should have been reported was not */
-	}
-	close(fds[1]);
-	for (;;) {
-		struct pollfd p = { fds[0], POLLIN, 0 };
-		ssize_t n;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		o->seconds = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - start;
-		if (o->seconds > 30) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = read(fds[0], o->out + len, sizeof(o->out) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	o->out[len] = '\0';
-	close(fds[0]);
-	waitpid(pid, &o->status, 0);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	o->seconds = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - start;
+/* run - @scene in a child (run_in_child()); its output, exit status and run time. */
+static void run(void (*scene)(void), struct child_run *o)
+{
+	current_scene = scene;
+	run_in_child(scene_main, o);
 }
 
 /* field - the number after "@key" in the child's output, or 0. */
@@ -278,12 +236,12 @@ static const char *section(const char *out, const char *start)
 	return strstr(out, start);
 }
 
-static bool exited(const struct outcome *o, int code)
+static bool exited(const struct child_run *o, int code)
 {
 	return WIFEXITED(o->status) && WEXITSTATUS(o->status) == code;
 }
 
-static void show(const struct outcome *o)
+static void show(const struct child_run *o)
 {
 	diag("child status %#x after %.2f s; its output:", o->status, o->seconds);
 	for (const char *p = o->out; *p;) {
@@ -294,7 +252,7 @@ static void show(const struct outcome *o)
 	}
 }
 
-static struct outcome o;
+static struct child_run o;
 
 int main(void)
 {
