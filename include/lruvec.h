@@ -60,7 +60,7 @@ extern "C" {
  * liblruvec.so.MAJOR. MINOR grows when functions or enum values are added; MAJOR when an
  * existing function, structure or value changes meaning.
  */
-#define LV_VERSION_MAJOR 2
+#define LV_VERSION_MAJOR 3
 #define LV_VERSION_MINOR 0
 
 struct lv_machine;
@@ -172,6 +172,12 @@ enum lv_protocol {
  *                  vm.compact_unevictable_allowed sysctl.
  * @no_kcompactd:   do not start a kcompactd thread per node (compaction is then direct only).
  * @protocol:       see &enum lv_protocol.
+ * @swappiness:     0..200, as the vm.swappiness sysctl: the weight of anon against file pages
+ *                  when reclaim balances its scan (the root memcg's and every memcg's unless
+ *                  lv_memcg_set_swappiness() sets its own); 0 swaps only when the file lists
+ *                  are nearly empty.
+ * @page_cluster:   0..5, as the vm.page-cluster sysctl: swap-in reads up to 2^page_cluster
+ *                  slots around the one that faulted (the aligned block holding it).
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -191,6 +197,8 @@ struct lv_config {
 	bool compact_unevictable_allowed;
 	bool no_kcompactd;
 	enum lv_protocol protocol;
+	unsigned int swappiness;
+	unsigned int page_cluster;
 };
 
 #define LV_PAGE_SIZE		4096UL
@@ -1032,6 +1040,7 @@ enum lv_madvise {
 	LV_MADV_COLD = 20,	 /* deactivate: the pages move to the inactive anon list */
 	LV_MADV_HUGEPAGE = 14,	 /* the region may fault in huge pages (cfg.thp madvise) */
 	LV_MADV_NOHUGEPAGE = 15, /* the region never faults in huge pages */
+	LV_MADV_PAGEOUT = 21,	 /* reclaim now: anon pages are swapped out (lazyfree ones freed) */
 };
 
 /**
@@ -1475,6 +1484,117 @@ int lv_compact_memcg(struct lv_memcg *memcg, int order);
  */
 int lv_fragmentation_index(struct lv_machine *m, int nid, int order);
 
+/* ==== Swap ================================================================================ */
+
+/*
+ * Swap devices take anonymous pages that reclaim evicts: a cold anon folio gets a slot, enters
+ * the swap cache (indexed by slot, looked up lock-free like the page cache), has its page
+ * table entry replaced by a swap entry under the mm's page_table_lock, is written to the
+ * device and freed. A later access to the page reads it back (with its neighbours, see
+ * &struct lv_config.page_cluster), charges it to the faulting mm's memcg and maps it; the slot
+ * is freed once nothing refers to it. Slots come from 512-slot clusters, each CPU slot
+ * allocating from a cluster of its own. Swap used by a memcg is counted against its swap
+ * limit, hierarchically like memory. With no device, or a memcg at its swap limit, anon pages
+ * stay in memory and a charge that cannot reclaim enough fails with -ENOMEM.
+ */
+
+#define LV_MAX_SWAPFILES 32 /* devices on at once */
+
+/**
+ * lv_swap_on - add a swap device, like swapon(2).
+ * @m:    the machine (not metadata-only: swapped pages carry data).
+ * @fd:   a file or block device open for reading and writing, used with pread(2)/pwrite(2)
+ *        at offsets below @size (the caller keeps it open until lv_swap_off() returns; the
+ *        file is not extended), or -1 for an in-memory area of @size bytes, mapped lazily
+ *        (only slots written use memory).
+ * @size: bytes of swap, rounded down to whole 2 MiB clusters; at least one cluster.
+ * @prio: devices of higher priority are filled first; equal priorities take turns.
+ *
+ * Return: the device's id (0..LV_MAX_SWAPFILES-1, for lv_swap_off() and lv_swap_info()),
+ * -EINVAL (@m NULL or metadata-only, @fd < -1, @size below one cluster), -EBUSY
+ * (LV_MAX_SWAPFILES devices are on), or -ENOMEM. Nothing is kept on failure.
+ * Context: any thread; may block (allocates the slot map and the in-memory area).
+ */
+int lv_swap_on(struct lv_machine *m, int fd, size_t size, int prio);
+
+/**
+ * lv_swap_off - remove a swap device, like swapoff(2).
+ * @m:  the machine.
+ * @id: a device lv_swap_on() returned.
+ *
+ * No new slot is taken from the device; every page swapped out to it is read back, charged
+ * to the memcg it was swapped out from (or its closest live ancestor, if that memcg was
+ * removed) and mapped again; then the device is freed. If memory cannot hold the pages (the
+ * free and reclaimable pages are fewer, or an allocation or charge fails on the way), the
+ * call fails, the device stays on and usable, and no data is lost: the pages read back so far
+ * stay in memory.
+ *
+ * Return: 0, -EINVAL (no such device), -ENOMEM (see above) or -EIO (a read failed: that page
+ * stays on the device, nothing else is lost).
+ * Context: any thread; may block (reads the device, reclaims, waits for faults in flight).
+ */
+int lv_swap_off(struct lv_machine *m, int id);
+
+/** struct lv_swap_info - one swap device, as lv_swap_info() reports it. */
+struct lv_swap_info {
+	size_t slots;	       /* usable slots (4 KiB each) */
+	size_t used;	       /* slots in use: by page table entries or the swap cache */
+	int prio;	       /* its priority */
+	bool in_memory;	       /* fd -1 */
+	uint64_t write_errors; /* writes that failed */
+	uint64_t read_errors;  /* reads that failed */
+};
+
+/**
+ * lv_swap_info - describe a swap device.
+ * @m:    the machine.
+ * @id:   a device lv_swap_on() returned.
+ * @info: filled in.
+ *
+ * Return: 0, or -EINVAL (no such device, @info NULL). Racy while threads swap.
+ * Context: any thread; takes the device's lock.
+ */
+int lv_swap_info(struct lv_machine *m, int id, struct lv_swap_info *info);
+
+/**
+ * lv_memcg_set_swap_max - set the swap limit of a memcg, like memory.swap.max.
+ * @memcg: the memcg (not the root).
+ * @pages: the limit in slots; SIZE_MAX (or anything above LONG_MAX) means none (the default);
+ *         0 keeps the memcg's pages out of swap.
+ *
+ * A limit counts @memcg's own slots and its descendants'. Lowering it below the usage swaps
+ * nothing in: reclaim stops swapping the subtree's pages out until the usage is back under it.
+ *
+ * Return: 0, or -EINVAL for the root or NULL.
+ * Context: any thread; lock-free (one atomic store); RCU read-side.
+ */
+int lv_memcg_set_swap_max(struct lv_memcg *memcg, size_t pages);
+
+/**
+ * lv_memcg_swap_usage - the swap slots charged to a memcg.
+ * @memcg: the memcg.
+ *
+ * Counts @memcg's own slots and its descendants'; for the root, the slots in use on all
+ * devices.
+ *
+ * Return: the usage in slots, racy while other threads swap.
+ * Context: any thread; lock-free; RCU read-side.
+ */
+size_t lv_memcg_swap_usage(const struct lv_memcg *memcg);
+
+/**
+ * lv_memcg_set_swappiness - set a memcg's own swappiness (memory.swappiness of cgroup v1).
+ * @memcg:      the memcg; NULL or the root sets the machine's (cfg.swappiness).
+ * @swappiness: 0..200.
+ *
+ * Limit reclaim of @memcg's subtree balances anon against file with @memcg's value; global
+ * reclaim uses each lruvec's own memcg's value.
+ *
+ * Return: 0, or -EINVAL (@swappiness above 200).
+ * Context: any thread; lock-free (one atomic store); RCU read-side.
+ */
+int lv_memcg_set_swappiness(struct lv_memcg *memcg, unsigned int swappiness);
+
 /* ==== Statistics ========================================================================== */
 
 /*
@@ -1496,6 +1616,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
+	LV_LOCK_CLASS_SWAP,    /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -1512,8 +1633,8 @@ struct lv_lock_stat {
  * lv_lock_class_name - the name of a lock class.
  * @cls: the class.
  *
- * Return: "lruvec", "node", "zone", "slot", "pcp", "drain", "memcg", "mapping", "shadow" or
- * "mm"; "?" for a value outside &enum lv_lock_class.
+ * Return: "lruvec", "node", "zone", "slot", "pcp", "drain", "memcg", "mapping", "shadow", "mm"
+ * or "swap"; "?" for a value outside &enum lv_lock_class.
  * Context: any thread; lock-free.
  */
 const char *lv_lock_class_name(enum lv_lock_class cls);
@@ -1624,6 +1745,19 @@ enum lv_stat_item {
 	LV_COMPACT_MIGRATE_SCANNED,   /* node only: frames the migrate scanner looked at */
 	LV_COMPACT_FREE_SCANNED,      /* node only: frames the free scanner looked at */
 	LV_COMPACT_DAEMON_WAKE,	      /* node only: kcompactd wakeups that compacted */
+	LV_PSWPIN,		      /* pages read from swap devices */
+	LV_PSWPOUT,		      /* pages written to swap devices */
+	LV_NR_SWAPCACHE,	      /* a count: pages in the swap cache */
+	LV_NR_SWAP,		      /* a count: swap slots charged (memcg: own + descendants,
+					 lv_memcg_swap_usage(); node: slots in use on all devices) */
+	LV_SWAP_RA,		      /* pages read ahead by swap-in */
+	LV_SWAP_RA_HIT,		      /* faults that found a read-ahead page in the swap cache */
+	LV_WORKINGSET_REFAULT_ANON,   /* swap-ins that found a shadow entry */
+	LV_WORKINGSET_ACTIVATE_ANON,  /* anon refaults close enough to be activated */
+	LV_PGSCAN_ANON,		      /* pages scanned on the inactive anon list (in pgscan too) */
+	LV_PGSTEAL_ANON,	      /* anon pages reclaimed (in pgsteal too) */
+	LV_SWAP_WRITE_ERROR,	      /* swap-out writes that failed (the folio stayed mapped) */
+	LV_SWAP_READ_ERROR,	      /* swap-in reads that failed (the access got -EIO) */
 	LV_NR_STAT_ITEMS
 };
 
@@ -1631,7 +1765,7 @@ enum lv_stat_item {
  * lv_stat_name - the name of a statistics item.
  * @item: the item.
  *
- * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "compact_daemon_wake");
+ * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "swap_read_error");
  * "?" for a value outside &enum lv_stat_item.
  * Context: any thread; lock-free.
  */

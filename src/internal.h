@@ -56,6 +56,8 @@ enum pageflags {
 	PG_hole,	     /* page cache: a hole, each page zeroed on first read (filemap.c) */
 	PG_dropped,	     /* page cache: deleted from its file (lru_add_drain_dropped()); set
 			      * under the mapping lock, cleared by the next allocation */
+	PG_swapcache,	     /* swap cache: in a device's swap cache tree, its slot in the node's
+			      * swap_slot[] (swap_state.c); set and cleared under that tree's lock */
 	PG_ORDER_SHIFT = 56, /* bits 56..59: order of the folio or free block */
 };
 #define PG_ORDER_MASK (0xful << PG_ORDER_SHIFT)
@@ -370,6 +372,14 @@ struct pglist_data {
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS];	    /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		    /* atomic: folios in page cache files */
+	unsigned long nr_swapcache;		    /* atomic: pages in the swap cache */
+	/*
+	 * swap_slot[pfn]: the swap entry of a swap cache folio (PG_swapcache), the kernel's
+	 * folio->swap, kept beside the memmap because a descriptor has no room left. Written
+	 * by the folio's owner before the folio enters the swap cache, read by holders of a
+	 * reference on a folio with PG_swapcache, or under the tree's lock.
+	 */
+	unsigned long *swap_slot;
 	uint64_t compact_events[NR_COMPACT_EVENTS]; /* atomic */
 	/* Compaction (compaction.c). */
 	long nr_compact_isolated; /* atomic: pages compaction's migrate scanners hold isolated */
@@ -432,6 +442,9 @@ struct lv_memcg {
 	struct list_head children;  /* memcg tree mutex; RCU for reclaim's walk */
 	long usage;		    /* atomic page counter: own + descendants (not for root) */
 	long max;		    /* atomic (relaxed): limit in pages, LONG_MAX = none */
+	long swap_usage;	    /* atomic page counter: swap slots, own + descendants */
+	long swap_max;		    /* atomic (relaxed): swap limit in slots, LONG_MAX = none */
+	int swappiness;		    /* atomic (relaxed): 0..200, or -1: the machine's */
 	int dying;		    /* atomic: set by lv_memcg_remove(), cleared if it fails */
 	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
 	unsigned int nr_mms;	    /* memcg tree mutex: address spaces charging here (tasks) */
@@ -481,6 +494,12 @@ struct lv_machine {
 	struct kswapd *kswapd;	     /* constant array of nr_nodes, NULL without kswapd */
 	struct kcompactd *kcompactd; /* constant array of nr_nodes, NULL without kcompactd */
 	size_t reclaim_rotor;	     /* atomic: where the next reclaimer starts its memcg walk */
+
+	/* Swap (swapfile.c): the devices by type, published with RCU under swap_mutex. */
+	struct swap_info_struct *swap_info[LV_MAX_SWAPFILES];
+	pthread_mutex_t swap_mutex; /* lv_swap_on() and lv_swap_off(): one at a time */
+	long nr_swap_pages;	    /* atomic: free slots on devices that are on */
+	unsigned int swappiness;    /* atomic (relaxed): the root's and the default */
 
 	uint64_t bug_count; /* atomic */
 };

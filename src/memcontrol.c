@@ -86,6 +86,8 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 	memcg->machine = m;
 	memcg->parent = parent;
 	memcg->max = LONG_MAX;
+	memcg->swap_max = LONG_MAX;
+	memcg->swappiness = -1;
 	memcg->refcnt = 1; /* the tree's */
 	INIT_LIST_HEAD(&memcg->children);
 	INIT_LIST_HEAD(&memcg->sibling);

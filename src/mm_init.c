@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Machine lifecycle: configuration, creation and teardown. */
 #include "internal.h"
+#include "swap.h"
 
 #include <string.h>
 #include <sys/sysinfo.h>
@@ -22,6 +23,8 @@ void lv_config_init(struct lv_config *cfg)
 		.compaction_proactiveness = 20,
 		.compact_unevictable_allowed = true,
 		.protocol = LV_PROTOCOL_PIN,
+		.swappiness = 60,
+		.page_cluster = 3,
 	};
 }
 
@@ -57,6 +60,10 @@ const char *lv_config_invalid(const struct lv_config *c)
 		return "compaction_proactiveness";
 	if (c->protocol != LV_PROTOCOL_PIN && c->protocol != LV_PROTOCOL_V1)
 		return "protocol";
+	if (c->swappiness > 200)
+		return "swappiness";
+	if (c->page_cluster > 5)
+		return "page_cluster";
 	return NULL;
 }
 
@@ -112,6 +119,8 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	INIT_LIST_HEAD(&m->files);
 	INIT_LIST_HEAD(&m->mms);
 	INIT_LIST_HEAD(&m->dying_memcgs);
+	pthread_mutex_init(&m->swap_mutex, NULL);
+	m->swappiness = cfg->swappiness;
 	for (int i = 0; i < 64; i++) {
 		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
 		pthread_cond_init(&m->fill_wait[i].cond, NULL);
@@ -156,6 +165,7 @@ void lv_machine_destroy(struct lv_machine *m)
 	kswapd_stop(m);
 	close_all_files(m);
 	destroy_all_mms(m);
+	swap_exit(m);
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		drain_slot(&m->slots[s]);
 	leaked = count_allocated(m);

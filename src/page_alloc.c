@@ -780,6 +780,10 @@ int node_init(struct lv_machine *m, int nid)
 	if (!pgdat->memmap)
 		goto fail;
 	memset(pgdat->memmap, 0, nr_pages * sizeof(struct lv_folio));
+	/* Touched only where swap cache folios live: calloc's pages stay unmapped until then. */
+	pgdat->swap_slot = calloc(nr_pages, sizeof(*pgdat->swap_slot));
+	if (!pgdat->swap_slot)
+		goto fail;
 	if (!m->cfg.metadata_only) {
 		pgdat->frames = arena_map(nr_pages * LV_PAGE_SIZE);
 		if (!pgdat->frames)
@@ -815,6 +819,7 @@ int node_init(struct lv_machine *m, int nid)
 	m->nodes[nid] = pgdat;
 	return 0;
 fail:
+	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);
 	return -ENOMEM;
@@ -833,6 +838,7 @@ void node_exit(struct lv_machine *m, int nid)
 	lv_lock_destroy(&pgdat->drain.mutex);
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
 	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
+	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);
 	m->nodes[nid] = NULL;

@@ -17,6 +17,7 @@ static const char *const class_names[LV_NR_LOCK_CLASSES] = {
 	[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 	[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
 	[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
+	[LV_LOCK_CLASS_SWAP] = "swap",
 };
 
 static const char *const stat_names[LV_NR_STAT_ITEMS] = {
@@ -70,6 +71,18 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_COMPACT_MIGRATE_SCANNED] = "compact_migrate_scanned",
 	[LV_COMPACT_FREE_SCANNED] = "compact_free_scanned",
 	[LV_COMPACT_DAEMON_WAKE] = "compact_daemon_wake",
+	[LV_PSWPIN] = "pswpin",
+	[LV_PSWPOUT] = "pswpout",
+	[LV_NR_SWAPCACHE] = "nr_swapcached",
+	[LV_NR_SWAP] = "nr_swap",
+	[LV_SWAP_RA] = "swap_ra",
+	[LV_SWAP_RA_HIT] = "swap_ra_hit",
+	[LV_WORKINGSET_REFAULT_ANON] = "workingset_refault_anon",
+	[LV_WORKINGSET_ACTIVATE_ANON] = "workingset_activate_anon",
+	[LV_PGSCAN_ANON] = "pgscan_anon",
+	[LV_PGSTEAL_ANON] = "pgsteal_anon",
+	[LV_SWAP_WRITE_ERROR] = "swap_write_error",
+	[LV_SWAP_READ_ERROR] = "swap_read_error",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
