@@ -47,6 +47,7 @@
  */
 #include "internal.h"
 #include "mm_inline.h"
+#include "swap.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -97,6 +98,7 @@ struct lv_file {
 	 * since it was opened. Bytes past it read as zeros, as after ftruncate(2).
 	 */
 	uint64_t fill_limit;
+	bool swap_space;       /* constant: a swap device's cache (swap_space_create()) */
 	struct xa_node *root;  /* mapping lock for writes; RCU for reads */
 	unsigned long nrpages; /* mapping lock; read racily */
 	struct rcu_head rcu;
@@ -928,9 +930,15 @@ void close_all_files(struct lv_machine *m)
 	for (;;) {
 		struct lv_file *file = NULL;
 
+		struct list_head *pos;
+
+		/* Swap caches are the devices' (swap_exit()). */
 		lv_lock_acquire(&m->memcg_mutex);
-		if (!list_empty(&m->files))
-			file = list_first_entry(&m->files, struct lv_file, files);
+		list_for_each (pos, &m->files)
+			if (!list_entry(pos, struct lv_file, files)->swap_space) {
+				file = list_entry(pos, struct lv_file, files);
+				break;
+			}
 		lv_lock_release(&m->memcg_mutex);
 		if (!file)
 			return;
@@ -1305,4 +1313,85 @@ void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to)
 	WRITE_ONCE(from->nr_shadow_nodes, 0);
 	lv_lock_release(&to->shadow_lock);
 	lv_lock_release(&from->shadow_lock);
+}
+
+/* ---- swap cache trees ---------------------------------------------------------------------- */
+
+/*
+ * A swap device's cache is a tree like a file's, indexed by slot offset, with the same
+ * lock-free lookup, shadow entries and shadow-node lists. Its folios are anon: their ->mapping
+ * is their mm (or NULL), never the tree, so the tree's own entries and counts say what it
+ * holds, and the folio's slot is in pgdat->swap_slot[] (swap_state.c).
+ */
+struct lv_file *swap_space_create(struct lv_machine *m)
+{
+	struct lv_file *space = lv_file_open(m, -1, MAX_FILE_BYTES);
+
+	if (space)
+		space->swap_space = true; /* read only by close_all_files(), at teardown */
+	return space;
+}
+
+void swap_space_destroy(struct lv_file *space)
+{
+	if (!space)
+		return;
+	VM_BUG_ON_M(space->machine, READ_ONCE(space->nrpages) != 0);
+	lv_file_close(space); /* drops the shadows */
+}
+
+struct lv_lock *mapping_lock(struct lv_file *space)
+{
+	return &space->lock;
+}
+
+void *swap_cache_load(struct lv_file *space, unsigned long index, void ***slotp)
+{
+	return xa_load_slot(space, index, slotp);
+}
+
+int swap_cache_insert(struct lv_file *space, unsigned long index, struct lv_folio *folio,
+		      void **shadowp)
+{
+	struct xa_node *leaf;
+	void *old;
+
+	lockdep_assert_held(&space->lock);
+	*shadowp = NULL;
+	leaf = xa_find_leaf(space, index, true);
+	if (!leaf)
+		return -ENOMEM;
+	old = leaf->slots[index & XA_CHUNK_MASK];
+	if (old && !xa_is_value(old))
+		return -EEXIST;
+	*shadowp = old;
+	xa_store_range(space, leaf, index, 1, folio, NULL);
+	WRITE_ONCE(space->nrpages, space->nrpages + 1);
+	return 0;
+}
+
+bool swap_cache_erase(struct lv_file *space, unsigned long index, struct lv_folio *folio,
+		      void *shadow)
+{
+	struct xa_node *leaf;
+
+	lockdep_assert_held(&space->lock);
+	leaf = xa_find_leaf(space, index, false);
+	if (!leaf || leaf->slots[index & XA_CHUNK_MASK] != folio)
+		return false;
+	xa_store_range(space, leaf, index, 1, shadow, folio);
+	WRITE_ONCE(space->nrpages, space->nrpages - 1);
+	return true;
+}
+
+void swap_cache_clear_shadow(struct lv_file *space, unsigned long index)
+{
+	struct xa_node *leaf;
+	void *old;
+
+	lockdep_assert_held(&space->lock);
+	leaf = xa_find_leaf(space, index, false);
+	old = leaf ? leaf->slots[index & XA_CHUNK_MASK] : NULL;
+	if (old && xa_is_value(old))
+		xa_store_range(space, leaf, index, 1, NULL, NULL);
 }

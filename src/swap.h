@@ -127,6 +127,33 @@ unsigned int mem_cgroup_swappiness(struct lv_machine *m, struct lv_memcg *memcg)
  * Context: memcg tree mutex held, by lv_memcg_remove().
  */
 void swap_reparent(struct lv_machine *m, struct lv_memcg *from, struct lv_memcg *to);
+/*
+ * swap_space_create / swap_space_destroy - a device's swap cache tree (filemap.c: the page
+ * cache's radix tree, lock class mapping). Destroy drops its shadow entries; it must hold no
+ * folio (swap_cache_clear() first).
+ */
+struct lv_file *swap_space_create(struct lv_machine *m);
+void swap_space_destroy(struct lv_file *space);
+/*
+ * swap_cache_clear - free every folio in device @type's swap cache that no page table entry
+ * needs (read-ahead folios, and folios reclaim left there): for swapoff after try_to_unuse(),
+ * and for teardown. Context: the device takes no new slots; no lock held.
+ */
+void swap_cache_clear(struct lv_machine *m, unsigned int type);
+/*
+ * The tree operations behind the swap cache (filemap.c). swap_cache_load: the entry (folio,
+ * shadow or NULL) at @index and its slot, under RCU. The others need mapping_lock(@space):
+ * swap_cache_insert: 0, -EEXIST (a folio is there) or -ENOMEM, *@shadowp the shadow it
+ * replaced; swap_cache_erase: replace @folio at @index by @shadow (NULL: nothing), false if
+ * it is not there; swap_cache_clear_shadow: drop a shadow entry at @index, if any.
+ */
+struct lv_lock *mapping_lock(struct lv_file *space);
+void *swap_cache_load(struct lv_file *space, unsigned long index, void ***slotp);
+int swap_cache_insert(struct lv_file *space, unsigned long index, struct lv_folio *folio,
+		      void **shadowp);
+bool swap_cache_erase(struct lv_file *space, unsigned long index, struct lv_folio *folio,
+		      void *shadow);
+void swap_cache_clear_shadow(struct lv_file *space, unsigned long index);
 /* swap_exit - turn every device off at machine teardown (nothing maps them any more). */
 void swap_exit(struct lv_machine *m);
 #ifdef LV_DEBUG

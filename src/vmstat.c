@@ -272,6 +272,17 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_THP_FAULT_FALLBACK] = EV_THP_FAULT_FALLBACK,
 	[LV_THP_SPLIT_PAGE] = EV_THP_SPLIT_PAGE,
 	[LV_THP_SPLIT_PAGE_FAILED] = EV_THP_SPLIT_PAGE_FAILED,
+	[LV_PSWPIN] = EV_PSWPIN,
+	[LV_PSWPOUT] = EV_PSWPOUT,
+	[LV_NR_SWAPCACHE] = EV_NR_SWAPCACHE,
+	[LV_SWAP_RA] = EV_SWAP_RA,
+	[LV_SWAP_RA_HIT] = EV_SWAP_RA_HIT,
+	[LV_WORKINGSET_REFAULT_ANON] = EV_WORKINGSET_REFAULT_ANON,
+	[LV_WORKINGSET_ACTIVATE_ANON] = EV_WORKINGSET_ACTIVATE_ANON,
+	[LV_PGSCAN_ANON] = EV_PGSCAN_ANON,
+	[LV_PGSTEAL_ANON] = EV_PGSTEAL_ANON,
+	[LV_SWAP_WRITE_ERROR] = EV_SWAP_WRITE_ERROR,
+	[LV_SWAP_READ_ERROR] = EV_SWAP_READ_ERROR,
 };
 
 /* Items kept in the lruvecs' event counters (EV_NR_MLOCK is a count kept the same way). */
@@ -280,7 +291,8 @@ static bool item_is_event(enum lv_stat_item item)
 	return (item >= LV_PGACTIVATE && item <= LV_ALLOCSTALL) || item == LV_PGMIGRATE_SUCCESS ||
 	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY ||
 	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN ||
-	       (item >= LV_NR_MLOCK && item <= LV_THP_SPLIT_PAGE_FAILED);
+	       (item >= LV_NR_MLOCK && item <= LV_THP_SPLIT_PAGE_FAILED) ||
+	       (item >= LV_PSWPIN && item <= LV_SWAP_READ_ERROR && item != LV_NR_SWAP);
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
