@@ -207,7 +207,8 @@ static void print_header(FILE *out, const struct lvb_workload *wl, const struct 
 	fprintf(out,
 		"%u container%s, %u %s%s on %u online CPU%s (thread-to-CPU ratio %.2f),\n"
 		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
-		opt->containers, lvb_plural(opt->containers), opt->threads, rate_per(wl),
+		opt->containers, lvb_plural(opt->containers), opt->threads,
+		wl->rate && wl->rate->thread_noun ? wl->rate->thread_noun : rate_per(wl),
 		lvb_plural(opt->threads), cpus, lvb_plural(cpus), (double)opt->threads / cpus,
 		opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
 		lvb_backend_names[opt->backend], opt->batch, (unsigned long long)opt->seed);

@@ -180,6 +180,8 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.metadata_only = !(flags & LVB_ENV_DATA);
 	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
 	cfg.file_folio_order = (flags >> 8) & 0xf;
+	if (flags & LVB_ENV_THP_ALWAYS)
+		cfg.thp = LV_THP_ALWAYS;
 	cfg.compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)
@@ -404,7 +406,8 @@ void lvb_worker_error(struct lvb_worker *w, const char *what, int err)
 /* Events only: the difference of a gauge such as nr_file_pages over a run means nothing. */
 static bool is_event(int item)
 {
-	return item >= LV_PGACTIVATE && item != LV_NR_FILE_PAGES && item != LV_WORKINGSET_NODES;
+	return item >= LV_PGACTIVATE && item != LV_NR_FILE_PAGES && item != LV_WORKINGSET_NODES &&
+	       item != LV_NR_SWAPCACHE && item != LV_NR_SWAP;
 }
 
 static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uint64_t *sweeps)
