@@ -2,13 +2,13 @@
 /*
  * lvbench - declarations shared by the benchmark CLI's files.
  *
- * A workload (churn.c, readtwice.c, aim9.c, numa.c, compact.c) is a &struct lvb_workload: a name,
- * its own options, and a run function that builds one machine for one lock design, runs it and
- * fills a &struct lvb_result. harness.c gives workloads the machine, the containers and the
- * threads; compare.c runs rounds of one or both designs (and sweeps over container counts);
- * report.c turns results into statistics, tables and JSON. Nothing here knows about a particular
- * workload: what differs (the unit of throughput, a ceiling, extra output) is a hook of
- * &struct lvb_workload.
+ * A workload (churn.c, readtwice.c, aim9.c, numa.c, compact.c, swap.c) is a &struct
+ * lvb_workload: a name, its own options, and a run function that builds one machine for one lock
+ * design, runs it and fills a &struct lvb_result. harness.c gives workloads the machine, the
+ * containers and the threads; compare.c runs rounds of one or both designs (and sweeps over
+ * container counts); report.c turns results into statistics, tables and JSON. Nothing here knows
+ * about a particular workload: what differs (the unit of throughput, a ceiling, extra output) is
+ * a hook of &struct lvb_workload.
  */
 #ifndef LVBENCH_H
 #define LVBENCH_H
@@ -214,6 +214,8 @@ struct lvb_rate {
 	const char *per;	 /* "reader" */
 	double scale;		 /* units per amount: 1e-6 MB per byte */
 	const char *json_prefix; /* "mb_per_s": keys <prefix>_<per>_mean, <prefix>_total */
+	const char *thread_noun; /* what the header calls the threads when not all are @per;
+				    NULL: @per */
 };
 
 /**
@@ -274,6 +276,7 @@ extern const struct lvb_workload lvb_readonce;
 extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
 extern const struct lvb_workload lvb_compact;
+extern const struct lvb_workload lvb_swap;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -296,6 +299,7 @@ struct lvb_env {
 
 #define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
+#define LVB_ENV_THP_ALWAYS	   0x8u /* huge pages in every region (cfg.thp LV_THP_ALWAYS) */
 #define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
 /*
  * Proactive compaction at @p (cfg.compaction_proactiveness). Without it kcompactd wakes only

@@ -29,8 +29,9 @@ const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 					  NULL };
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
-static const struct lvb_workload *const workloads[] = { &lvb_churn, &lvb_readtwice, &lvb_readonce,
-							&lvb_aim9,  &lvb_numa,	    &lvb_compact };
+static const struct lvb_workload *const workloads[] = {
+	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9, &lvb_numa, &lvb_compact, &lvb_swap,
+};
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -230,12 +231,12 @@ static void usage_main(FILE *out)
 		     "lru_lock of Linux 5.11+ against the per-node lru_lock of Linux <= 5.10.\n\n");
 	print_workloads(out);
 	fprintf(out,
-		"\nCommon options (defaults differ per workload):\n"
+		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
+		"MiB):\n"
 		"  --containers N  memory cgroups, 1..65534  --duration SEC  seconds per round\n"
 		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
-		"Sizes: 4096, 512K, 512M, 1G (powers of 1024); a bare --memory is MiB.\n"
 		"'lvbench help WORKLOAD' (or WORKLOAD --help): what it models, every option with\n"
 		"its default, its output; 'lvbench help compare': compare, --by and --sweep.\n"
 		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
@@ -745,7 +746,7 @@ static int help_topic(int argc, char **argv)
 		wl = find_workload(argv[i]);
 		if (!wl) {
 			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
-					"aim9, numa; or compare)",
+					"aim9, numa, compact, swap; or compare)",
 					argv[i]);
 			return LVB_EXIT_USAGE;
 		}
