@@ -80,6 +80,18 @@ bad=(
 	"--nodes|compact --nodes 2"
 	"--sweep|compare compact --sweep 2,4"
 	"the tenants would keep|compact --memory 64 --limit 64"
+	"--threads|swap --threads 2"
+	"--threads|compare swap --threads 2"
+	"--nodes|swap --nodes 2"
+	"--sweep|compare swap --sweep 1,2"
+	"--readers|swap --readers 17"
+	"--region|swap --region 0"
+	"--limit: 3 MiB is out of range|swap --limit 3"
+	"--swap-size 2 MiB cannot hold the tenants' overflow|swap --swap-size 2"
+	"--swap-file: '/' exists and is not a regular file|swap --swap-file /"
+	"--swap-file: cannot create files beside|swap --swap-file /nonexistent/lvbench.swap"
+	"the containers' limits add up to 520 MiB|swap --memory 512 --limit 480 --file-limit 40"
+	"--disable|swap --disable rcu"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -142,7 +154,8 @@ bad=(
 )
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
-	"numa --help" "compare numa --help" "compact --help" "compare compact --help")
+	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
+	"compare swap --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -200,8 +213,8 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact) +[a-zA-Z]' "$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 6 ] &&
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap) +[a-zA-Z]' "$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 7 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -223,7 +236,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa; do
+for w in churn readtwice readonce aim9 numa swap; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -254,7 +267,7 @@ verdict "help compare [WORKLOAD] is compare [WORKLOAD] --help; help alone is --h
 # Nothing in lvbench, its help or the two scripts points outside the repository.
 rc=0
 for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "help aim9" \
-	"help numa"; do
+	"help numa" "help swap"; do
 	# shellcheck disable=SC2086
 	"$LVBENCH" $h
 done >"$TMP/helps"
@@ -987,6 +1000,82 @@ py=$?
 check "compare compact --json: both designs, readers, THP and compaction counters, mechanisms" \
 	test $rc -eq 0 -a $py -eq 0
 if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+
+# swap: tenants over their limits swapping beside a reader, the data checked, the ceiling after
+# each round; one tenant in memory, both designs with two, and a swap file removed afterwards.
+cat >"$TMP/swap.py" <<'PY'
+import json, sys
+path, locks, tenants, device = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
+objs = [json.loads(l) for l in open(path) if l.strip()]
+assert [o["lock"] for o in objs] == locks, [o["lock"] for o in objs]
+for o in objs:
+    assert o["check"] == "ok", o["check"]
+    assert o["workload"] == "swap" and o["tenants"] == tenants == o["containers"], o["tenants"]
+    assert o["threads"] == tenants + o["readers"] and o["readers"] == 1, (o["threads"], o["readers"])
+    assert o["swap_device"] == device and o["swap_mib"] == 8 + tenants * o["region_mib"], o
+    assert o["region_mib"] == o["limit_mib"] * 3 // 2, (o["region_mib"], o["limit_mib"])
+    c = o["counters"]
+    assert c["setup_pswpout"] > 0 and c["setup_thp_fault_alloc"] > 0, c
+    assert c["sweep_reads"] > 0 and c["sweep_writes"] > 0 and c["random_writes"] > 0, c
+    assert c["file_reads"] > 0 and c["access_enomem"] == 0, c
+    assert o["ops"] == c["sweep_reads"] + c["sweep_writes"] + c["random_writes"], o["ops"]
+    assert o["pswpout"] > 0 and o["pswpin"] > 0 and o["pgsteal_anon"] > 0, o
+    assert o["swap_read_error"] == 0 and o["swap_write_error"] == 0
+    faults = o["pswpin"] - o["swap_ra"] + o["swap_ra_hit"]
+    assert 0 < o["faults_per_s_total"] * o["elapsed_s"] <= faults * 1.01 + 1, (o["faults_per_s_total"], faults)
+    assert len(o["faults_per_s_tenant"]) and o["faults_per_s_tenant"]["n"] == tenants * o["rounds"]
+    assert o["accesses_per_s"] > 0 and o["swap_traffic_pages_per_s"] > 0
+    assert abs(o["swap_traffic_pages_per_s"] * o["elapsed_s"] - o["pswpin"] - o["pswpout"]) <= 1
+    assert o["swap_ceiling_slices"] == 5 * o["rounds"], o["swap_ceiling_slices"]
+    assert 0 < o["swap_ceiling_min"] <= o["swap_ceiling_max"], o
+    assert o["swap_ceiling_pages_per_s"] > 0 and o["swap_ceiling_ratio"] > 0
+    assert o["hwm_budget_mib"] == 64 + (o["swap_mib"] if device == "memory" else 0)
+    assert o["vm_hwm_end_kib"] >= o["vm_hwm_kib"] > 0 and o["vm_hwm_budget_pct"] > 0
+PY
+swap_run() { # swap_run DESCRIPTION LOCKS TENANTS DEVICE ARGS...
+	local desc=$1 locks=$2 t=$3 dev=$4 rc py
+	shift 4
+	"$LVBENCH" "$@" --memory 64 --duration 0.4 --json >"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 "$TMP/swap.py" "$TMP/json" "$locks" "$t" "$dev" >"$TMP/py" 2>&1
+	py=$?
+	check "$desc" test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
+}
+# A library whose lv_swap_on() is still a stub refuses every device: nothing to run then.
+"$LVBENCH" swap --memory 16 --duration 0.1 >/dev/null 2>"$TMP/err" </dev/null
+if grep -q "lv_swap_on(in memory, .*): Invalid argument" "$TMP/err"; then
+	for t in "swap --json" "compare swap --json" "swap --swap-file --json" \
+		"swap --swap-file: the file is removed" "compare swap: both designs"; do
+		ok "$t # SKIP no swap devices"
+	done
+else
+	swap_run "swap --json: one tenant swaps, its data checked, faults and traffic against the ceiling" \
+		lruvec 1 memory swap
+	swap_run "compare swap --json: the node object, then the lruvec object, two tenants" node,lruvec \
+		2 memory compare swap --containers 2 --rounds 1
+	swap_run "swap --swap-file --json: the same on a file" lruvec 1 file swap \
+		--swap-file "$TMP/swapfile"
+	check "swap --swap-file: the file is removed after the run" test ! -e "$TMP/swapfile"
+
+	"$LVBENCH" compare swap --containers 2 --memory 64 --duration 0.3 --rounds 1 >"$TMP/out" \
+		2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+		grep -q '^2 containers, 3 threads on ' "$TMP/out" &&
+		grep -q '^faults/s per tenant (2 samples per design: tenants x rounds)$' "$TMP/out" &&
+		grep -Eq '^Total +swap +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
+		grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
+		grep -Eq '^(node|lruvec): swap traffic: [0-9]+ pages/s, ceiling [0-9]+ pages/s, ratio [0-9.]+$' \
+			"$TMP/out" &&
+		[ "$(grep -Ec '^ +ceiling spread over 5 slices of 1 round: [0-9]+\.\.[0-9]+ pages/s' \
+			"$TMP/out")" = 2 ] &&
+		grep -Eq '^lruvec/node: faults/s [0-9.]+x; node/lruvec: LRU lock contended/acquired ' \
+			"$TMP/out" &&
+		grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
+		grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(120 MiB; ' "$TMP/out"
+	verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
+fi
 
 echo "1..$n"
 [ $failed -eq 0 ]
