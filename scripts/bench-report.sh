@@ -25,7 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
-tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa compact kernel)
+tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa compact swap
+	kernel)
 
 usage() {
 	cat <<EOF
@@ -47,6 +48,8 @@ Tables (NAME):
   numa               lvbench compare numa --by disable --instances 16, and
                      lvbench numa --instances 16 --disable rcu-expedited
   compact            lvbench compare compact (8 containers: 6 readers, 2 THP tenants)
+  swap               lvbench compare swap --containers 8, and lvbench swap (1 tenant,
+                     against the ceiling)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -70,7 +73,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about eleven minutes on a 2-CPU machine; the kernel table about seven
+The full default set takes about twelve minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
@@ -543,6 +546,91 @@ def t_compact(runs):
     return lines, runs.commands("compact")
 
 
+def swap_budget_share(objs):
+    """The largest VmHWM (after every round and ceiling) over memory + the in-memory device."""
+    return max(o["vm_hwm_budget_pct"] for o in objs), objs[0]["hwm_budget_mib"]
+
+
+def swap_kind(o):
+    return "in-memory" if o["swap_device"] == "memory" else o["swap_device"]
+
+
+def swap_ceiling_cells(o):
+    if "swap_ceiling_pages_per_s" not in o:
+        return "n/a", "n/a", "n/a"
+    return (f"{num(o['swap_ceiling_pages_per_s'], 0)} ({num(o['swap_ceiling_min'], 0)}–"
+            f"{num(o['swap_ceiling_max'], 0)} over {o['swap_ceiling_slices']} slices)",
+            f"{100 * o['swap_ceiling_ratio']:.1f} %", o["swap_ceiling_ratio"])
+
+
+def t_swap(runs):
+    node, lru = runs.json("swap", "compare", 2)
+    (one,) = runs.json("swap", "single", 1)
+    if node["lock"] != "node" or lru["lock"] != "lruvec":
+        fail("swap: expected the node object, then the lruvec object")
+    sn, sl = node["faults_per_s_tenant"], lru["faults_per_s_tenant"]
+    mn, ml = median(node["faults_per_s_round_total"]), median(lru["faults_per_s_round_total"])
+    ln, ll = lru_lock(node), lru_lock(lru)
+    what = (f"{plural(node['tenants'], 'tenant')} (memcg limit {node['limit_mib']} MiB, "
+            f"address space {node['region_mib']} MiB each) and "
+            f"{plural(node['readers'], 'page cache reader')}, {node['memory_mib_per_node']} MiB, "
+            f"{swap_kind(node)} swap of {node['swap_mib']} MiB, "
+            f"{plural(node['rounds'], 'alternating round')} of {node['duration_s']:g} s per design")
+    cn, cl = swap_ceiling_cells(node), swap_ceiling_cells(lru)
+    rows = [
+        ["faults/s per tenant, Amean", num(sn["amean"], 0), num(sl["amean"], 0) + change(sl["amean"], sn["amean"])],
+        ["faults/s per tenant, Hmean", num(sn["hmean"], 0), num(sl["hmean"], 0) + change(sl["hmean"], sn["hmean"])],
+        ["faults/s per tenant, CoeffVar", num(sn["coeffvar"], 2), num(sl["coeffvar"], 2)],
+        [f"faults/s of all tenants, median of {plural(len(node['faults_per_s_round_total']), 'round')}",
+         num(mn, 0), num(ml, 0) + change(ml, mn)],
+        ["page accesses/s of all tenants", num(node["accesses_per_s"], 0),
+         num(lru["accesses_per_s"], 0) + change(lru["accesses_per_s"], node["accesses_per_s"])],
+        ["swap traffic, (pswpin + pswpout)/s", num(node["swap_traffic_pages_per_s"], 0),
+         num(lru["swap_traffic_pages_per_s"], 0)],
+        ["ceiling, pages/s (spread)", cn[0], cl[0]],
+        ["swap traffic / ceiling", cn[1], cl[1]],
+        ["LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
+         f"{100 * ll['fraction']:.3f} %" + less(ln["fraction"], ll["fraction"])],
+        ["LRU lock wait per access", f"{num(ln['wait_per_op'])} ns",
+         f"{num(ll['wait_per_op'])} ns" + less(ln["wait_per_op"], ll["wait_per_op"])],
+    ]
+    for key in ("pswpin", "pswpout", "swap_ra", "swap_ra_hit", "workingset_refault_anon",
+                "workingset_activate_anon", "workingset_refault", "pgscan_anon", "pgsteal_anon"):
+        rows.append([f"`{key}`", num(node[key], 0), num(lru[key], 0)])
+    share, budget = swap_budget_share([node, lru])
+    rows.append([f"VmHWM, share of memory + in-memory swap ({budget} MiB)",
+                 f"{share:.1f} % (the larger of the two)", ""])
+    ratio = ml / mn if mn else 0
+    con = ln["fraction"] / ll["fraction"] if ll["fraction"] else float("inf")
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock"], rows)
+    lines += ["", goal("faults/s in the lruvec design at least 1.1× the node design's (medians of "
+                       f"the rounds: {ratio:.2f}×)", ratio >= 1.1),
+              goal(f"the node design's LRU lock contended/acquired at least 5× the lruvec "
+                   f"design's ({con:.1f}×)", con >= 5),
+              goal(f"VmHWM at most 110 % of memory + in-memory swap ({share:.1f} %)", share <= 110), ""]
+    c1 = swap_ceiling_cells(one)
+    s1, b1 = swap_budget_share([one])
+    what1 = (f"{plural(one['tenants'], 'tenant')} (memcg limit {one['limit_mib']} MiB, address "
+             f"space {one['region_mib']} MiB) and {plural(one['readers'], 'page cache reader')}, "
+             f"{one['memory_mib_per_node']} MiB, {swap_kind(one)} swap of {one['swap_mib']} MiB, "
+             f"one run of {one['duration_s']:g} s")
+    rows1 = [
+        ["faults/s", num(one["faults_per_s_total"], 0)],
+        ["page accesses/s", num(one["accesses_per_s"], 0)],
+        ["`pswpin`, `pswpout`", f"{num(one['pswpin'], 0)}, {num(one['pswpout'], 0)}"],
+        ["swap traffic, (pswpin + pswpout)/s", num(one["swap_traffic_pages_per_s"], 0)],
+        ["ceiling, pages/s (spread)", c1[0]],
+        ["swap traffic / ceiling", f"**{c1[1]}**"],
+        [f"VmHWM, share of memory + in-memory swap ({b1} MiB)", f"{s1:.1f} %"],
+    ]
+    lines += ["One tenant against the ceiling: " + shape_line(one, what1) + ".", ""]
+    lines += table(["", "lruvec lock"], rows1)
+    lines += ["", goal("swap traffic at 40 % of the ceiling or more",
+                       c1[2] != "n/a" and c1[2] >= 0.4)]
+    return lines, runs.commands("swap")
+
+
 # Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
 AIM9_PUBLISHED = {
     "page_test": {"hmean": (34355.4, 35810.9), "coeffvar": (0.93125, 0.623333), "bhmean50": (34579.2, 35977.1)},
@@ -676,7 +764,7 @@ def t_kernel(runs):
 
 # The README's headline table: one row per result, from the same runs as the tables above.
 HEADLINE_NEEDS = ("readtwice", "readtwice-c16", "readtwice-ceiling", "churn", "aim9", "numa",
-                  "compact")
+                  "compact", "swap")
 
 
 def headline(runs):
@@ -717,6 +805,12 @@ def headline(runs):
                  f"{pct(ml, mn)} readers' MB/s, LRU lock contention "
                  f"{times(lru_lock(node)['fraction'], lru_lock(lru)['fraction'])} less",
                  "`lvbench compare compact`"])
+    node, lru = runs.json("swap", "compare", 2)
+    mn, ml = median(node["faults_per_s_round_total"]), median(lru["faults_per_s_round_total"])
+    rows.append([f"{node['tenants']} tenants swapping at 1.5× their memory limits",
+                 f"{pct(ml, mn)} faults/s, LRU lock contention "
+                 f"{times(lru_lock(node)['fraction'], lru_lock(lru)['fraction'])} less",
+                 f"`lvbench compare swap --containers {node['tenants']}`"])
     ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order6-")]
     share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
     rows.append(["one reader, 64-page folios: share of the memory-work ceiling",
@@ -736,6 +830,7 @@ RENDER = {
     "aim9-faults": t_aim9_faults,
     "numa": t_numa,
     "compact": t_compact,
+    "swap": t_swap,
     "kernel": t_kernel,
 }
 
@@ -876,6 +971,7 @@ q_churn=(--duration 5)
 q_aim9=()
 q_numa=(--instances 16)
 q_compact=()
+q_swap=()
 pairs=5
 fault_runs=3
 q_kernel=()
@@ -886,6 +982,7 @@ if [ -n "$quick" ]; then
 	q_aim9=(--iterations 3 --duration 0.1)
 	q_numa=(--instances 2 --duration 0.2)
 	q_compact=(--memory 128 --duration 0.3 --rounds 1)
+	q_swap=(--memory 64 --duration 0.3)
 	pairs=1
 	fault_runs=1
 	q_kernel=(--rounds 1 --duration 0.5)
@@ -923,6 +1020,11 @@ plan() {
 		add "$1" expedited "$lv" numa "${q_numa[@]}" --disable rcu-expedited --json
 		;;
 	compact) add "$1" compare "$lv" compare compact "${q_compact[@]}" --json ;;
+	swap)
+		add "$1" compare "$lv" compare swap --containers 8 "${q_swap[@]}" ${quick:+--rounds 1} \
+			--json
+		add "$1" single "$lv" swap "${q_swap[@]}" --json
+		;;
 	kernel)
 		local dir=()
 		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")
