@@ -1747,7 +1747,7 @@ enum lv_stat_item {
 	LV_COMPACT_DAEMON_WAKE,	      /* node only: kcompactd wakeups that compacted */
 	LV_PSWPIN,		      /* pages read from swap devices */
 	LV_PSWPOUT,		      /* pages written to swap devices */
-	LV_NR_SWAPCACHE,	      /* a count: pages in the swap cache */
+	LV_NR_SWAPCACHE,	      /* node only, a count: pages in the swap cache */
 	LV_NR_SWAP,		      /* a count: swap slots charged (memcg: own + descendants,
 					 lv_memcg_swap_usage(); node: slots in use on all devices) */
 	LV_SWAP_RA,		      /* pages read ahead by swap-in */

@@ -288,7 +288,6 @@ enum lru_event {
 	EV_THP_SPLIT_PAGE_FAILED,
 	EV_PSWPIN,
 	EV_PSWPOUT,
-	EV_NR_SWAPCACHE, /* a count (pages in the swap cache), not an event: may go down */
 	EV_SWAP_RA,
 	EV_SWAP_RA_HIT,
 	EV_WORKINGSET_REFAULT_ANON,
@@ -383,6 +382,7 @@ struct pglist_data {
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS];	    /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		    /* atomic: folios in page cache files */
+	unsigned long nr_swapcache;		    /* atomic: pages in the swap cache */
 	/*
 	 * swap_slot[pfn]: the swap entry of a swap cache folio (PG_swapcache), the kernel's
 	 * folio->swap, kept beside the memmap because a descriptor has no room left. Written

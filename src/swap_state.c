@@ -66,12 +66,14 @@ static bool folio_test_swapcache(const struct lv_folio *folio)
 	return folio_test(folio, PG_swapcache);
 }
 
-/* swapcache_count - NR_SWAPCACHE of @folio's lruvec moves by @nr (the binding may be moving). */
+/*
+ * swapcache_count - NR_SWAPCACHE of @folio's node moves by @nr. Per node only: PG_swapcache
+ * changes under the tree's lock, not the lruvec's, so a per-lruvec count could not follow a
+ * folio whose charge moves.
+ */
 static void swapcache_count(struct lv_folio *folio, long nr)
 {
-	rcu_read_lock();
-	lruvec_count_event_atomic(folio_lruvec(folio), EV_NR_SWAPCACHE, nr);
-	rcu_read_unlock();
+	__atomic_fetch_add(&folio->pgdat->nr_swapcache, (unsigned long)nr, __ATOMIC_RELAXED);
 }
 
 /*
