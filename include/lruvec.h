@@ -1379,8 +1379,10 @@ int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const i
 
 /*
  * Reclaim frees clean, unreferenced page cache (leaving shadow entries) and lazily freed anon
- * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, aging the
- * active lists as the kernel does. There is no swap: other anon pages are never reclaimed.
+ * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, and, when a
+ * swap device has room for the memcg's pages (see "Swap"), swaps out anon pages not accessed
+ * since it last looked, from the tails of the inactive anon lists; it ages the active lists as
+ * the kernel does, and splits its scan between anon and file by swappiness and cost.
  * These calls run it on demand; allocations and charges run it by themselves, and kswapd in
  * the background.
  */

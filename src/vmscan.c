@@ -22,8 +22,10 @@
  * (size >> priority), priority falling from DEF_PRIORITY until enough was reclaimed. The
  * active file list is aged (deactivated) whenever the inactive list is smaller than
  * active / sqrt(10 × GiB), the kernel's inactive_is_low(), and whenever refaults were
- * activated since reclaim last finished with the lruvec (see refaulting()). There is no swap,
- * so anon lists are not scanned (the kernel's SCAN_FILE); lazily freed anon folios live on the
+ * activated since reclaim last finished with the lruvec (see refaulting()). The anon lists
+ * are scanned only when the lruvec's memcg can have pages swapped out (a swap device with
+ * free slots, its swap limit not reached); get_scan_count() then splits the scan between anon
+ * and file by swappiness and the costs each side noted. Lazily freed anon folios live on the
  * file lists.
  *
  * Reclaim is driven three ways: kswapd (one thread per node, woken below the low watermark,
@@ -460,7 +462,7 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 	move_folios_to_lru(&folio_list, false);
 	/*
 	 * The cost of this side: I/O weighs SWAP_CLUSTER_MAX times a rotation, as the kernel's
-	 * lru_note_cost(). With no swap only the file lists are scanned and the balance has
+	 * lru_note_cost(). Without swap only the file lists are scanned and the balance has
 	 * nothing to decide: skip the walk to the root that takes every ancestor's lock (Roman
 	 * Gushchin, 2025).
 	 */
