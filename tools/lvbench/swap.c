@@ -61,7 +61,7 @@ struct swap_params {
 	unsigned int region_mib;       /* each tenant's address space; LVB_UNSET: 1.5 x limit */
 	unsigned int readers;	       /* page cache readers; LVB_UNSET: 1, 2 from 4 tenants */
 	unsigned int reader_limit_mib; /* each reader's memcg limit; LVB_UNSET: memory / 16 */
-	unsigned int swap_mib;	       /* LVB_UNSET: every region, plus a margin */
+	unsigned int swap_mib;	       /* LVB_UNSET: twice the overflow, plus a margin */
 	const char *swap_file;	       /* NULL: the in-memory device */
 };
 
@@ -157,10 +157,14 @@ static int swap_prepare(struct lvb_common *opt, void *params)
 			p->reader_limit_mib = 4;
 	}
 	if (p->swap_mib == LVB_UNSET) {
-		uint64_t mib = (uint64_t)opt->containers * p->region_mib + 8;
+		/*
+		 * A fault frees its slot, so the slots in use are the overflow and the pages read
+		 * ahead: twice the overflow never fills, and only the slots written use memory.
+		 */
+		uint64_t mib = 2 * overflow_mib(opt, p) + 8;
 
 		if (mib > 1u << 20)
-			return lvb_usage_error("swap: the regions need more than 1 TiB of swap");
+			return lvb_usage_error("swap: the overflow needs more than 1 TiB of swap");
 		p->swap_mib = (unsigned int)((mib + 1) / 2 * 2);
 	}
 	if ((uint64_t)opt->containers + p->readers > LVB_MAX_CONTAINERS)
@@ -959,10 +963,10 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 			st.min, st.max, st.coeffvar);
 	}
 	fprintf(out,
-		"ceiling: the same threads, the round's pages out and in as bare 4 KiB %s,\n"
-		"no cache management\n",
-		p->swap_file ? "pwrite/pread\nof a file of the device's size"
-			     : "memcpy\nbetween pages and a device-sized area");
+		"ceiling: the same threads, the round's pages out and in as bare 4 KiB %s, no "
+		"cache management\n",
+		p->swap_file ? "pwrite/pread of\na file of the device's size"
+			     : "memcpy between\npages and a device-sized area");
 	if (n == 2)
 		fprintf(out, "%s/%s: faults/s %s; %s/%s: LRU lock contended/acquired %s\n",
 			s[1].column, s[0].column,
