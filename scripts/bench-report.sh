@@ -48,8 +48,8 @@ Tables (NAME):
   numa               lvbench compare numa --by disable --instances 16, and
                      lvbench numa --instances 16 --disable rcu-expedited
   compact            lvbench compare compact (8 containers: 6 readers, 2 THP tenants)
-  swap               lvbench compare swap --containers 8, and lvbench swap (1 tenant,
-                     against the ceiling)
+  swap               lvbench compare swap --containers 8, and lvbench swap --rounds 3
+                     (1 tenant, against the ceiling)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -614,7 +614,7 @@ def t_swap(runs):
     what1 = (f"{plural(one['tenants'], 'tenant')} (memcg limit {one['limit_mib']} MiB, address "
              f"space {one['region_mib']} MiB) and {plural(one['readers'], 'page cache reader')}, "
              f"{one['memory_mib_per_node']} MiB, {swap_kind(one)} swap of {one['swap_mib']} MiB, "
-             f"one run of {one['duration_s']:g} s")
+             f"{plural(one['rounds'], 'round')} of {one['duration_s']:g} s")
     rows1 = [
         ["faults/s", num(one["faults_per_s_total"], 0)],
         ["page accesses/s", num(one["accesses_per_s"], 0)],
@@ -622,6 +622,10 @@ def t_swap(runs):
         ["swap traffic, (pswpin + pswpout)/s", num(one["swap_traffic_pages_per_s"], 0)],
         ["ceiling, pages/s (spread)", c1[0]],
         ["swap traffic / ceiling", f"**{c1[1]}**"],
+        ["swap traffic / ceiling, each round",
+         ", ".join(f"{100 * t / c:.1f} %" for t, c in zip(one.get("swap_traffic_round_pages_per_s", []),
+                                                          one.get("swap_ceiling_round_pages_per_s", [])))
+         or "n/a"],
         [f"VmHWM, share of memory + in-memory swap ({b1} MiB)", f"{s1:.1f} %"],
     ]
     lines += ["One tenant against the ceiling: " + shape_line(one, what1) + ".", ""]
@@ -972,6 +976,7 @@ q_aim9=()
 q_numa=(--instances 16)
 q_compact=()
 q_swap=()
+swap_rounds=3
 pairs=5
 fault_runs=3
 q_kernel=()
@@ -983,6 +988,7 @@ if [ -n "$quick" ]; then
 	q_numa=(--instances 2 --duration 0.2)
 	q_compact=(--memory 128 --duration 0.3 --rounds 1)
 	q_swap=(--memory 64 --duration 0.3)
+	swap_rounds=1
 	pairs=1
 	fault_runs=1
 	q_kernel=(--rounds 1 --duration 0.5)
@@ -1023,7 +1029,7 @@ plan() {
 	swap)
 		add "$1" compare "$lv" compare swap --containers 8 "${q_swap[@]}" ${quick:+--rounds 1} \
 			--json
-		add "$1" single "$lv" swap "${q_swap[@]}" --json
+		add "$1" single "$lv" swap --rounds "$swap_rounds" "${q_swap[@]}" --json
 		;;
 	kernel)
 		local dir=()

@@ -27,13 +27,13 @@
  * the pages read ahead, swap_ra), or that found it read ahead in the swap cache (swap_ra_hit);
  * counted per tenant from its memcg's counters.
  *
- * The ceiling: after the engine's round, on the same threads (the tenants'), the same number
- * of page transfers as the round's pswpout and pswpin, done as bare 4 KiB copies between a
+ * The ceiling: after the engine's round, as many threads as there are tenants do the same
+ * number of page transfers as the round's pswpout and pswpin, as bare 4 KiB copies between a
  * region of the size of the tenants' limits (a page out of it to the next slot of the
  * thread's share of a device-sized area, a slot at random back into a page at random), both
  * faulted in before the clock starts, with no cache management at all. With --swap-file the
- * copies are pwrite(2)s and pread(2)s of the same file instead. The ratio of the engine's
- * swap traffic to it says what the cache management leaves of the bare copying.
+ * copies are pwrite(2)s and pread(2)s of a file of the device's size instead. The ratio of
+ * the engine's swap traffic to it says what the cache management leaves of the bare copying.
  */
 #define _GNU_SOURCE
 #include "lvbench.h"
@@ -459,14 +459,16 @@ static uint64_t swap_bytes(const struct swap_params *p)
 /* ---- the ceiling ----------------------------------------------------------------------------- */
 
 /*
- * The ceiling of each design, over its rounds: every timed slice (for the spread) and the
- * totals. A workload's results are per round; these are kept here, as lvbench runs one
- * configuration per process.
+ * The ceiling of each design, over its rounds: every timed slice (for the spread), each round's
+ * ceiling and swap traffic, and the totals. A workload's results are per round; these are kept
+ * here, as lvbench runs one configuration per process.
  */
 struct ceiling_acc {
 	double pages, seconds;
 	double *slice_rate;
 	unsigned int nr_slices;
+	double *round_ceiling, *round_traffic; /* pages/s */
+	unsigned int nr_rounds;
 	bool failed;
 };
 
@@ -582,8 +584,8 @@ static int measure_ceiling(const struct lvb_common *opt, const struct swap_param
 	uint64_t dev_bytes = swap_bytes(p);
 	struct ceil_arg *args = calloc(threads, sizeof(*args));
 	pthread_t *tids = calloc(threads, sizeof(*tids));
+	double *rates, *round, *traffic;
 	unsigned int created = 0;
-	double *rates;
 	int err = 0;
 
 	sh.page_count = ((uint64_t)p->limit_mib << 20) / LV_PAGE_SIZE;
@@ -595,8 +597,14 @@ static int measure_ceiling(const struct lvb_common *opt, const struct swap_param
 	rates = realloc(acc->slice_rate, (acc->nr_slices + CEIL_SLICES) * sizeof(*rates));
 	if (rates)
 		acc->slice_rate = rates;
+	round = realloc(acc->round_ceiling, (acc->nr_rounds + 1) * sizeof(*round));
+	if (round)
+		acc->round_ceiling = round;
+	traffic = realloc(acc->round_traffic, (acc->nr_rounds + 1) * sizeof(*traffic));
+	if (traffic)
+		acc->round_traffic = traffic;
 	sh.pages = ceil_map(pages_bytes, true);
-	if (!args || !tids || !rates || !sh.pages || !sh.slot_count) {
+	if (!args || !tids || !rates || !round || !traffic || !sh.pages || !sh.slot_count) {
 		err = -ENOMEM;
 	} else if (p->swap_file) {
 		sh.fd = open_swap_file(p->swap_file, dev_bytes);
@@ -642,6 +650,8 @@ static int measure_ceiling(const struct lvb_common *opt, const struct swap_param
 		}
 		acc->pages += (double)(nout / threads + nin / threads) * threads;
 		acc->seconds += sh.t[CEIL_SLICES] - sh.t[0];
+		acc->round_ceiling[acc->nr_rounds] = (double)(nout / threads + nin / threads) *
+						     threads / (sh.t[CEIL_SLICES] - sh.t[0]);
 	}
 	if (sh.pages)
 		munmap(sh.pages, pages_bytes);
@@ -798,8 +808,10 @@ out:
 		struct ceiling_acc *acc = &ceiling_of[design];
 
 		if (nout + nin >= tenants) {
-			lvb_progress_label("swap: %s design, ceiling", lvb_lock_names[design]);
 			err = measure_ceiling(opt, p, tenants, nout, nin, acc);
+			if (!err)
+				acc->round_traffic[acc->nr_rounds++] =
+					(double)(nout + nin) / res->elapsed;
 			if (err) {
 				fprintf(stderr, "lvbench: swap: ceiling: %s\n", strerror(-err));
 				acc->failed = true;
@@ -961,9 +973,14 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 			ceiling_rate(&s[d]) > 0 ? swap_traffic(&s[d]) / ceiling_rate(&s[d]) : 0,
 			(int)strlen(s[d].column), "", st.n, s[d].rounds, lvb_plural(s[d].rounds),
 			st.min, st.max, st.coeffvar);
+		fprintf(out, "%*s  traffic/ceiling per round:", (int)strlen(s[d].column), "");
+		for (unsigned int r = 0; r < a->nr_rounds; r++)
+			fprintf(out, " %.2f (%.0f/%.0f)", a->round_traffic[r] / a->round_ceiling[r],
+				a->round_traffic[r], a->round_ceiling[r]);
+		fputc('\n', out);
 	}
 	fprintf(out,
-		"ceiling: the same threads, the round's pages out and in as bare 4 KiB %s, no "
+		"ceiling: a thread per tenant, the round's pages out and in as bare 4 KiB %s, no "
 		"cache management\n",
 		p->swap_file ? "pwrite/pread of\na file of the device's size"
 			     : "memcpy between\npages and a device-sized area");
@@ -1013,6 +1030,14 @@ static void swap_json_extra(FILE *out, bool *first, const struct lvb_common *opt
 		lvb_json_double(out, first, "swap_ceiling_min", st.min);
 		lvb_json_double(out, first, "swap_ceiling_max", st.max);
 		lvb_json_double(out, first, "swap_ceiling_coeffvar", st.coeffvar);
+		lvb_json_key(out, first, "swap_ceiling_round_pages_per_s");
+		for (unsigned int r = 0; r < a->nr_rounds; r++)
+			fprintf(out, "%s%.3f", r ? "," : "[", a->round_ceiling[r]);
+		fputs(a->nr_rounds ? "]" : "[]", out);
+		lvb_json_key(out, first, "swap_traffic_round_pages_per_s");
+		for (unsigned int r = 0; r < a->nr_rounds; r++)
+			fprintf(out, "%s%.3f", r ? "," : "[", a->round_traffic[r]);
+		fputs(a->nr_rounds ? "]" : "[]", out);
 	}
 	lvb_proc_memory(&rss, &hwm);
 	lvb_json_u64(out, first, "hwm_budget_mib", budget);
@@ -1033,7 +1058,7 @@ static const struct lvb_default swap_shared_defaults[] = {
 	{ "containers", "1; they are the tenants", false },
 	{ "threads", "one per tenant and per reader", true },
 	{ "memory", "512M", false },
-	{ "nodes", "1", true },
+	{ "nodes", "one node", true },
 	{ "duration", "3 (compare: 5)", false },
 	{ "rounds", "1 (compare: 3)", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
@@ -1064,17 +1089,17 @@ const struct lvb_workload lvb_swap = {
 		"Swap is an in-memory device (--swap-size) or --swap-file.\n"
 		"Throughput: faults/s per tenant, a fault being an access that found a swap entry\n"
 		"(pswpin - swap_ra + swap_ra_hit of its memcg). Also shown: accesses/s, the swap,\n"
-		"workingset and reclaim counters, and the ceiling: after each round, the same\n"
-		"tenant threads do the round's pswpout and pswpin as bare 4 KiB copies between\n"
-		"pages and a device-sized area (with --swap-file: pwrite and pread of such a "
-		"file),\n"
-		"both faulted in first, timed in 5 slices; the swap traffic, (pswpin + "
-		"pswpout)/s,\n"
-		"is shown as a share of it. VmHWM is set against memory + the in-memory device.\n"
+		"workingset and reclaim counters, and the ceiling: after each round, a thread per\n"
+		"tenant does the round's pswpout and pswpin again as bare 4 KiB copies between\n"
+		"pages and a device-sized area (--swap-file: pwrite and pread of such a file),\n"
+		"both faulted in first, timed in 5 slices; the swap traffic, pswpin + pswpout\n"
+		"per second, is shown as a share of it, over all rounds and per round. VmHWM is\n"
+		"set against memory + the in-memory device.\n"
 		"Not a published workload: its tables are in docs/benchmarks.md, swap.\n"
 		"JSON adds the settings, accesses_per_s, the counters, swap_traffic_pages_per_s,\n"
 		"swap_ceiling_pages_per_s, swap_ceiling_ratio, swap_ceiling_slices, _min, _max,\n"
-		"_coeffvar, hwm_budget_mib, vm_hwm_end_kib (after every round and ceiling) and\n"
+		"_coeffvar, swap_ceiling_round_pages_per_s, swap_traffic_round_pages_per_s,\n"
+		"hwm_budget_mib, vm_hwm_end_kib (after every round and ceiling) and\n"
 		"vm_hwm_budget_pct.",
 	.opts = swap_opts,
 	.shared_defaults = swap_shared_defaults,
