@@ -1044,40 +1044,31 @@ swap_run() { # swap_run DESCRIPTION LOCKS TENANTS DEVICE ARGS...
 	check "$desc" test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
 	if [ $rc -ne 0 ] || [ $py -ne 0 ] || [ -s "$TMP/err" ]; then diag "$TMP/err" "$TMP/py"; fi
 }
-# A library whose lv_swap_on() is still a stub refuses every device: nothing to run then.
-"$LVBENCH" swap --memory 16 --duration 0.1 >/dev/null 2>"$TMP/err" </dev/null
-if grep -q "lv_swap_on(in memory, .*): Invalid argument" "$TMP/err"; then
-	for t in "swap --json" "compare swap --json" "swap --swap-file --json" \
-		"swap --swap-file: the file is removed" "compare swap: both designs"; do
-		ok "$t # SKIP no swap devices"
-	done
-else
-	swap_run "swap --json: one tenant swaps, its data checked, faults and traffic against the ceiling" \
-		lruvec 1 memory swap
-	swap_run "compare swap --json: the node object, then the lruvec object, two tenants" node,lruvec \
-		2 memory compare swap --containers 2 --rounds 1
-	swap_run "swap --swap-file --json: the same on a file" lruvec 1 file swap \
-		--swap-file "$TMP/swapfile"
-	check "swap --swap-file: the file is removed after the run" test ! -e "$TMP/swapfile"
+swap_run "swap --json: one tenant swaps, its data checked, faults and traffic against the ceiling" \
+	lruvec 1 memory swap
+swap_run "compare swap --json: the node object, then the lruvec object, two tenants" node,lruvec \
+	2 memory compare swap --containers 2 --rounds 1
+swap_run "swap --swap-file --json: the same on a file" lruvec 1 file swap \
+	--swap-file "$TMP/swapfile"
+check "swap --swap-file: the file is removed after the run" test ! -e "$TMP/swapfile"
 
-	"$LVBENCH" compare swap --containers 2 --memory 64 --duration 0.3 --rounds 1 >"$TMP/out" \
-		2>"$TMP/err"
-	rc=$?
-	[ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
-		grep -q '^2 containers, 3 threads on ' "$TMP/out" &&
-		grep -q '^faults/s per tenant (2 samples per design: tenants x rounds)$' "$TMP/out" &&
-		grep -Eq '^Total +swap +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
-		grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
-		grep -Eq '^(node|lruvec): swap traffic: [0-9]+ pages/s, ceiling [0-9]+ pages/s, ratio [0-9.]+$' \
-			"$TMP/out" &&
-		[ "$(grep -Ec '^ +ceiling spread over 5 slices of 1 round: [0-9]+\.\.[0-9]+ pages/s' \
-			"$TMP/out")" = 2 ] &&
-		grep -Eq '^lruvec/node: faults/s [0-9.]+x; node/lruvec: LRU lock contended/acquired ' \
-			"$TMP/out" &&
-		grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
-		grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
-	verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
-fi
+"$LVBENCH" compare swap --containers 2 --memory 64 --duration 0.3 --rounds 1 >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^ +node +lruvec$' "$TMP/out" &&
+	grep -q '^2 containers, 3 threads on ' "$TMP/out" &&
+	grep -q '^faults/s per tenant (2 samples per design: tenants x rounds)$' "$TMP/out" &&
+	grep -Eq '^Total +swap +[0-9.]+ \(   0\.00%\) +[0-9.]+ \( *-?[0-9.]+%\)$' "$TMP/out" &&
+	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
+	grep -Eq '^(node|lruvec): swap traffic: [0-9]+ pages/s, ceiling [0-9]+ pages/s, ratio [0-9.]+$' \
+		"$TMP/out" &&
+	[ "$(grep -Ec '^ +ceiling spread over 5 slices of 1 round: [0-9]+\.\.[0-9]+ pages/s' \
+		"$TMP/out")" = 2 ] &&
+	grep -Eq '^lruvec/node: faults/s [0-9.]+x; node/lruvec: LRU lock contended/acquired ' \
+		"$TMP/out" &&
+	grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
+	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
+verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
 
 echo "1..$n"
 [ $failed -eq 0 ]
