@@ -851,6 +851,22 @@ static double per_s(const struct lvb_series *s, uint64_t v)
 	return s->elapsed > 0 ? (double)v / s->elapsed : 0;
 }
 
+/*
+ * end_hwm_kib - VmHWM now, after every round and ceiling, and at least what the rounds read: the
+ * kernel's peak follows RSS counters that are approximate, so a later reading can be a little
+ * lower than an earlier one.
+ */
+static uint64_t end_hwm_kib(const struct lvb_series *s, unsigned int n)
+{
+	uint64_t rss, hwm;
+
+	lvb_proc_memory(&rss, &hwm);
+	for (unsigned int d = 0; d < n; d++)
+		if (s[d].vm_hwm_kib > hwm)
+			hwm = s[d].vm_hwm_kib;
+	return hwm;
+}
+
 /* The budget VmHWM is held to: the machine's memory and the in-memory device. */
 static uint64_t hwm_budget_mib(const struct lvb_common *opt, const struct swap_params *p)
 {
@@ -925,7 +941,7 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 			     const struct lvb_ceiling *c)
 {
 	const struct swap_params *p = params;
-	uint64_t rss, hwm, budget = hwm_budget_mib(opt, p);
+	uint64_t hwm, budget = hwm_budget_mib(opt, p);
 	char r1[32], r2[32];
 
 	(void)c;
@@ -990,7 +1006,7 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 			times(r1, sizeof(r1), lvb_series_rate(&s[1]), lvb_series_rate(&s[0])),
 			s[0].column, s[1].column,
 			times(r2, sizeof(r2), lru_fraction(&s[0]), lru_fraction(&s[1])));
-	lvb_proc_memory(&rss, &hwm);
+	hwm = end_hwm_kib(s, n);
 	fprintf(out,
 		"VmHWM %llu MiB = %.1f%% of memory + in-memory swap (%llu MiB; goal: at most "
 		"110%%)\n",
@@ -1005,7 +1021,7 @@ static void swap_json_extra(FILE *out, bool *first, const struct lvb_common *opt
 {
 	const struct swap_params *p = params;
 	const struct ceiling_acc *a = &ceiling_of[s->design];
-	uint64_t rss, hwm, budget = hwm_budget_mib(opt, p);
+	uint64_t hwm, budget = hwm_budget_mib(opt, p);
 	struct lvb_stats st;
 
 	(void)c;
@@ -1039,7 +1055,7 @@ static void swap_json_extra(FILE *out, bool *first, const struct lvb_common *opt
 			fprintf(out, "%s%.3f", r ? "," : "[", a->round_traffic[r]);
 		fputs(a->nr_rounds ? "]" : "[]", out);
 	}
-	lvb_proc_memory(&rss, &hwm);
+	hwm = end_hwm_kib(s, 1);
 	lvb_json_u64(out, first, "hwm_budget_mib", budget);
 	lvb_json_u64(out, first, "vm_hwm_end_kib", hwm);
 	lvb_json_double(out, first, "vm_hwm_budget_pct",
