@@ -585,6 +585,8 @@ def t_swap(runs):
          num(mn, 0), num(ml, 0) + change(ml, mn)],
         ["page accesses/s of all tenants", num(node["accesses_per_s"], 0),
          num(lru["accesses_per_s"], 0) + change(lru["accesses_per_s"], node["accesses_per_s"])],
+        ["page cache readers' MB/s", num(node["file_mb_per_s"]),
+         num(lru["file_mb_per_s"]) + change(lru["file_mb_per_s"], node["file_mb_per_s"])],
         ["swap traffic, (pswpin + pswpout)/s", num(node["swap_traffic_pages_per_s"], 0),
          num(lru["swap_traffic_pages_per_s"], 0)],
         ["ceiling, pages/s (spread)", cn[0], cl[0]],

@@ -1026,6 +1026,8 @@ for o in objs:
     assert 0 < o["faults_per_s_total"] * o["elapsed_s"] <= faults * 1.01 + 1, (o["faults_per_s_total"], faults)
     assert len(o["faults_per_s_tenant"]) and o["faults_per_s_tenant"]["n"] == tenants * o["rounds"]
     assert o["accesses_per_s"] > 0 and o["swap_traffic_pages_per_s"] > 0
+    assert abs(o["file_mb_per_s"] * o["elapsed_s"] - c["file_reads"] * 4096e-6) <= \
+        c["file_reads"] * 4096e-6 / 200 + 0.01
     traffic = o["pswpin"] + o["pswpout"]  # elapsed_s has 3 decimals
     assert abs(o["swap_traffic_pages_per_s"] * o["elapsed_s"] - traffic) <= traffic / 200 + 1
     assert o["swap_ceiling_slices"] == 5 * o["rounds"], o["swap_ceiling_slices"]
@@ -1064,7 +1066,7 @@ rc=$?
 		"$TMP/out" &&
 	[ "$(grep -Ec '^ +ceiling spread over 5 slices of 1 round: [0-9]+\.\.[0-9]+ pages/s' \
 		"$TMP/out")" = 2 ] &&
-	grep -Eq '^lruvec/node: faults/s [0-9.]+x; node/lruvec: LRU lock contended/acquired ' \
+	grep -Eq "^lruvec/node: faults/s [0-9.]+x, readers' MB/s [0-9.]+x; node/lruvec: LRU lock " \
 		"$TMP/out" &&
 	grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
 	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"

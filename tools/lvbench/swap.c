@@ -910,6 +910,12 @@ static double accesses_per_s(const struct lvb_series *s)
 	return per_s(s, s->ops);
 }
 
+/* The readers' MB/s: what the CPU time the tenants leave buys the page cache beside them. */
+static double file_mb_per_s(const struct lvb_series *s)
+{
+	return per_s(s, s->counters[SC_FILE_READS]) * READ_SIZE * 1e-6;
+}
+
 static double ceiling_ratio(const struct lvb_series *s)
 {
 	return ceiling_rate(s) > 0 ? 100 * swap_traffic(s) / ceiling_rate(s) : 0;
@@ -942,7 +948,7 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 {
 	const struct swap_params *p = params;
 	uint64_t hwm, budget = hwm_budget_mib(opt, p);
-	char r1[32], r2[32];
+	char r1[32], r2[32], r3[32];
 
 	(void)c;
 	fprintf(out,
@@ -960,6 +966,7 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 	fputc('\n', out);
 	row(out, "faults/s (all tenants)", s, n, faults_per_s, " %14.0f");
 	row(out, "accesses/s (all tenants)", s, n, accesses_per_s, " %14.0f");
+	row(out, "readers' MB/s", s, n, file_mb_per_s, " %14.1f");
 	for (size_t i = 0; i < sizeof(swap_items) / sizeof(swap_items[0]); i++) {
 		fprintf(out, "%-28s", lv_stat_name(swap_items[i]));
 		for (unsigned int d = 0; d < n; d++)
@@ -1001,9 +1008,12 @@ static void swap_print_extra(FILE *out, const struct lvb_common *opt, const void
 		p->swap_file ? "pwrite/pread of\na file of the device's size"
 			     : "memcpy between\npages and a device-sized area");
 	if (n == 2)
-		fprintf(out, "%s/%s: faults/s %s; %s/%s: LRU lock contended/acquired %s\n",
+		fprintf(out,
+			"%s/%s: faults/s %s, readers' MB/s %s; %s/%s: LRU lock contended/acquired "
+			"%s\n",
 			s[1].column, s[0].column,
 			times(r1, sizeof(r1), lvb_series_rate(&s[1]), lvb_series_rate(&s[0])),
+			times(r3, sizeof(r3), file_mb_per_s(&s[1]), file_mb_per_s(&s[0])),
 			s[0].column, s[1].column,
 			times(r2, sizeof(r2), lru_fraction(&s[0]), lru_fraction(&s[1])));
 	hwm = end_hwm_kib(s, n);
@@ -1034,6 +1044,7 @@ static void swap_json_extra(FILE *out, bool *first, const struct lvb_common *opt
 	lvb_json_str(out, first, "swap_device", p->swap_file ? "file" : "memory");
 	lvb_json_u64(out, first, "proactiveness", PROACTIVENESS);
 	lvb_json_double(out, first, "accesses_per_s", accesses_per_s(s));
+	lvb_json_double(out, first, "file_mb_per_s", file_mb_per_s(s));
 	for (size_t i = 0; i < sizeof(swap_items) / sizeof(swap_items[0]); i++)
 		lvb_json_u64(out, first, lv_stat_name(swap_items[i]), s->vmstat[swap_items[i]]);
 	lvb_json_double(out, first, "swap_traffic_pages_per_s", swap_traffic(s));
@@ -1104,19 +1115,19 @@ const struct lvb_workload lvb_swap = {
 		"find the last word written ends the run with exit status 1, naming the page.\n"
 		"Swap is an in-memory device (--swap-size) or --swap-file.\n"
 		"Throughput: faults/s per tenant, a fault being an access that found a swap entry\n"
-		"(pswpin - swap_ra + swap_ra_hit of its memcg). Also shown: accesses/s, the swap,\n"
-		"workingset and reclaim counters, and the ceiling: after each round, a thread per\n"
-		"tenant does the round's pswpout and pswpin again as bare 4 KiB copies between\n"
-		"pages and a device-sized area (--swap-file: pwrite and pread of such a file),\n"
-		"both faulted in first, timed in 5 slices; the swap traffic, pswpin + pswpout\n"
-		"per second, is shown as a share of it, over all rounds and per round. VmHWM is\n"
-		"set against memory + the in-memory device.\n"
+		"(pswpin - swap_ra + swap_ra_hit of its memcg). Also shown: accesses/s, the\n"
+		"readers' MB/s, the swap, workingset and reclaim counters, and the ceiling: after\n"
+		"each round, a thread per tenant does the round's pswpout and pswpin again as\n"
+		"bare 4 KiB copies between pages and a device-sized area (--swap-file: pwrite\n"
+		"and pread of such a file), both faulted in first, timed in 5 slices; the swap\n"
+		"traffic, pswpin + pswpout per second, is shown as a share of it, over all\n"
+		"rounds and per round. VmHWM is set against memory + the in-memory device.\n"
 		"Not a published workload: its tables are in docs/benchmarks.md, swap.\n"
-		"JSON adds the settings, accesses_per_s, the counters, swap_traffic_pages_per_s,\n"
-		"swap_ceiling_pages_per_s, swap_ceiling_ratio, swap_ceiling_slices, _min, _max,\n"
-		"_coeffvar, swap_ceiling_round_pages_per_s, swap_traffic_round_pages_per_s,\n"
-		"hwm_budget_mib, vm_hwm_end_kib (after every round and ceiling) and\n"
-		"vm_hwm_budget_pct.",
+		"JSON adds the settings, accesses_per_s, file_mb_per_s (the readers'), the\n"
+		"counters, swap_traffic_pages_per_s, swap_ceiling_pages_per_s,\n"
+		"swap_ceiling_ratio, swap_ceiling_slices, _min, _max, _coeffvar,\n"
+		"swap_ceiling_round_pages_per_s, swap_traffic_round_pages_per_s, hwm_budget_mib,\n"
+		"vm_hwm_end_kib (after every round and ceiling) and vm_hwm_budget_pct.",
 	.opts = swap_opts,
 	.shared_defaults = swap_shared_defaults,
 	.params_size = sizeof(struct swap_params),
