@@ -71,7 +71,7 @@ caught_by() {
 		*)
 			# The torture test's own checks say why on a "# " line, then abort().
 			line=$(printf '%s\n' "$out" | grep -E '^# ' |
-				grep -m1 -v -E '^# (seed=|swapping)')
+				grep -m1 -v -E '^# (seed=|swapping|waiting for)')
 			echo "the run's checks: ${line:-an abort without a message}"
 			;;
 		esac

@@ -2244,6 +2244,10 @@ static bool prepare_swap(void)
 {
 	const struct timespec retry = { 0, 1000 * 1000 };
 	double deadline = now_seconds() + (opt.wait > 1 ? opt.wait : 1);
+	/* kswapd may have swapped already (prepare_kcompactd() filled a node): count from here. */
+	uint64_t out = node_stat_sum(LV_PSWPOUT), in = node_stat_sum(LV_PSWPIN);
+	uint64_t ahead = node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT);
+	bool done = false;
 
 	swap_ms.mm = lv_mm_create(machine, swap_memcg, 0);
 	if (!swap_ms.mm)
@@ -2260,18 +2264,20 @@ static bool prepare_swap(void)
 		swap_gens[p] = swap_gen;
 	}
 	/* Paged out from the lists: no CPU's batch may hold them, kswapd may isolate some. */
-	while (!node_stat_sum(LV_PSWPOUT) && now_seconds() < deadline) {
+	for (;;) {
 		lv_lru_add_drain_all(machine);
 		swap_pageout(0, SWAP_PAGES);
-		if (!node_stat_sum(LV_PSWPOUT))
-			nanosleep(&retry, NULL);
+		if (node_stat_sum(LV_PSWPOUT) > out || now_seconds() > deadline)
+			break;
+		nanosleep(&retry, NULL);
 	}
 	while (now_seconds() < deadline) {
-		/* From the first page: its fault reads the next slots ahead, later ones hit. */
+		/* From the first page: faults that walk the slots read the next ones ahead. */
 		if (!swap_verify_all(deadline))
 			break;
-		if (node_stat_sum(LV_PSWPIN) &&
-		    node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT))
+		done = node_stat_sum(LV_PSWPOUT) > out && node_stat_sum(LV_PSWPIN) > in &&
+		       node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT) > ahead;
+		if (done)
 			break;
 		lv_lru_add_drain_all(machine);
 		swap_pageout(0, SWAP_PAGES);
@@ -2281,8 +2287,7 @@ static bool prepare_swap(void)
 	       (unsigned long)node_stat_sum(LV_PSWPOUT), (unsigned long)node_stat_sum(LV_PSWPIN),
 	       (unsigned long)node_stat_sum(LV_SWAP_RA),
 	       (unsigned long)node_stat_sum(LV_SWAP_RA_HIT));
-	return node_stat_sum(LV_PSWPOUT) && node_stat_sum(LV_PSWPIN) &&
-	       node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT);
+	return done;
 }
 
 /* swap2_on - turn the second device on at @prio. */
@@ -3300,7 +3305,8 @@ static bool missing_paths(bool memcg, char *buf, size_t len)
 
 /*
  * wait_for_paths - let the mutators run on, past the run's duration, until every required
- * path has run or @limit more seconds have passed. Return: the seconds waited.
+ * path has run or @limit more seconds have passed; the paths still to run when the wait
+ * begins are named on a "# waiting for" line. Return: the seconds waited.
  */
 static double wait_for_paths(bool memcg, double limit)
 {
@@ -3308,6 +3314,10 @@ static double wait_for_paths(bool memcg, double limit)
 	double start = now_seconds(), waited = 0;
 	char missing[512];
 
+	if (limit > 0 && missing_paths(memcg, missing, sizeof(missing))) {
+		printf("# waiting for:%s\n", missing);
+		fflush(stdout);
+	}
 	while (missing_paths(memcg, missing, sizeof(missing)) && waited < limit) {
 		nanosleep(&poll, NULL);
 		waited = now_seconds() - start;
