@@ -18,6 +18,11 @@
  * maps a folio it found there. A fault that finds a locked folio in the cache waits for the
  * lock, then re-checks that the folio is still the cache's folio for its slot.
  *
+ * A mapped folio is in the swap cache only inside swap_out_folio(), between entering the cache
+ * and its unmap (or its removal, if it cannot be unmapped), and inside do_swap_page(), between
+ * its mapping and its removal, with its lock held: so every clean folio in the cache holds
+ * what its slot holds.
+ *
  * Swap-out of an isolated order-0 folio (swap_out_folio(), called by shrink_folio_list()):
  * lock; get a slot (charging the memcg's swap) and enter the cache, marked dirty since the
  * device does not have its data yet; under the mm's page_table_lock, replace the page table
@@ -290,6 +295,12 @@ bool swap_out_folio(struct lv_folio *folio, bool *activate, unsigned long *pageo
 	rcu_read_lock();
 	if (!try_to_unmap_swap(folio, e, &mm, &vpn)) {
 		rcu_read_unlock();
+		/*
+		 * Still mapped (a locked region): it leaves the cache, since a mapped folio can be
+		 * written, or cleaned by LV_MADV_FREE, and the slot's copy would then be stale
+		 * yet look clean (its data may even be the slot's last user's).
+		 */
+		delete_from_swap_cache(folio);
 		put_swap_device(si);
 		goto unlock;
 	}
