@@ -1132,6 +1132,12 @@ int lv_swap_off(struct lv_machine *m, int id)
 		goto out;
 	}
 	swap_writeok_clear(si);
+	/*
+	 * folio_alloc_swap() reserves a slot and marks it in one RCU read-side section: after a
+	 * grace period every reservation made before writeok was cleared is marked, and the walks
+	 * below see it.
+	 */
+	synchronize_rcu();
 	swap_drop_percpu(si);
 	if (!swapoff_fits(m, si))
 		err = -ENOMEM;

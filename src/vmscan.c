@@ -566,9 +566,11 @@ enum scan_balance { SCAN_EQUAL, SCAN_FRACT, SCAN_ANON, SCAN_FILE };
  * get_scan_count - how many pages of each list to scan at @sc's priority (the kernel's
  * get_scan_count()): each list's size >> priority, split between anon and file by balance.
  * Anon is left alone when its pages cannot be swapped (no free slot, or the memcg's swap
- * limit), with swappiness 0, and while the inactive file list alone can meet the pressure and
- * file refaults are not activating (cache trim mode). At the last priority both sides are
- * scanned equally. Otherwise the split follows the costs reclaim noted: each side's share is
+ * limit), in limit reclaim with swappiness 0 (a memcg's way to opt out of swap), and while
+ * the inactive file list alone can meet the pressure and file refaults are not activating
+ * (cache trim mode). At the last priority both sides are scanned equally unless swappiness
+ * is 0; with no file pages only anon is (global reclaim with swappiness 0 still swaps then,
+ * rather than fail). Otherwise the split follows the costs reclaim noted: each side's share is
  * its swappiness weight (swappiness for anon, 200 - swappiness for file) over its recent cost
  * (rotations and refaults, and I/O at SWAP_CLUSTER_MAX each), as the kernel weighs them. The
  * costs are read without the lock: a racy snapshot of two counters only shifts the split.
@@ -583,15 +585,15 @@ static void get_scan_count(struct lruvec *lruvec, struct scan_control *sc, bool 
 
 	sc->can_swap = (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
 					       : mem_cgroup_get_nr_swap_pages(lruvec->memcg)) > 0;
-	if (!sc->can_swap || !swappiness)
+	if (!sc->can_swap || (sc->target && !swappiness))
 		balance = SCAN_FILE;
-	else if (!sc->priority)
+	else if (!sc->priority && swappiness)
 		balance = SCAN_EQUAL;
-	else if (!deactivate && READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority)
-		balance = SCAN_FILE;
 	else if (!(READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) +
 		   READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE])))
 		balance = SCAN_ANON;
+	else if (!deactivate && READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority)
+		balance = SCAN_FILE;
 	else
 		balance = SCAN_FRACT;
 	if (balance == SCAN_FRACT) {
