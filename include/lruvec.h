@@ -1379,8 +1379,10 @@ int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const i
 
 /*
  * Reclaim frees clean, unreferenced page cache (leaving shadow entries) and lazily freed anon
- * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, aging the
- * active lists as the kernel does. There is no swap: other anon pages are never reclaimed.
+ * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, and, when a
+ * swap device has room for the memcg's pages (see "Swap"), swaps out anon pages not accessed
+ * since it last looked, from the tails of the inactive anon lists; it ages the active lists as
+ * the kernel does, and splits its scan between anon and file by swappiness and cost.
  * These calls run it on demand; allocations and charges run it by themselves, and kswapd in
  * the background.
  */
@@ -1747,7 +1749,7 @@ enum lv_stat_item {
 	LV_COMPACT_DAEMON_WAKE,	      /* node only: kcompactd wakeups that compacted */
 	LV_PSWPIN,		      /* pages read from swap devices */
 	LV_PSWPOUT,		      /* pages written to swap devices */
-	LV_NR_SWAPCACHE,	      /* a count: pages in the swap cache */
+	LV_NR_SWAPCACHE,	      /* node only, a count: pages in the swap cache */
 	LV_NR_SWAP,		      /* a count: swap slots charged (memcg: own + descendants,
 					 lv_memcg_swap_usage(); node: slots in use on all devices) */
 	LV_SWAP_RA,		      /* pages read ahead by swap-in */

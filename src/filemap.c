@@ -396,6 +396,24 @@ static void folio_wait_fill(struct lv_folio *folio)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void folio_wait_locked(struct lv_folio *folio)
+{
+	folio_wait_fill(folio);
+}
+
+void folio_unlock(struct lv_folio *folio)
+{
+	unsigned long old = __atomic_fetch_and(&folio->flags, ~(1ul << PG_locked), __ATOMIC_SEQ_CST);
+
+	if (old & (1ul << PG_waiters)) {
+		struct fill_waitq *q = fill_waitq(folio);
+
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
 /* folio_end_fill - publish the outcome (PG_uptodate or PG_error), then wake any waiter. */
 static void folio_end_fill(struct lv_folio *folio, bool ok)
 {

@@ -288,7 +288,6 @@ enum lru_event {
 	EV_THP_SPLIT_PAGE_FAILED,
 	EV_PSWPIN,
 	EV_PSWPOUT,
-	EV_NR_SWAPCACHE, /* a count (pages in the swap cache), not an event: may go down */
 	EV_SWAP_RA,
 	EV_SWAP_RA_HIT,
 	EV_WORKINGSET_REFAULT_ANON,
@@ -383,6 +382,7 @@ struct pglist_data {
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
 	uint64_t retired_events[NR_LRU_EVENTS];	    /* memcg tree mutex: removed memcgs' counts */
 	unsigned long nr_file_pages;		    /* atomic: folios in page cache files */
+	unsigned long nr_swapcache;		    /* atomic: pages in the swap cache */
 	/*
 	 * swap_slot[pfn]: the swap entry of a swap cache folio (PG_swapcache), the kernel's
 	 * folio->swap, kept beside the memmap because a descriptor has no room left. Written
@@ -732,12 +732,29 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr);
 unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
 				unsigned long nr);
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
+unsigned long reclaim_pages(struct list_head *list);
 int kswapd_start(struct lv_machine *m);
 void kswapd_stop(struct lv_machine *m);
 void kswapd_quiesce(struct lv_machine *m);
 void wakeup_kswapd(struct pglist_data *pgdat);
 
 /* filemap.c */
+/*
+ * The folio lock, PG_locked: a page cache folio holds it while it is filled, a swap cache
+ * folio while it is swapped out or read in. folio_trylock() takes it if free; folio_unlock()
+ * drops it and wakes folio_wait_locked()'s sleepers (the fill waitqueues); folio_lock() waits.
+ */
+static inline bool folio_trylock(struct lv_folio *f)
+{
+	return !((__atomic_fetch_or(&f->flags, 1ul << PG_locked, __ATOMIC_ACQUIRE) >> PG_locked) & 1);
+}
+void folio_wait_locked(struct lv_folio *folio);
+void folio_unlock(struct lv_folio *folio);
+static inline void folio_lock(struct lv_folio *f)
+{
+	while (!folio_trylock(f))
+		folio_wait_locked(f);
+}
 int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
 struct lv_file *filemap_lock_owner(struct lv_folio *folio);
 void filemap_unlock_owner(struct lv_file *file);

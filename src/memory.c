@@ -39,10 +39,12 @@
 #include "internal.h"
 #include "mm_inline.h"
 #include "mm_types.h"
+#include "swap.h"
 
 #include <limits.h>
 
 #include <string.h>
+#include <unistd.h>
 
 #define BRK_BASE      (0x10000000ull >> PAGE_SHIFT) /* first heap page */
 #define MMAP_BASE     (1ull << 32)		    /* first lv_mmap() page, above any heap */
@@ -296,6 +298,12 @@ static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uin
 			vpn++;
 			continue;
 		}
+		if (pte_is_swap(*pte)) {
+			free_swap_and_cache(mm->machine, pte_to_swp_entry(*pte));
+			*pte = NULL;
+			vpn++;
+			continue;
+		}
 		if (folio_test_large(*pte) && zap_large_split(mm, vma, vpn, end)) {
 			last = NULL; /* the head is a folio of its own now */
 			continue;
@@ -408,6 +416,12 @@ void lv_mm_destroy(struct lv_mm *mm)
 	vmas_free(&dead);
 
 	lv_lock_acquire(&m->memcg_mutex);
+	/* A swapoff walking us keeps its place in the list: wait until it moves on. */
+	while (mm->pins) {
+		lv_lock_release(&m->memcg_mutex);
+		usleep(100);
+		lv_lock_acquire(&m->memcg_mutex);
+	}
 	list_del(&mm->mms);
 	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MM], &mm->page_table_lock);
 	if (mm->memcg)
@@ -445,6 +459,30 @@ void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *)
 	lockdep_assert_held(&m->memcg_mutex);
 	list_for_each (pos, &m->mms)
 		fn(&list_entry(pos, struct lv_mm, mms)->page_table_lock, arg);
+}
+
+struct lv_mm *mm_next_pinned(struct lv_machine *m, struct lv_mm *prev)
+{
+	struct lv_mm *next = NULL;
+	struct list_head *pos;
+
+	lv_lock_acquire(&m->memcg_mutex);
+	pos = prev ? prev->mms.next : m->mms.next;
+	if (pos != &m->mms) {
+		next = list_entry(pos, struct lv_mm, mms);
+		next->pins++;
+	}
+	if (prev)
+		prev->pins--;
+	lv_lock_release(&m->memcg_mutex);
+	return next;
+}
+
+void mm_unpin(struct lv_mm *mm)
+{
+	lv_lock_acquire(&mm->machine->memcg_mutex);
+	mm->pins--;
+	lv_lock_release(&mm->machine->memcg_mutex);
 }
 
 struct lv_machine *mm_machine(const struct lv_mm *mm)
@@ -825,6 +863,21 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		if (huge && thp_fault_map(mm, huge, haddr))
 			huge = NULL;
 		folio = *pte;
+		if (pte_is_swap(folio)) {
+			/* Swapped out: read it back with no lock held, then look again. */
+			swp_entry_t e = pte_to_swp_entry(folio);
+
+			lv_lock_release(&mm->page_table_lock);
+			if (new)
+				lv_folio_put(new);
+			if (huge)
+				lv_folio_put(huge);
+			new = huge = NULL;
+			err = do_swap_page(mm, vpn, e);
+			if (err)
+				return err;
+			continue;
+		}
 		if (folio || op == ACCESS_READ || new)
 			break;
 		vm_flags = vma->vm_flags;
@@ -862,6 +915,9 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 		new = NULL;
 	}
 	data = folio ? lv_folio_data(folio) : NULL;
+	/* The page table's accessed bit: reclaim keeps a page used since it last looked. */
+	if (folio && !folio_test_referenced(folio))
+		folio_set_referenced(folio);
 	/* Every entry of a large folio points at its head: the page is at its offset. */
 	if (data && folio_test_large(folio))
 		data += (vpn - folio->index) * LV_PAGE_SIZE;
@@ -953,7 +1009,7 @@ static void madvise_range(struct lv_mm *mm, struct vm_area *vma, uint64_t s, uin
 		uint64_t stop;
 		long here;
 
-		if (!folio) {
+		if (!pte_present(folio)) {
 			vpn++;
 			continue;
 		}
@@ -970,6 +1026,67 @@ static void madvise_range(struct lv_mm *mm, struct vm_area *vma, uint64_t s, uin
 	}
 }
 
+/*
+ * madvise_pageout - LV_MADV_PAGEOUT: isolate the present folios of [@start, @end) a batch at a
+ * time (references taken under the page_table_lock, isolation after it) and reclaim them at
+ * once, accessed or not, as the kernel's madvise_pageout() (large folios are split by reclaim;
+ * mlocked ones and ones in batches or pinned elsewhere are left). Return: 0, or -ENOMEM if
+ * part of the range is not mapped.
+ */
+static int madvise_pageout(struct lv_mm *mm, uint64_t start, uint64_t end)
+{
+	struct lv_folio *batch[RELEASE_BATCH];
+	uint64_t vpn = start, covered = 0;
+	struct list_head *pos;
+
+	lv_lock_acquire(&mm->page_table_lock);
+	list_for_each (pos, &mm->vmas) {
+		struct vm_area *vma = list_entry(pos, struct vm_area, list);
+		uint64_t s = vma->start > start ? vma->start : start;
+		uint64_t e = vma->end < end ? vma->end : end;
+
+		covered += s < e ? e - s : 0;
+	}
+	lv_lock_release(&mm->page_table_lock);
+	/* Folios in this CPU's batches cannot be isolated (the kernel's lru_add_drain()). */
+	lv_lru_add_drain(mm->machine);
+	while (vpn < end) {
+		struct list_head list;
+		unsigned int nr = 0;
+
+		lv_lock_acquire(&mm->page_table_lock);
+		list_for_each (pos, &mm->vmas) {
+			struct vm_area *vma = list_entry(pos, struct vm_area, list);
+			uint64_t v = vma->start > vpn ? vma->start : vpn;
+			uint64_t e = vma->end < end ? vma->end : end;
+
+			for (; v < e && nr < RELEASE_BATCH; v++) {
+				struct lv_folio *folio = *vma_pte(vma, v);
+
+				if (!pte_present(folio) || (nr && batch[nr - 1] == folio))
+					continue;
+				folio_get(folio);
+				batch[nr++] = folio;
+			}
+			if (nr == RELEASE_BATCH) {
+				vpn = v;
+				break;
+			}
+		}
+		if (nr < RELEASE_BATCH)
+			vpn = end;
+		lv_lock_release(&mm->page_table_lock);
+		INIT_LIST_HEAD(&list);
+		for (unsigned int i = 0; i < nr; i++) {
+			if (folio_isolate_lru(batch[i]))
+				list_add_tail(&batch[i]->lru, &list);
+		}
+		lv_folios_put(batch, nr); /* the isolation holds its own */
+		reclaim_pages(&list);
+	}
+	return covered == end - start ? 0 : -ENOMEM;
+}
+
 int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 {
 	uint64_t start, end, covered = 0;
@@ -979,8 +1096,11 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
 
 	if (!page_range(addr, len, &start, &end) ||
 	    (advice != LV_MADV_DONTNEED && advice != LV_MADV_FREE && advice != LV_MADV_COLD &&
-	     advice != LV_MADV_HUGEPAGE && advice != LV_MADV_NOHUGEPAGE))
+	     advice != LV_MADV_HUGEPAGE && advice != LV_MADV_NOHUGEPAGE &&
+	     advice != LV_MADV_PAGEOUT))
 		return -EINVAL;
+	if (advice == LV_MADV_PAGEOUT)
+		return madvise_pageout(mm, start, end);
 	if (advice == LV_MADV_HUGEPAGE || advice == LV_MADV_NOHUGEPAGE) {
 		/* One excludes the other, as in the kernel's hugepage_madvise(). */
 		bool huge = advice == LV_MADV_HUGEPAGE;
@@ -1028,7 +1148,7 @@ int lv_madvise(struct lv_mm *mm, uint64_t addr, size_t len, int advice)
  * Return: the mm, locked, or NULL (unlocked) if the folio is no longer mapped by an mm.
  * Context: RCU read-side critical section (keeps the mm valid to lock).
  */
-static struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep)
+struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep)
 {
 	struct lv_mm *mm = folio_anon_mm(folio);
 	struct vm_area *vma;
@@ -1053,8 +1173,8 @@ static struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***pt
 
 /**
  * try_to_unmap_lazyfree - reclaim an isolated lazyfree folio from the mm that maps it. One
- * written since LV_MADV_FREE is swap-backed again and goes back to the active anon list, as
- * the kernel's shrink_folio_list() does. A clean large folio is not freed here: reclaim
+ * written since LV_MADV_FREE is swap-backed again: reclaim swaps it out, or puts it on the
+ * active anon list, as the kernel's shrink_folio_list() does when it cannot. A clean large folio is not freed here: reclaim
  * splits it first, and its pages come here one by one; one that could not be split stays.
  * Return: true if the folio left the mm; its count is then zero and the caller frees it.
  * Context: the caller owns the isolation reference and holds no lock.
@@ -1082,9 +1202,8 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 		 */
 		mlock_folio(folio);
 	} else if (folio_test_dirty(folio)) {
-		/* Isolated, so unlinked: PG_swapbacked may change. */
+		/* Isolated, so unlinked: PG_swapbacked may change. Reclaim swaps it or keeps it. */
 		folio_set_swapbacked(folio);
-		folio_set_active(folio);
 	} else if (pte && folio_ref_freeze(folio, 2 /* the entry's and the isolation's */)) {
 		pte_clear_folio(mm, pte);
 		freed = true;
@@ -1107,10 +1226,10 @@ struct lv_folio *anon_folio_get(struct lv_mm *mm, uint64_t vpn, int *err)
 	vma = find_vma(mm, vpn);
 	if (!vma)
 		*err = -EFAULT;
-	else if (!(folio = *vma_pte(vma, vpn)))
-		*err = -ENOENT;
+	else if (!pte_present(*vma_pte(vma, vpn)))
+		*err = -ENOENT; /* not there, or swapped out */
 	else
-		folio_get(folio);
+		folio_get(folio = *vma_pte(vma, vpn));
 	lv_lock_release(&mm->page_table_lock);
 	return folio;
 }
@@ -1183,7 +1302,7 @@ static unsigned int gather_misplaced(struct lv_mm *mm, uint64_t *vpn, uint64_t f
 		for (; v < vma->end && nr < max; v++) {
 			struct lv_folio *folio = *vma_pte(vma, v);
 
-			if (folio && (from_nodes & (1ull << folio_nid(folio))) &&
+			if (pte_present(folio) && (from_nodes & (1ull << folio_nid(folio))) &&
 			    folio_nid(folio) != to_node && (!nr || batch[nr - 1] != folio)) {
 				folio_get(folio);
 				batch[nr++] = folio;
@@ -1274,6 +1393,14 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 				uint64_t nr;
 
 				if (!folio) {
+					prev = NULL;
+					continue;
+				}
+				if (pte_is_swap(folio)) {
+					/* Its slot's one page table user is us. */
+					if ((swap_map_value(pte_to_swp_entry(folio)) &
+					     SWAP_COUNT_MASK) != 1)
+						bad(arg, "swap entry's slot is not in use once", mm);
 					prev = NULL;
 					continue;
 				}

@@ -54,6 +54,7 @@
 #include "internal.h"
 #include "mm_inline.h"
 #include "mm_types.h"
+#include "swap.h"
 
 /* ---- counts --------------------------------------------------------------------------------- */
 
@@ -331,8 +332,8 @@ void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint
 	for (uint64_t vpn = start; vpn < end; vpn++) {
 		struct lv_folio *folio = *vma_pte(vma, vpn);
 
-		if (!folio)
-			continue;
+		if (!pte_present(folio))
+			continue; /* swapped out: mlocked when it is swapped in */
 		if (!lock)
 			munlock_folio(folio);
 		else if (!folio_test_large(folio) || folio_locked_whole(mm, folio))
@@ -411,7 +412,7 @@ static void rescue_range(struct lv_mm *mm, uint64_t start, uint64_t end)
 				struct lv_folio *folio = *vma_pte(vma, v);
 				unsigned long flags;
 
-				if (!folio ||
+				if (!pte_present(folio) ||
 				    (folio_test_large(folio) && v != folio->index && v != start))
 					continue;
 				flags = __atomic_load_n(&folio->flags, __ATOMIC_RELAXED);

@@ -41,6 +41,7 @@ struct lv_mm {
 	unsigned long def_flags; /* page_table_lock: VM_* given to new regions (LV_MCL_FUTURE) */
 	struct list_head vmas;	 /* page_table_lock */
 	struct list_head mms;	 /* machine->memcg_mutex: the machine's address spaces */
+	unsigned int pins;	 /* machine->memcg_mutex: swapoff's walkers (mm_next_pinned()) */
 	struct rcu_head rcu;
 	struct lv_lock page_table_lock ____cacheline_aligned;
 };
@@ -52,6 +53,14 @@ static inline struct lv_folio **vma_pte(struct vm_area *vma, uint64_t vpn)
 
 /* memory.c */
 struct vm_area *find_vma(struct lv_mm *mm, uint64_t vpn);
+struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep);
+/*
+ * mm_next_pinned - the address space after @prev (NULL: the first) in the machine's list,
+ * pinned against lv_mm_destroy() freeing it; @prev's pin is dropped. NULL at the end.
+ * mm_unpin - drop a pin early. Context: no lock held (takes the memcg tree mutex).
+ */
+struct lv_mm *mm_next_pinned(struct lv_machine *m, struct lv_mm *prev);
+void mm_unpin(struct lv_mm *mm);
 /*
  * vma_apply_fn - called by mm_vma_modify_flags() for each region part [@start, @end) of the
  * range, after its flags changed, with the page_table_lock held.

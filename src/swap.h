@@ -112,6 +112,8 @@ struct lv_file *swap_address_space(swp_entry_t e);
  * reference is taken (css_get); the caller puts it.
  */
 struct lv_memcg *lookup_swap_cgroup(struct lv_machine *m, swp_entry_t e);
+/* swap_type_max - the offsets of device @type are below this; 0 if it is not on. */
+unsigned long swap_type_max(struct lv_machine *m, unsigned int type);
 /* get_nr_swap_pages - free slots on all devices that are on (racy). */
 long get_nr_swap_pages(struct lv_machine *m);
 /*

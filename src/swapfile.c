@@ -168,3 +168,10 @@ int lv_memcg_set_swappiness(struct lv_memcg *memcg, unsigned int swappiness)
 		__atomic_store_n(&memcg->swappiness, (int)swappiness, __ATOMIC_RELAXED);
 	return 0;
 }
+
+unsigned long swap_type_max(struct lv_machine *m, unsigned int type)
+{
+	(void)m;
+	(void)type;
+	return 0;
+}

@@ -22,8 +22,10 @@
  * (size >> priority), priority falling from DEF_PRIORITY until enough was reclaimed. The
  * active file list is aged (deactivated) whenever the inactive list is smaller than
  * active / sqrt(10 × GiB), the kernel's inactive_is_low(), and whenever refaults were
- * activated since reclaim last finished with the lruvec (see refaulting()). There is no swap,
- * so anon lists are not scanned (the kernel's SCAN_FILE); lazily freed anon folios live on the
+ * activated since reclaim last finished with the lruvec (see refaulting()). The anon lists
+ * are scanned only when the lruvec's memcg can have pages swapped out (a swap device with
+ * free slots, its swap limit not reached); get_scan_count() then splits the scan between anon
+ * and file by swappiness and the costs each side noted. Lazily freed anon folios live on the
  * file lists.
  *
  * Reclaim is driven three ways: kswapd (one thread per node, woken below the low watermark,
@@ -40,6 +42,7 @@
  */
 #include "internal.h"
 #include "mm_inline.h"
+#include "swap.h"
 
 #include <math.h>
 #include <sched.h>
@@ -62,6 +65,8 @@ struct scan_control {
 	bool may_skip;	  /* pass over lruvecs whose lock is held (see reclaim_lock()) */
 	bool skipped;	  /* the lruvec being visited was passed over */
 	unsigned long id; /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
+	struct lv_memcg *target; /* limit reclaim's memcg (its swappiness), NULL for global */
+	bool can_swap;		 /* the lruvec being visited may have anon pages swapped out */
 };
 
 /*
@@ -328,11 +333,43 @@ static void move_folios_to_lru(struct list_head *list, bool deactivated)
 /* ---- deciding each folio's fate ------------------------------------------------------------- */
 
 /*
- * shrink_folio_list - free what can be freed among isolated folios; the rest stay on @list
- * (marked active if they earned it). Return: pages reclaimed.
- * Context: no lock held; may take mapping, pcp and zone locks.
+ * shrink_anon_folio - the fate of an isolated swap-backed folio (mapped, or in the swap cache):
+ * one used since reclaim last looked (its accessed bit, PG_referenced) is activated, unless
+ * @force (LV_MADV_PAGEOUT); a large one is split first, its pages following on @list; the
+ * rest are swapped out. Return: true if freed (count zero). *@activate: it goes to the active
+ * list. @pageout counts pages written.
  */
-static unsigned long shrink_folio_list(struct list_head *list)
+static bool shrink_anon_folio(struct lv_folio *folio, struct list_head *list, bool force,
+			      bool *activate, unsigned long *pageout)
+{
+	struct lv_machine *m = folio_machine(folio);
+
+	*activate = false;
+	if (!folio_evictable(folio))
+		return false;
+	if (folio_test_clear_referenced(folio) && !force) {
+		*activate = true;
+		return false;
+	}
+	/* Nowhere to put it (no slot, the swap limit): keep it whole, off the inactive tail. */
+	if (!folio_test(folio, PG_swapcache) &&
+	    (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
+				    : mem_cgroup_get_nr_swap_pages(folio->memcg)) <= 0) {
+		*activate = true;
+		return false;
+	}
+	if (folio_test_large(folio) && split_folio_to_list(folio, list))
+		return false; /* someone holds a reference: it stays large, and in memory */
+	return swap_out_folio(folio, activate, pageout);
+}
+
+/*
+ * shrink_folio_list - free what can be freed among isolated folios; the rest stay on @list
+ * (marked active if they earned it). @force: ignore accessed bits (LV_MADV_PAGEOUT). Return:
+ * pages reclaimed; *@pageout pages written to swap.
+ * Context: no lock held; may take mapping, mm, swap, pcp and zone locks; may block (I/O).
+ */
+static unsigned long shrink_folio_list(struct list_head *list, bool force, unsigned long *pageout)
 {
 	struct lv_folio *to_free[LV_MAX_BATCH];
 	unsigned long reclaimed = 0;
@@ -342,10 +379,12 @@ static unsigned long shrink_folio_list(struct list_head *list)
 	INIT_LIST_HEAD(&keep);
 	while (!list_empty(list)) {
 		struct lv_folio *folio = list_first_entry(list, struct lv_folio, lru);
-		bool freed;
+		bool freed, activate = false;
 
 		list_del(&folio->lru);
-		if (folio_anon_mm(folio)) {
+		if (folio_test_swapbacked(folio) || folio_test(folio, PG_swapcache)) {
+			freed = shrink_anon_folio(folio, list, force, &activate, pageout);
+		} else if (folio_anon_mm(folio)) {
 			/*
 			 * A clean large folio is split before it is lazily freed: its pages follow
 			 * on @list, isolated, and each leaves with its own entry. A written one
@@ -354,8 +393,13 @@ static unsigned long shrink_folio_list(struct list_head *list)
 			if (folio_test_large(folio) && !folio_test_dirty(folio) &&
 			    folio_evictable(folio))
 				split_folio_to_list(folio, list);
-			/* Lazyfree: freed unless written since; a written one goes back to anon. */
+			/* Lazyfree: freed unless written since; a written one is anon again. */
 			freed = folio_evictable(folio) && try_to_unmap_lazyfree(folio);
+			/* Written since: swapped out like any anon page, or kept active. */
+			if (!freed && folio_test_swapbacked(folio)) {
+				freed = shrink_anon_folio(folio, list, true, &activate, pageout);
+				activate |= !freed;
+			}
 		} else if (folio_test_dirty(folio) || folio_test_writeback(folio)) {
 			/* No writeback here: rotate it to the tail when its owner cleans it. */
 			folio_set_reclaim(folio);
@@ -363,15 +407,17 @@ static unsigned long shrink_folio_list(struct list_head *list)
 		} else if (!folio_evictable(folio) || folio_test(folio, PG_locked)) {
 			freed = false;
 		} else if (folio_test_mapped(folio) && folio_test_clear_referenced(folio)) {
-			folio_set_active(folio); /* used through a mapping since it was queued */
+			activate = true; /* used through a mapping since it was queued */
 			freed = false;
 		} else if (folio_file_mapping(folio)) {
 			freed = remove_mapping(folio);
 		} else {
 			/* Truncated while isolated, or a lazily freed anon folio nobody maps. */
-			freed = !folio_test_swapbacked(folio) && folio_ref_freeze(folio, 1);
+			freed = folio_ref_freeze(folio, 1);
 		}
 		if (!freed) {
+			if (activate)
+				folio_set_active(folio);
 			list_add_tail(&folio->lru, &keep);
 			continue;
 		}
@@ -392,7 +438,8 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 					  unsigned long nr_to_scan, struct scan_control *sc)
 {
 	struct lv_machine *m = lruvec->pgdat->machine;
-	unsigned long nr_scanned, nr_taken, nr_reclaimed;
+	unsigned long nr_scanned, nr_taken, nr_reclaimed, nr_pageout = 0;
+	bool file = lru >= LRU_INACTIVE_FILE;
 	struct list_head folio_list;
 
 	INIT_LIST_HEAD(&folio_list);
@@ -403,27 +450,40 @@ static unsigned long shrink_inactive_list(struct lruvec *lruvec, enum lru_list l
 	nr_taken = isolate_lru_folios(lruvec, lru, nr_to_scan, &folio_list, &nr_scanned);
 	lruvec_count_event(lruvec, EV_PGSCAN, (long)nr_scanned);
 	lv_lock_release(lruvec->lru_lock);
+	if (!file)
+		lruvec_count_event_atomic(lruvec, EV_PGSCAN_ANON, (long)nr_scanned);
 	if (!nr_taken)
 		return 0;
 
-	nr_reclaimed = shrink_folio_list(&folio_list);
+	nr_reclaimed = shrink_folio_list(&folio_list, false, &nr_pageout);
 	lruvec_count_event_atomic(lruvec, EV_PGSTEAL, (long)nr_reclaimed);
+	if (!file)
+		lruvec_count_event_atomic(lruvec, EV_PGSTEAL_ANON, (long)nr_reclaimed);
 	move_folios_to_lru(&folio_list, false);
 	/*
-	 * With no swap only the file lists are scanned, so rotation cost would balance nothing:
-	 * skip the walk to the root that takes every ancestor's lock (Roman Gushchin, 2025).
+	 * The cost of this side: I/O weighs SWAP_CLUSTER_MAX times a rotation, as the kernel's
+	 * lru_note_cost(). Without swap only the file lists are scanned and the balance has
+	 * nothing to decide: skip the walk to the root that takes every ancestor's lock (Roman
+	 * Gushchin, 2025).
 	 */
+	if (sc->can_swap && (nr_pageout || nr_scanned > nr_reclaimed))
+		lru_note_cost(lruvec, file,
+			      nr_pageout * SWAP_CLUSTER_MAX +
+				      (nr_scanned > nr_reclaimed ? nr_scanned - nr_reclaimed : 0));
 	return nr_reclaimed;
 }
 
 /*
- * shrink_active_list - age the active list: referenced folios (accessed again while active)
- * rotate and stay active, the others move to the inactive list with PG_workingset.
+ * shrink_active_list - age an active list. Active file folios used again while active
+ * (PG_referenced) rotate and stay active; anon folios all move to the inactive list, their
+ * accessed bits cleared, as the kernel's (only executable file pages are kept there), so that
+ * the inactive list's second look decides; the moved ones get PG_workingset.
  */
 static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigned long nr_to_scan,
 			       struct scan_control *sc)
 {
 	struct lv_machine *m = lruvec->pgdat->machine;
+	bool file = lru >= LRU_INACTIVE_FILE;
 	struct list_head hold, moved;
 	unsigned long nr_scanned, nr_rotated = 0;
 
@@ -441,7 +501,7 @@ static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigne
 
 		list_del(&folio->lru);
 		/* Nobody else plays with PG_active on an isolated folio: it is ours to change. */
-		if (folio_test_clear_referenced(folio)) {
+		if (folio_test_clear_referenced(folio) && file) {
 			nr_rotated += (unsigned long)folio_nr_pages(folio);
 		} else {
 			folio_clear_active(folio);
@@ -452,14 +512,15 @@ static void shrink_active_list(struct lruvec *lruvec, enum lru_list lru, unsigne
 	/* Rotated and deactivated folios go back under one hold of the lock, as in the kernel. */
 	move_folios_to_lru(&moved, true);
 	if (nr_rotated)
-		lru_note_cost(lruvec, lru >= LRU_INACTIVE_FILE, nr_rotated);
+		lru_note_cost(lruvec, file, nr_rotated);
 }
 
 /* inactive_is_low - the kernel's ratio: inactive × sqrt(10 × GiB of the lists) < active. */
-static bool inactive_is_low(struct lruvec *lruvec)
+static bool inactive_is_low(struct lruvec *lruvec, bool file)
 {
-	unsigned long inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]);
-	unsigned long active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]);
+	enum lru_list base = file ? LRU_INACTIVE_FILE : LRU_INACTIVE_ANON;
+	unsigned long inactive = READ_ONCE(lruvec->lru_size[base]);
+	unsigned long active = READ_ONCE(lruvec->lru_size[base + LRU_ACTIVE]);
 	unsigned long gb = (inactive + active) >> (30 - 12);
 	unsigned long ratio = gb ? (unsigned long)sqrt(10.0 * (double)gb) : 1;
 
@@ -495,44 +556,130 @@ static void snapshot_refaults(struct lruvec *lruvec, const struct scan_control *
 		__atomic_store_n(&lruvec->refaults, refaults, __ATOMIC_RELAXED);
 }
 
+enum scan_balance { SCAN_EQUAL, SCAN_FRACT, SCAN_ANON, SCAN_FILE };
+
+/*
+ * get_scan_count - how many pages of each list to scan at @sc's priority (the kernel's
+ * get_scan_count()): each list's size >> priority, split between anon and file by balance.
+ * Anon is left alone when its pages cannot be swapped (no free slot, or the memcg's swap
+ * limit), with swappiness 0, and while the inactive file list alone can meet the pressure and
+ * file refaults are not activating (cache trim mode). At the last priority both sides are
+ * scanned equally. Otherwise the split follows the costs reclaim noted: each side's share is
+ * its swappiness weight (swappiness for anon, 200 - swappiness for file) over its recent cost
+ * (rotations and refaults, and I/O at SWAP_CLUSTER_MAX each), as the kernel weighs them. The
+ * costs are read without the lock: a racy snapshot of two counters only shifts the split.
+ */
+static void get_scan_count(struct lruvec *lruvec, struct scan_control *sc, bool deactivate,
+			   unsigned long nr[NR_LRU_LISTS - 1])
+{
+	struct lv_machine *m = lruvec->pgdat->machine;
+	unsigned int swappiness = mem_cgroup_swappiness(m, sc->target ? sc->target : lruvec->memcg);
+	unsigned long ap = 0, fp = 0;
+	enum scan_balance balance;
+
+	sc->can_swap = (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
+					       : mem_cgroup_get_nr_swap_pages(lruvec->memcg)) > 0;
+	if (!sc->can_swap || !swappiness)
+		balance = SCAN_FILE;
+	else if (!sc->priority)
+		balance = SCAN_EQUAL;
+	else if (!deactivate && READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority)
+		balance = SCAN_FILE;
+	else if (!(READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) +
+		   READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE])))
+		balance = SCAN_ANON;
+	else
+		balance = SCAN_FRACT;
+	if (balance == SCAN_FRACT) {
+		unsigned long anon_cost = READ_ONCE(lruvec->anon_cost);
+		unsigned long file_cost = READ_ONCE(lruvec->file_cost);
+		unsigned long total = anon_cost + file_cost;
+
+		/* Each side's own cost counts twice, so that neither share can reach zero. */
+		anon_cost += total;
+		file_cost += total;
+		total = anon_cost + file_cost;
+		ap = swappiness * (total + 1) / (anon_cost + 1);
+		fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
+	}
+	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE; lru++) {
+		bool file = lru >= LRU_INACTIVE_FILE;
+		unsigned long scan = READ_ONCE(lruvec->lru_size[lru]) >> sc->priority;
+
+		switch (balance) {
+		case SCAN_EQUAL:
+			break;
+		case SCAN_FRACT:
+			/* Rounded up, so that a small share still scans something. */
+			scan = (scan * (file ? fp : ap) + ap + fp - 1) / (ap + fp);
+			break;
+		case SCAN_ANON:
+			scan = file ? 0 : scan;
+			break;
+		case SCAN_FILE:
+			scan = file ? scan : 0;
+			break;
+		}
+		nr[lru] = scan;
+	}
+}
+
 static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 {
-	unsigned long nr_inactive = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority;
-	unsigned long nr_active = READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]) >> sc->priority;
 	bool deactivate = refaulting(lruvec);
+	unsigned long nr[NR_LRU_LISTS - 1];
 
+	get_scan_count(lruvec, sc, deactivate, nr);
 	sc->skipped = false;
-	while ((nr_inactive || nr_active) && sc->nr_reclaimed < sc->nr_to_reclaim && !sc->skipped) {
-		unsigned long n;
+	while ((nr[LRU_INACTIVE_ANON] || nr[LRU_ACTIVE_ANON] || nr[LRU_INACTIVE_FILE] ||
+		nr[LRU_ACTIVE_FILE]) &&
+	       sc->nr_reclaimed < sc->nr_to_reclaim && !sc->skipped) {
+		for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE && !sc->skipped; lru++) {
+			bool file = lru >= LRU_INACTIVE_FILE;
+			unsigned long n = nr[lru] < SWAP_CLUSTER_MAX ? nr[lru] : SWAP_CLUSTER_MAX;
 
-		if (nr_active) {
-			n = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
-			nr_active -= n;
-			if (deactivate || inactive_is_low(lruvec)) {
-				shrink_active_list(lruvec, LRU_ACTIVE_FILE, n, sc);
+			if (!n)
+				continue;
+			nr[lru] -= n;
+			if (!(lru & LRU_ACTIVE)) {
+				sc->nr_reclaimed += shrink_inactive_list(lruvec, lru, n, sc);
+				continue;
+			}
+			if ((file && deactivate) || inactive_is_low(lruvec, file)) {
+				shrink_active_list(lruvec, lru, n, sc);
 				/* Aged: the news of refaults can be taken (snapshot_refaults()). */
-				if (deactivate && !sc->skipped)
+				if (file && deactivate && !sc->skipped)
 					__atomic_store_n(&lruvec->reclaim_id, sc->id,
 							 __ATOMIC_RELAXED);
 			}
-			if (sc->skipped)
-				break;
-		}
-		if (nr_inactive) {
-			n = nr_inactive < SWAP_CLUSTER_MAX ? nr_inactive : SWAP_CLUSTER_MAX;
-			nr_inactive -= n;
-			sc->nr_reclaimed += shrink_inactive_list(lruvec, LRU_INACTIVE_FILE, n, sc);
 		}
 	}
-	/* Keep the active list aged even when this pass did not scan it. */
-	if (!sc->skipped && inactive_is_low(lruvec))
+	/* Keep the active lists aged even when this pass did not scan them. */
+	if (!sc->skipped && inactive_is_low(lruvec, true))
 		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX, sc);
+	if (!sc->skipped && sc->can_swap && inactive_is_low(lruvec, false))
+		shrink_active_list(lruvec, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
 	/*
 	 * The shadow shrinker of this lruvec, as shrink_node_memcgs() follows shrink_lruvec()
 	 * with shrink_slab() for the memcg, whatever its lists held: a parent's list fills up
 	 * with a removed child's nodes while its own lists stay empty.
 	 */
 	shadow_nodes_shrink(lruvec, SHADOW_SHRINK_BATCH);
+}
+
+/**
+ * reclaim_pages - reclaim the folios on @list, isolated by the caller, whatever their accessed
+ * bits (LV_MADV_PAGEOUT, the kernel's reclaim_pages()); the ones kept go back to their lists.
+ * Return: pages reclaimed.
+ * Context: no lock held; may block.
+ */
+unsigned long reclaim_pages(struct list_head *list)
+{
+	unsigned long reclaimed, pageout = 0;
+
+	reclaimed = shrink_folio_list(list, true, &pageout);
+	move_folios_to_lru(list, false);
+	return reclaimed;
 }
 
 /**
@@ -544,7 +691,8 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
 				unsigned long nr)
 {
-	struct scan_control sc = { .nr_to_reclaim = nr > SWAP_CLUSTER_MAX ? nr : SWAP_CLUSTER_MAX };
+	struct scan_control sc = { .nr_to_reclaim = nr > SWAP_CLUSTER_MAX ? nr : SWAP_CLUSTER_MAX,
+				   .target = target };
 	struct lv_memcg **memcgs = NULL;
 	size_t nr_memcgs = 1, start;
 

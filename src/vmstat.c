@@ -274,7 +274,6 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_THP_SPLIT_PAGE_FAILED] = EV_THP_SPLIT_PAGE_FAILED,
 	[LV_PSWPIN] = EV_PSWPIN,
 	[LV_PSWPOUT] = EV_PSWPOUT,
-	[LV_NR_SWAPCACHE] = EV_NR_SWAPCACHE,
 	[LV_SWAP_RA] = EV_SWAP_RA,
 	[LV_SWAP_RA_HIT] = EV_SWAP_RA_HIT,
 	[LV_WORKINGSET_REFAULT_ANON] = EV_WORKINGSET_REFAULT_ANON,
@@ -292,7 +291,8 @@ static bool item_is_event(enum lv_stat_item item)
 	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY ||
 	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN ||
 	       (item >= LV_NR_MLOCK && item <= LV_THP_SPLIT_PAGE_FAILED) ||
-	       (item >= LV_PSWPIN && item <= LV_SWAP_READ_ERROR && item != LV_NR_SWAP);
+	       (item >= LV_PSWPIN && item <= LV_SWAP_READ_ERROR && item != LV_NR_SWAP &&
+		item != LV_NR_SWAPCACHE);
 }
 
 /* lruvec_stat - an item that lives in one lruvec (list sizes, isolated, events). */
@@ -342,6 +342,8 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 		return pgdat->zone.watermark[item - LV_WMARK_MIN];
 	case LV_NR_FILE_PAGES:
 		return __atomic_load_n(&pgdat->nr_file_pages, __ATOMIC_RELAXED);
+	case LV_NR_SWAPCACHE:
+		return __atomic_load_n(&pgdat->nr_swapcache, __ATOMIC_RELAXED);
 	case LV_COMPACT_STALL ... LV_COMPACT_DAEMON_WAKE:
 		return __atomic_load_n(&pgdat->compact_events[item - LV_COMPACT_STALL],
 				       __ATOMIC_RELAXED);

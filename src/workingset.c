@@ -10,7 +10,11 @@
  * pages the inactive list would have needed to keep the folio. If that refault distance is at
  * most the active file list's size — the memory the workingset could have yielded — the
  * folio is part of the workingset and is activated at once instead of starting on the
- * inactive list again. The clock advances in the lruvec and all its ancestors, so that limit
+ * inactive list again. Anon pages work the same way through the swap cache's shadow entries.
+ * When swap is available the two kinds compete for memory, so the workingset a refault is
+ * measured against includes the other kind's lists, as the kernel's workingset_test_recent():
+ * a file refault counts the anon lists too, an anon refault the inactive file list as well as
+ * the active file list and the active anon list. The clock advances in the lruvec and all its ancestors, so that limit
  * reclaim in a parent sees its children's ageing.
  *
  * The clocks are atomics, not lock-protected, as in the kernel: they advance on eviction
@@ -21,6 +25,7 @@
  *   | eviction clock (40) | memcg id (16) | node (6) | workingset (1) | 1 |
  */
 #include "internal.h"
+#include "swap.h"
 
 #define SHADOW_NODE_BITS  6
 #define SHADOW_MEMCG_BITS 16
@@ -88,11 +93,13 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	unsigned long refault, distance, workingset_size;
 	struct lv_memcg *eviction_memcg = NULL;
 	long nr = folio_nr_pages(folio);
+	bool file = folio_is_file_lru(folio);
 
 	if ((unsigned int)nid >= m->cfg.nr_nodes)
 		return false;
 	lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
-	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_REFAULT, nr);
+	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_REFAULT : EV_WORKINGSET_REFAULT_ANON,
+				  nr);
 
 	rcu_read_lock();
 	if (!mem_cgroup_disabled(m)) {
@@ -106,6 +113,14 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	eviction_lruvec = mem_cgroup_lruvec(eviction_memcg, m->nodes[nid]);
 	refault = __atomic_load_n(&eviction_lruvec->nonresident_age, __ATOMIC_RELAXED);
 	workingset_size = READ_ONCE(eviction_lruvec->lru_size[LRU_ACTIVE_FILE]);
+	if (!file)
+		workingset_size += READ_ONCE(eviction_lruvec->lru_size[LRU_INACTIVE_FILE]);
+	if ((mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
+				    : mem_cgroup_get_nr_swap_pages(eviction_memcg)) > 0) {
+		workingset_size += READ_ONCE(eviction_lruvec->lru_size[LRU_ACTIVE_ANON]);
+		if (file)
+			workingset_size += READ_ONCE(eviction_lruvec->lru_size[LRU_INACTIVE_ANON]);
+	}
 	rcu_read_unlock();
 
 	/* The clock is kept modulo 2^40: the distance is too. */
@@ -114,10 +129,11 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 		return false;
 	folio_set_active(folio);
 	workingset_age_nonresident(lruvec, nr);
-	lruvec_count_event_atomic(lruvec, EV_WORKINGSET_ACTIVATE, nr);
+	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_ACTIVATE : EV_WORKINGSET_ACTIVATE_ANON,
+				  nr);
 	if (workingset)
 		folio_set_workingset(folio);
-	/* Reclaim was wrong to evict it: that is a cost of the file list. */
-	lru_note_cost(lruvec, true, (unsigned long)nr);
+	/* Reclaim was wrong to evict it: that is a cost of its side. */
+	lru_note_cost(lruvec, file, (unsigned long)nr);
 	return true;
 }

@@ -21,6 +21,7 @@ static void test_names(void)
 		[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 		[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
 		[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
+		[LV_LOCK_CLASS_SWAP] = "swap",
 	};
 	/* The kernel's vmstat names where the kernel has the counter. */
 	static const char *const kernel_names[LV_NR_STAT_ITEMS] = {
