@@ -510,6 +510,10 @@ struct lv_machine {
 	pthread_mutex_t swap_mutex; /* lv_swap_on() and lv_swap_off(): one at a time */
 	long nr_swap_pages;	    /* atomic: free slots on devices that are on */
 	unsigned int swappiness;    /* atomic (relaxed): the root's and the default */
+	/* Swap read-ahead's window (swap_state.c): relaxed atomics, racy as the kernel's. */
+	unsigned int swapin_readahead_hits; /* read-ahead pages faulted since the last window */
+	unsigned int swapin_last_ra;	    /* the last window, in pages */
+	unsigned long swapin_prev_offset;   /* the slot of the last fault that read */
 
 	uint64_t bug_count; /* atomic */
 };

@@ -33,8 +33,11 @@
  * Swap-in (do_swap_page()): find the folio in the cache, or claim the slot for the cache
  * (swapcache_prepare()), allocate a folio charged to the memcg the slot is charged to (the
  * faulting mm's if none), enter it locked, add it to the LRU and read it; neighbours of the
- * slot in the aligned block of 2^page_cluster slots are read the same way (read-ahead) and left
- * in the cache, unlocked, marked PG_reclaim (the kernel's PG_readahead) to count a later hit.
+ * slot in the aligned block of the read-ahead window are read the same way and left in the
+ * cache, unlocked, marked PG_reclaim (the kernel's PG_readahead) to count a later hit. The
+ * window adapts as the kernel's: it is one page unless read-ahead pages were hit since the
+ * last window or the fault is next to the previous one, grows with the hits up to
+ * 2^page_cluster, and shrinks by at most half at a time.
  * Mapping takes the folio out of the cache and frees the slot: the page table entry was its
  * only user, and a page written after swap-in would make the slot's copy stale anyway.
  * A shadow entry found at the slot is a refault: workingset_refault() decides its activation.
@@ -397,18 +400,62 @@ static struct lv_folio *read_swap_cache_async(struct lv_mm *mm, swp_entry_t e, b
 }
 
 /*
- * swapin_readahead - read the slots around @e in its aligned block of 2^page_cluster, then
- * return read_swap_cache_async() of @e itself. Read-ahead folios that fail are just not
+ * swapin_nr_pages - the read-ahead window for a fault at slot @offset: the kernel's
+ * __swapin_nr_pages() heuristic.
+ */
+static unsigned long swapin_nr_pages(struct lv_machine *m, unsigned long offset)
+{
+	unsigned long max = 1ul << m->cfg.page_cluster, prev, pages, last;
+	unsigned int hits;
+
+	if (max == 1)
+		return 1;
+	hits = __atomic_exchange_n(&m->swapin_readahead_hits, 0, __ATOMIC_RELAXED);
+	prev = __atomic_exchange_n(&m->swapin_prev_offset, offset, __ATOMIC_RELAXED);
+	pages = hits + 2;
+	if (pages == 2) {
+		/* No hits: read ahead only when faults walk the slots one by one. */
+		if (offset != prev + 1 && offset != prev - 1)
+			pages = 1;
+	} else {
+		unsigned long roundup = 4;
+
+		while (roundup < pages)
+			roundup <<= 1;
+		pages = roundup;
+	}
+	if (pages > max)
+		pages = max;
+	/* Shrink gradually: a random fault or two should not end a streak. */
+	last = __atomic_load_n(&m->swapin_last_ra, __ATOMIC_RELAXED);
+	if (pages < last / 2)
+		pages = last / 2;
+	__atomic_store_n(&m->swapin_last_ra, (unsigned int)pages, __ATOMIC_RELAXED);
+	return pages;
+}
+
+/*
+ * swapin_readahead - read the slots around @e in its aligned block of the read-ahead window,
+ * then return read_swap_cache_async() of @e itself. Read-ahead folios that fail are just not
  * there; only @e's errors count.
  */
 static struct lv_folio *swapin_readahead(struct lv_mm *mm, swp_entry_t e, int *err, bool *hit)
 {
-	unsigned long nr = 1ul << mm->machine->cfg.page_cluster;
-	unsigned long start = swp_offset(e) & ~(nr - 1);
+	unsigned long nr = 1, start = swp_offset(e);
+	struct lv_folio *folio;
+
+	/* A hit in the cache reads nothing: the window is decided by faults that read. */
+	folio = swap_cache_get(swap_address_space(e), e, NULL);
+	if (folio) {
+		*err = 0;
+		*hit = true;
+		return folio;
+	}
+	nr = swapin_nr_pages(mm->machine, swp_offset(e));
+	start &= ~(nr - 1);
 
 	for (unsigned long off = start; nr > 1 && off < start + nr; off++) {
 		swp_entry_t ra = swp_entry(swp_type(e), off);
-		struct lv_folio *folio;
 		bool ra_hit;
 		int ra_err;
 
@@ -441,6 +488,7 @@ int do_swap_page(struct lv_mm *mm, uint64_t vpn, swp_entry_t e)
 	if (!folio)
 		goto out;
 	if (hit && folio_test_clear_reclaim(folio)) {
+		__atomic_fetch_add(&mm->machine->swapin_readahead_hits, 1, __ATOMIC_RELAXED);
 		rcu_read_lock();
 		lruvec_count_event_atomic(folio_lruvec(folio), EV_SWAP_RA_HIT, 1);
 		rcu_read_unlock();
