@@ -37,6 +37,9 @@ LDLIBS   := $(URCU_LIBS) -lm -pthread
 LDFLAGS_test_filemap := -Wl,--wrap=pread
 LDFLAGS_test_memory := -Wl,--wrap=free_folios -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc -Wl,--wrap=free
+# test_swapfile fails swapon's allocations one at a time and looks for what was kept
+LDFLAGS_test_swapfile := -Wl,--wrap=calloc -Wl,--wrap=aligned_alloc -Wl,--wrap=mmap \
+	-Wl,--wrap=free -Wl,--wrap=munmap
 
 # Installation directories (GNU names; DESTDIR is prepended to each when installing).
 PREFIX     ?= /usr/local

@@ -1513,8 +1513,9 @@ int lv_fragmentation_index(struct lv_machine *m, int nid, int order);
  * @prio: devices of higher priority are filled first; equal priorities take turns.
  *
  * Return: the device's id (0..LV_MAX_SWAPFILES-1, for lv_swap_off() and lv_swap_info()),
- * -EINVAL (@m NULL or metadata-only, @fd < -1, @size below one cluster), -EBUSY
- * (LV_MAX_SWAPFILES devices are on), or -ENOMEM. Nothing is kept on failure.
+ * -EINVAL (@m NULL or metadata-only, @fd < -1, @fd not a file or block device open for
+ * reading and writing, @size below one cluster), -EBUSY (LV_MAX_SWAPFILES devices are on, on
+ * all the process's machines together), or -ENOMEM. Nothing is kept on failure.
  * Context: any thread; may block (allocates the slot map and the in-memory area).
  */
 int lv_swap_on(struct lv_machine *m, int fd, size_t size, int prio);
@@ -1586,13 +1587,13 @@ size_t lv_memcg_swap_usage(const struct lv_memcg *memcg);
 
 /**
  * lv_memcg_set_swappiness - set a memcg's own swappiness (memory.swappiness of cgroup v1).
- * @memcg:      the memcg; NULL or the root sets the machine's (cfg.swappiness).
+ * @memcg:      the memcg; the root sets the machine's (cfg.swappiness).
  * @swappiness: 0..200.
  *
  * Limit reclaim of @memcg's subtree balances anon against file with @memcg's value; global
  * reclaim uses each lruvec's own memcg's value.
  *
- * Return: 0, or -EINVAL (@swappiness above 200).
+ * Return: 0, or -EINVAL (@swappiness above 200, @memcg NULL).
  * Context: any thread; lock-free (one atomic store); RCU read-side.
  */
 int lv_memcg_set_swappiness(struct lv_memcg *memcg, unsigned int swappiness);
@@ -1751,7 +1752,8 @@ enum lv_stat_item {
 	LV_PSWPOUT,		      /* pages written to swap devices */
 	LV_NR_SWAPCACHE,	      /* node only, a count: pages in the swap cache */
 	LV_NR_SWAP,		      /* a count: swap slots charged (memcg: own + descendants,
-					 lv_memcg_swap_usage(); node: slots in use on all devices) */
+					 lv_memcg_swap_usage(); node 0: slots in use on all
+					 devices, the other nodes 0) */
 	LV_SWAP_RA,		      /* pages read ahead by swap-in */
 	LV_SWAP_RA_HIT,		      /* faults that found a read-ahead page in the swap cache */
 	LV_WORKINGSET_REFAULT_ANON,   /* swap-ins that found a shadow entry */

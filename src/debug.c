@@ -14,10 +14,12 @@
  * its count and holds only nodes bound to it. The other frames of a large folio must be
  * nobody's; a large anon folio may be mapped by many entries, each of which holds a
  * reference (check_mms()). kcompactd is held off for the whole check, and no compaction
- * may hold pages isolated.
+ * may hold pages isolated. The swap devices' slot and cluster counts, lists, per-CPU clusters,
+ * free slot counts and memcg swap usage are checked by check_swap() (swapfile.c).
  */
 #include "internal.h"
 #include "mm_inline.h"
+#include "swap.h"
 
 #include <string.h>
 
@@ -325,6 +327,7 @@ int lv_check(struct lv_machine *m, FILE *report)
 	check_mms(m, check_mm_fail, &c);
 	for (unsigned int nid = 0; nid < nr_nodes; nid++)
 		check_memmap(&c, m->nodes[nid]);
+	check_swap(m, check_mm_fail, &c);
 	for (size_t i = 0; i < c.nr; i++) {
 		struct lruvec *lruvec = c.lruvecs[i];
 

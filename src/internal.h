@@ -509,6 +509,7 @@ struct lv_machine {
 	struct swap_info_struct *swap_info[LV_MAX_SWAPFILES];
 	pthread_mutex_t swap_mutex; /* lv_swap_on() and lv_swap_off(): one at a time */
 	long nr_swap_pages;	    /* atomic: free slots on devices that are on */
+	unsigned long swap_rotor;   /* atomic: equal-priority devices take turns */
 	unsigned int swappiness;    /* atomic (relaxed): the root's and the default */
 	/* Swap read-ahead's window (swap_state.c): relaxed atomics, racy as the kernel's. */
 	unsigned int swapin_readahead_hits; /* read-ahead pages faulted since the last window */

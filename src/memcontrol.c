@@ -68,6 +68,7 @@
  */
 #include "internal.h"
 #include "mm_inline.h"
+#include "swap.h"
 
 #include <limits.h>
 #include <string.h>
@@ -677,6 +678,8 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		return err;
 	}
 	list_del_rcu(&memcg->sibling);
+	/* Before the id goes: a swap record then never names an unpublished id for long. */
+	swap_reparent(m, memcg, memcg->parent);
 	rcu_assign_pointer_lv(m->memcg_ids[memcg->id], NULL);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		shadow_nodes_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);

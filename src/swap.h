@@ -158,6 +158,19 @@ bool swap_cache_erase(struct lv_file *space, unsigned long index, struct lv_foli
 void swap_cache_clear_shadow(struct lv_file *space, unsigned long index);
 /* swap_exit - turn every device off at machine teardown (nothing maps them any more). */
 void swap_exit(struct lv_machine *m);
+/* swap_inuse_pages - slots in use on @m's devices (racy). Context: any; lock-free. */
+long swap_inuse_pages(struct lv_machine *m);
+/*
+ * for_each_swap_lock - call @fn on every lock of @m's devices (statistics). Context:
+ * m->memcg_mutex held, which also covers the retired totals a device turned off adds to.
+ */
+void for_each_swap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
+/*
+ * check_swap - lv_check()'s look at the devices: slot counts, cluster lists, per-CPU clusters,
+ * free slot counts and memcg swap usage against the slots' records; @bad reports a violation.
+ * Context: a quiescent machine; takes m->memcg_mutex, then each device's lock.
+ */
+void check_swap(struct lv_machine *m, void (*bad)(void *, const char *, const void *), void *arg);
 #ifdef LV_DEBUG
 /*
  * Tests: called before every device read (@write false) and write; a nonzero return fails

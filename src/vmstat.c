@@ -8,6 +8,7 @@
  * plus what removed memcgs left behind.
  */
 #include "internal.h"
+#include "swap.h"
 
 #include <string.h>
 
@@ -115,7 +116,7 @@ static bool lock_class_listed(int cls)
 {
 	return cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW ||
 	       cls == LV_LOCK_CLASS_MAPPING || cls == LV_LOCK_CLASS_MM ||
-	       cls == LV_LOCK_CLASS_DRAIN;
+	       cls == LV_LOCK_CLASS_DRAIN || cls == LV_LOCK_CLASS_SWAP;
 }
 
 static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
@@ -143,6 +144,8 @@ static void for_each_listed_lock(struct lv_machine *m, struct lock_walk *w)
 		for_each_file_lock(m, w->fn, w->arg);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MM)
 		for_each_mm_lock(m, w->fn, w->arg);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_SWAP)
+		for_each_swap_lock(m, w->fn, w->arg);
 }
 
 static void for_each_fixed_lock(struct lv_machine *m, const struct lock_walk *w)
@@ -344,6 +347,9 @@ uint64_t lv_node_stat(struct lv_machine *m, int nid, enum lv_stat_item item)
 		return __atomic_load_n(&pgdat->nr_file_pages, __ATOMIC_RELAXED);
 	case LV_NR_SWAPCACHE:
 		return __atomic_load_n(&pgdat->nr_swapcache, __ATOMIC_RELAXED);
+	case LV_NR_SWAP:
+		/* Slots belong to no node: node 0 reports them all, so that a sum is right. */
+		return nid ? 0 : (uint64_t)swap_inuse_pages(m);
 	case LV_COMPACT_STALL ... LV_COMPACT_DAEMON_WAKE:
 		return __atomic_load_n(&pgdat->compact_events[item - LV_COMPACT_STALL],
 				       __ATOMIC_RELAXED);
@@ -367,6 +373,8 @@ uint64_t lv_memcg_stat(struct lv_memcg *memcg, enum lv_stat_item item)
 		return 0;
 	if (item == LV_NR_CHARGED)
 		return lv_memcg_usage(memcg);
+	if (item == LV_NR_SWAP)
+		return lv_memcg_swap_usage(memcg);
 	/* A caller's handle: a concurrent removal frees it only after this section. */
 	rcu_read_lock();
 	memcg_handle_hook_call(memcg);
