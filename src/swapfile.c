@@ -1135,16 +1135,19 @@ int lv_swap_off(struct lv_machine *m, int id)
 	swap_drop_percpu(si);
 	if (!swapoff_fits(m, si))
 		err = -ENOMEM;
-	else
+	/*
+	 * A swap-out or a read-ahead that took its slot before writeok was cleared may still be
+	 * in flight: its page table entry or its cache folio appears when it ends. Walk again
+	 * until no slot is left, as the kernel's swapoff loops on inuse_pages.
+	 */
+	while (!err) {
 		err = try_to_unuse(m, (unsigned int)id);
-	if (!err) {
+		if (err)
+			break;
 		swap_cache_clear(m, (unsigned int)id);
-		if (!swap_unused(si)) {
-			/* try_to_unuse() left a slot behind: keep the device rather than lose it.
-			 */
-			VM_BUG_ON_M(m, !swap_unused(si));
-			err = -EBUSY;
-		}
+		if (swap_unused(si))
+			break;
+		usleep(100);
 	}
 	if (err) {
 		swap_writeok_set(si);

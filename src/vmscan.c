@@ -196,13 +196,14 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 		lv_lock_acquire(lruvec->lru_lock);
 		lrusize = lruvec->lru_size[LRU_INACTIVE_ANON] + lruvec->lru_size[LRU_ACTIVE_ANON] +
 			  lruvec->lru_size[LRU_INACTIVE_FILE] + lruvec->lru_size[LRU_ACTIVE_FILE];
+		/* Stored with WRITE_ONCE: get_scan_count() reads them without the lock. */
 		if (file)
-			lruvec->file_cost += cost;
+			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost + cost);
 		else
-			lruvec->anon_cost += cost;
+			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost + cost);
 		if (lruvec->file_cost + lruvec->anon_cost > lrusize / 4) {
-			lruvec->file_cost /= 2;
-			lruvec->anon_cost /= 2;
+			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost / 2);
+			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost / 2);
 		}
 		lv_lock_release(lruvec->lru_lock);
 	}
@@ -358,8 +359,11 @@ static bool shrink_anon_folio(struct lv_folio *folio, struct list_head *list, bo
 		*activate = true;
 		return false;
 	}
-	if (folio_test_large(folio) && split_folio_to_list(folio, list))
-		return false; /* someone holds a reference: it stays large, and in memory */
+	if (folio_test_large(folio) && split_folio_to_list(folio, list)) {
+		/* Someone holds a reference: it stays large, in memory, off the inactive tail. */
+		*activate = true;
+		return false;
+	}
 	return swap_out_folio(folio, activate, pageout);
 }
 
