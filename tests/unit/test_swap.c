@@ -1909,7 +1909,7 @@ static void test_same_pages(void)
  * build aborts at the first slot swapoff leaves behind).
  */
 #define SO_PAGES    256
-#define SO_SWAPOFFS 150
+#define SO_SWAPOFFS 300
 
 struct so_race {
 	struct lv_machine *m;
