@@ -1178,9 +1178,9 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
  * a fault could not be charged or allocated: the bytes before that page are written, and
  * nothing is leaked; -EIO if a swapped-out page could not be read back: the same, and the
  * page stays on its swap device.
- * Context: may block (a fault's reclaim, as in lv_folio_alloc(); a swap-in's read); takes the page_table_lock
- * around each page and no lock while a fault allocates; a fault adds under it (slot lock,
- * lruvec locks if the batch is flushed).
+ * Context: may block (a fault's reclaim, as in lv_folio_alloc(); a swap-in's read); takes the
+ * page_table_lock around each page and no lock while a fault allocates; a fault adds under it (slot
+ * lock, lruvec locks if the batch is flushed).
  */
 int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
 
@@ -1500,8 +1500,8 @@ int lv_fragmentation_index(struct lv_machine *m, int nid, int order);
  * device and freed. A later access to the page reads it back (with its neighbours, up to
  * &struct lv_config.page_cluster, when read-ahead has been paying off), charges it to the
  * memcg its slot was charged to (the closest live ancestor if that memcg was removed; the
- * faulting mm's if none) and maps it, freeing the slot. Slots come from 512-slot clusters, each CPU slot
- * allocating from a cluster of its own. Swap used by a memcg is counted against its swap
+ * faulting mm's if none) and maps it, freeing the slot. Slots come from 512-slot clusters, each CPU
+ * slot allocating from a cluster of its own. Swap used by a memcg is counted against its swap
  * limit, hierarchically like memory. With no device, or a memcg at its swap limit, anon pages
  * stay in memory and a charge that cannot reclaim enough fails with -ENOMEM.
  */
@@ -1626,7 +1626,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
-	LV_LOCK_CLASS_SWAP,    /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
+	LV_LOCK_CLASS_SWAP, /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -1768,7 +1768,7 @@ enum lv_stat_item {
 	LV_PGSCAN_ANON,		      /* pages scanned on the inactive anon list (in pgscan too) */
 	LV_PGSTEAL_ANON,	      /* anon pages reclaimed (in pgsteal too) */
 	LV_SWAP_WRITE_ERROR,	      /* swap-out writes that failed (the folio stayed mapped) */
-	LV_SWAP_READ_ERROR,	      /* swap-in reads that failed (a fault's: -EIO; read-ahead's) */
+	LV_SWAP_READ_ERROR, /* swap-in reads that failed (a fault's: -EIO; read-ahead's) */
 	LV_NR_STAT_ITEMS
 };
 

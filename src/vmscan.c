@@ -62,9 +62,9 @@ struct scan_control {
 	unsigned long nr_to_reclaim;
 	unsigned long nr_reclaimed;
 	int priority;
-	bool may_skip;	  /* pass over lruvecs whose lock is held (see reclaim_lock()) */
-	bool skipped;	  /* the lruvec being visited was passed over */
-	unsigned long id; /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
+	bool may_skip;		 /* pass over lruvecs whose lock is held (see reclaim_lock()) */
+	bool skipped;		 /* the lruvec being visited was passed over */
+	unsigned long id;	 /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
 	struct lv_memcg *target; /* limit reclaim's memcg (its swappiness), NULL for global */
 	bool can_swap;		 /* the lruvec being visited may have anon pages swapped out */
 };
