@@ -641,6 +641,7 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
+int memcg_set_limit(struct lv_memcg *memcg, bool swap, size_t pages);
 /*
  * struct memcg_guard - keeps a memcg handle a caller passed in alive for the length of one
  * public call against a concurrent lv_memcg_remove() (memcontrol.c, "Handles"): an RCU

@@ -1247,19 +1247,7 @@ void for_each_swap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void 
 
 int lv_memcg_set_swap_max(struct lv_memcg *memcg, size_t pages)
 {
-	int err = -EINVAL;
-
-	if (!memcg)
-		return -EINVAL;
-	rcu_read_lock();
-	memcg_handle_hook_call(memcg);
-	if (memcg->parent) {
-		__atomic_store_n(&memcg->swap_max, pages > LONG_MAX ? LONG_MAX : (long)pages,
-				 __ATOMIC_RELAXED);
-		err = 0;
-	}
-	rcu_read_unlock();
-	return err;
+	return memcg_set_limit(memcg, true, pages);
 }
 
 size_t lv_memcg_swap_usage(const struct lv_memcg *memcg)
