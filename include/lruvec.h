@@ -174,8 +174,8 @@ enum lv_protocol {
  * @protocol:       see &enum lv_protocol.
  * @swappiness:     0..200, as the vm.swappiness sysctl: the weight of anon against file pages
  *                  when reclaim balances its scan (the root memcg's and every memcg's unless
- *                  lv_memcg_set_swappiness() sets its own); 0 swaps only when the file lists
- *                  are nearly empty.
+ *                  lv_memcg_set_swappiness() sets its own); with 0, limit reclaim never
+ *                  swaps and global reclaim swaps only lruvecs with no file pages.
  * @page_cluster:   0..5, as the vm.page-cluster sysctl: swap-in reads up to 2^page_cluster
  *                  slots around the one that faulted (the aligned block holding it).
  */
@@ -1040,7 +1040,8 @@ enum lv_madvise {
 	LV_MADV_COLD = 20,	 /* deactivate: the pages move to the inactive anon list */
 	LV_MADV_HUGEPAGE = 14,	 /* the region may fault in huge pages (cfg.thp madvise) */
 	LV_MADV_NOHUGEPAGE = 15, /* the region never faults in huge pages */
-	LV_MADV_PAGEOUT = 21,	 /* reclaim now: anon pages are swapped out (lazyfree ones freed) */
+	LV_MADV_PAGEOUT = 21,	 /* reclaim now: anon pages are swapped out (lazyfree ones freed);
+				    counted in pswpout, not in pgscan or pgsteal, as in the kernel */
 };
 
 /**
@@ -1168,17 +1169,18 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len);
  * pages are allowed (&enum lv_thp_mode), a fault whose aligned 2 MiB block lies inside its
  * region with no page mapped maps a zeroed huge page (an order-9 folio) over the whole block
  * instead, added to the LRU at once, or a single page if none can be had (thp_fault_fallback).
- * A write to a lazyfree page cancels its lazy free. Pages are written in address order, each
- * under the page_table_lock, so a failure leaves the bytes before it written, as write(2)
- * leaves a partial write.
+ * A write to a lazyfree page cancels its lazy free. A swapped-out page is swapped in first
+ * (see "Swap"). Pages are written in address order, each under the page_table_lock, so a
+ * failure leaves the bytes before it written, as write(2) leaves a partial write.
  *
  * Return: 0; -EFAULT if a byte is outside every region (or @mm is NULL, or the range wraps
  * past 2^64): the bytes before the first such byte are written, none from it on; -ENOMEM if
  * a fault could not be charged or allocated: the bytes before that page are written, and
- * nothing is leaked.
- * Context: may block (a fault's reclaim, as in lv_folio_alloc()); takes the page_table_lock
- * around each page and no lock while a fault allocates; a fault adds under it (slot lock,
- * lruvec locks if the batch is flushed).
+ * nothing is leaked; -EIO if a swapped-out page could not be read back: the same, and the
+ * page stays on its swap device.
+ * Context: may block (a fault's reclaim, as in lv_folio_alloc(); a swap-in's read); takes the
+ * page_table_lock around each page and no lock while a fault allocates; a fault adds under it (slot
+ * lock, lruvec locks if the batch is flushed).
  */
 int lv_mm_write(struct lv_mm *mm, uint64_t addr, const void *buf, size_t len);
 
@@ -1202,11 +1204,14 @@ int lv_mm_memset(struct lv_mm *mm, uint64_t addr, int c, size_t len);
  * @len:  how many.
  *
  * Pages never written (or dropped by LV_MADV_DONTNEED, or by reclaim of a lazyfree page) read
- * as zeros and are not faulted in.
+ * as zeros and are not faulted in. A swapped-out page is swapped in (see "Swap").
  *
  * Return: 0; -EFAULT if a byte is outside every region (or @mm is NULL, or the range wraps
- * past 2^64): @buf then holds the bytes before the first such byte.
- * Context: does not block; takes the page_table_lock around each page.
+ * past 2^64): @buf then holds the bytes before the first such byte; -ENOMEM or -EIO if a
+ * swapped-out page could not be swapped in (charged, allocated, or read): @buf holds the
+ * bytes before that page, which stays on its swap device.
+ * Context: does not block unless a page is swapped out (a swap-in allocates, may reclaim, and
+ * reads the device); takes the page_table_lock around each page.
  */
 int lv_mm_read(struct lv_mm *mm, uint64_t addr, void *buf, size_t len);
 
@@ -1492,10 +1497,11 @@ int lv_fragmentation_index(struct lv_machine *m, int nid, int order);
  * Swap devices take anonymous pages that reclaim evicts: a cold anon folio gets a slot, enters
  * the swap cache (indexed by slot, looked up lock-free like the page cache), has its page
  * table entry replaced by a swap entry under the mm's page_table_lock, is written to the
- * device and freed. A later access to the page reads it back (with its neighbours, see
- * &struct lv_config.page_cluster), charges it to the faulting mm's memcg and maps it; the slot
- * is freed once nothing refers to it. Slots come from 512-slot clusters, each CPU slot
- * allocating from a cluster of its own. Swap used by a memcg is counted against its swap
+ * device and freed. A later access to the page reads it back (with its neighbours, up to
+ * &struct lv_config.page_cluster, when read-ahead has been paying off), charges it to the
+ * memcg its slot was charged to (the closest live ancestor if that memcg was removed; the
+ * faulting mm's if none) and maps it, freeing the slot. Slots come from 512-slot clusters, each CPU
+ * slot allocating from a cluster of its own. Swap used by a memcg is counted against its swap
  * limit, hierarchically like memory. With no device, or a memcg at its swap limit, anon pages
  * stay in memory and a charge that cannot reclaim enough fails with -ENOMEM.
  */
@@ -1590,8 +1596,9 @@ size_t lv_memcg_swap_usage(const struct lv_memcg *memcg);
  * @memcg:      the memcg; the root sets the machine's (cfg.swappiness).
  * @swappiness: 0..200.
  *
- * Limit reclaim of @memcg's subtree balances anon against file with @memcg's value; global
- * reclaim uses each lruvec's own memcg's value.
+ * Limit reclaim of @memcg's subtree balances anon against file with @memcg's value (0: it
+ * never swaps, as a cgroup's way to opt out of swap); global reclaim uses each lruvec's own
+ * memcg's value (0: it swaps only a memcg whose file lists are empty).
  *
  * Return: 0, or -EINVAL (@swappiness above 200, @memcg NULL).
  * Context: any thread; lock-free (one atomic store); RCU read-side.
@@ -1619,7 +1626,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_MAPPING, /* page cache mapping (the kernel's i_pages lock) */
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
-	LV_LOCK_CLASS_SWAP,    /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
+	LV_LOCK_CLASS_SWAP, /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -1761,7 +1768,7 @@ enum lv_stat_item {
 	LV_PGSCAN_ANON,		      /* pages scanned on the inactive anon list (in pgscan too) */
 	LV_PGSTEAL_ANON,	      /* anon pages reclaimed (in pgsteal too) */
 	LV_SWAP_WRITE_ERROR,	      /* swap-out writes that failed (the folio stayed mapped) */
-	LV_SWAP_READ_ERROR,	      /* swap-in reads that failed (the access got -EIO) */
+	LV_SWAP_READ_ERROR, /* swap-in reads that failed (a fault's: -EIO; read-ahead's) */
 	LV_NR_STAT_ITEMS
 };
 

@@ -403,7 +403,8 @@ void folio_wait_locked(struct lv_folio *folio)
 
 void folio_unlock(struct lv_folio *folio)
 {
-	unsigned long old = __atomic_fetch_and(&folio->flags, ~(1ul << PG_locked), __ATOMIC_SEQ_CST);
+	unsigned long old =
+		__atomic_fetch_and(&folio->flags, ~(1ul << PG_locked), __ATOMIC_SEQ_CST);
 
 	if (old & (1ul << PG_waiters)) {
 		struct fill_waitq *q = fill_waitq(folio);

@@ -380,9 +380,9 @@ struct pglist_data {
 	struct lv_lock lru_lock ____cacheline_aligned; /* the node's LRU lock (class node) */
 	struct drain_gate drain;		       /* reclaim's drains of this node */
 	struct lruvec __lruvec;			       /* used when memcg is disabled */
-	uint64_t retired_events[NR_LRU_EVENTS];	    /* memcg tree mutex: removed memcgs' counts */
-	unsigned long nr_file_pages;		    /* atomic: folios in page cache files */
-	unsigned long nr_swapcache;		    /* atomic: pages in the swap cache */
+	uint64_t retired_events[NR_LRU_EVENTS]; /* memcg tree mutex: removed memcgs' counts */
+	unsigned long nr_file_pages;		/* atomic: folios in page cache files */
+	unsigned long nr_swapcache;		/* atomic: pages in the swap cache */
 	/*
 	 * swap_slot[pfn]: the swap entry of a swap cache folio (PG_swapcache), the kernel's
 	 * folio->swap, kept beside the memmap because a descriptor has no room left. Written
@@ -641,6 +641,7 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
+int memcg_set_limit(struct lv_memcg *memcg, bool swap, size_t pages);
 /*
  * struct memcg_guard - keeps a memcg handle a caller passed in alive for the length of one
  * public call against a concurrent lv_memcg_remove() (memcontrol.c, "Handles"): an RCU
@@ -751,7 +752,8 @@ void wakeup_kswapd(struct pglist_data *pgdat);
  */
 static inline bool folio_trylock(struct lv_folio *f)
 {
-	return !((__atomic_fetch_or(&f->flags, 1ul << PG_locked, __ATOMIC_ACQUIRE) >> PG_locked) & 1);
+	return !((__atomic_fetch_or(&f->flags, 1ul << PG_locked, __ATOMIC_ACQUIRE) >> PG_locked) &
+		 1);
 }
 void folio_wait_locked(struct lv_folio *folio);
 void folio_unlock(struct lv_folio *folio);

@@ -701,7 +701,12 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	return 0;
 }
 
-int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages)
+/**
+ * memcg_set_limit - set @memcg's memory limit (@swap false) or swap limit to @pages
+ * (anything above LONG_MAX: none). Return: 0, or -EINVAL for NULL or the root.
+ * Context: any thread; RCU read-side (the handle may be under removal).
+ */
+int memcg_set_limit(struct lv_memcg *memcg, bool swap, size_t pages)
 {
 	int err = -EINVAL;
 
@@ -710,12 +715,17 @@ int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages)
 	rcu_read_lock();
 	memcg_handle_hook_call(memcg);
 	if (memcg->parent) {
-		__atomic_store_n(&memcg->max, pages > LONG_MAX ? LONG_MAX : (long)pages,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(swap ? &memcg->swap_max : &memcg->max,
+				 pages > LONG_MAX ? LONG_MAX : (long)pages, __ATOMIC_RELAXED);
 		err = 0;
 	}
 	rcu_read_unlock();
 	return err;
+}
+
+int lv_memcg_set_max(struct lv_memcg *memcg, size_t pages)
+{
+	return memcg_set_limit(memcg, false, pages);
 }
 
 size_t lv_memcg_max(const struct lv_memcg *memcg)

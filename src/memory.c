@@ -1174,10 +1174,10 @@ struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep)
 /**
  * try_to_unmap_lazyfree - reclaim an isolated lazyfree folio from the mm that maps it. One
  * written since LV_MADV_FREE is swap-backed again: reclaim swaps it out, or puts it on the
- * active anon list, as the kernel's shrink_folio_list() does when it cannot. A clean large folio is not freed here: reclaim
- * splits it first, and its pages come here one by one; one that could not be split stays.
- * Return: true if the folio left the mm; its count is then zero and the caller frees it.
- * Context: the caller owns the isolation reference and holds no lock.
+ * active anon list, as the kernel's shrink_folio_list() does when it cannot. A clean large folio is
+ * not freed here: reclaim splits it first, and its pages come here one by one; one that could not
+ * be split stays. Return: true if the folio left the mm; its count is then zero and the caller
+ * frees it. Context: the caller owns the isolation reference and holds no lock.
  */
 bool try_to_unmap_lazyfree(struct lv_folio *folio)
 {
@@ -1400,7 +1400,8 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 					/* Its slot's one page table user is us. */
 					if ((swap_map_value(pte_to_swp_entry(folio)) &
 					     SWAP_COUNT_MASK) != 1)
-						bad(arg, "swap entry's slot is not in use once", mm);
+						bad(arg, "swap entry's slot is not in use once",
+						    mm);
 					prev = NULL;
 					continue;
 				}

@@ -31,7 +31,8 @@ _Static_assert(LV_MAX_SWAPFILES <= (1 << (63 - SWP_TYPE_SHIFT)), "type must fit 
 
 static inline swp_entry_t swp_entry(unsigned int type, unsigned long offset)
 {
-	return (swp_entry_t){ ((unsigned long)type << SWP_TYPE_SHIFT) | (offset & SWP_OFFSET_MASK) };
+	return (swp_entry_t){ ((unsigned long)type << SWP_TYPE_SHIFT) |
+			      (offset & SWP_OFFSET_MASK) };
 }
 static inline unsigned int swp_type(swp_entry_t e)
 {
@@ -179,7 +180,8 @@ void check_swap(struct lv_machine *m, void (*bad)(void *, const char *, const vo
 extern int (*swap_io_hook)(swp_entry_t e, bool write);
 #endif
 
-/* ---- swap_state.c: the swap cache, swap-out and swap-in --------------------------------------- */
+/* ---- swap_state.c: the swap cache, swap-out and swap-in ---------------------------------------
+ */
 
 /* folio_swap_entry - the slot of a swap cache folio (PG_swapcache), from a side table. */
 swp_entry_t folio_swap_entry(const struct lv_folio *folio);

@@ -18,15 +18,22 @@
  * maps a folio it found there. A fault that finds a locked folio in the cache waits for the
  * lock, then re-checks that the folio is still the cache's folio for its slot.
  *
+ * A mapped folio is in the swap cache only inside swap_out_folio(), between entering the cache
+ * and its unmap (or its removal, if it cannot be unmapped), and inside do_swap_page(), between
+ * its mapping and its removal, with its lock held: so every clean folio in the cache holds
+ * what its slot holds.
+ *
  * Swap-out of an isolated order-0 folio (swap_out_folio(), called by shrink_folio_list()):
- * lock; get a slot (charging the memcg's swap) and enter the cache, marked dirty since the
- * device does not have its data yet; under the mm's page_table_lock, replace the page table
- * entry by the swap entry (its use count goes to 1); write; then, under the tree's lock,
- * freeze the count from exactly 2 (the tree's and the isolation's) and replace the folio by a
- * shadow entry. A fault that arrives meanwhile holds a reference, so the freeze fails and the
- * folio stays in the cache, clean, for that fault to map. A write error puts the page table
- * entry back (if the page is still there), takes the folio out of the cache, frees the slot and
- * keeps the folio dirty and active: nothing was lost, and the next reclaim pass tries again.
+ * lock; get a slot (charging the memcg's swap) and enter the cache; under the mm's
+ * page_table_lock, replace the page table entry by the swap entry (its use count goes to 1);
+ * write; then, under the tree's lock, freeze the count from exactly 2 (the tree's and the
+ * isolation's) and replace the folio by a shadow entry. A folio new to the cache is written
+ * whatever its PG_dirty says (LV_MADV_FREE may clean it until the unmap), one found there only
+ * if a failed write left it dirty. A fault that arrives meanwhile holds a reference, so the
+ * freeze fails and the folio stays in the cache, clean, for that fault to map. A write error
+ * puts the page table entry back (if the page is still there), takes the folio out of the
+ * cache, frees the slot and keeps the folio dirty and active: nothing was lost, and the next
+ * reclaim pass tries again.
  * The RCU read-side section that found the mm is held across the write so that the mm stays
  * valid for that: liburcu's bp flavour allows a reader to block.
  *
@@ -111,8 +118,8 @@ static int add_to_swap_cache(struct lv_folio *folio, swp_entry_t e, void **shado
  * Context: mapping_lock of @folio's tree held; the caller holds the folio lock, or the
  * folio's count is frozen.
  */
-static void __delete_from_swap_cache(struct lv_file *space, struct lv_folio *folio,
-				     swp_entry_t e, void *shadow)
+static void __delete_from_swap_cache(struct lv_file *space, struct lv_folio *folio, swp_entry_t e,
+				     void *shadow)
 {
 	bool erased;
 
@@ -260,7 +267,7 @@ bool swap_out_folio(struct lv_folio *folio, bool *activate, unsigned long *pageo
 	struct swap_info_struct *si;
 	struct lv_mm *mm = NULL;
 	uint64_t vpn = 0;
-	bool freed = false;
+	bool freed = false, fresh;
 	swp_entry_t e;
 	void *shadow;
 	int err;
@@ -271,7 +278,8 @@ bool swap_out_folio(struct lv_folio *folio, bool *activate, unsigned long *pageo
 		return folio_ref_freeze(folio, 1); /* unmapped while isolated: nobody needs it */
 	if (!folio_trylock(folio))
 		return false; /* being swapped in: it is wanted */
-	if (!folio_test_swapcache(folio)) {
+	fresh = !folio_test_swapcache(folio);
+	if (fresh) {
 		e = folio_alloc_swap(folio);
 		if (!e.val) {
 			/* No room, or the memcg's swap limit: keep it off the inactive tail. */
@@ -282,7 +290,7 @@ bool swap_out_folio(struct lv_folio *folio, bool *activate, unsigned long *pageo
 			put_swap_folio(e);
 			goto unlock;
 		}
-		folio_set_dirty(folio); /* the device does not have its data yet */
+		folio_set_dirty(folio);
 	}
 	e = folio_swap_entry(folio);
 	si = get_swap_device(m, e);
@@ -290,10 +298,21 @@ bool swap_out_folio(struct lv_folio *folio, bool *activate, unsigned long *pageo
 	rcu_read_lock();
 	if (!try_to_unmap_swap(folio, e, &mm, &vpn)) {
 		rcu_read_unlock();
+		/*
+		 * Still mapped (a locked region): it leaves the cache, since a mapped folio can be
+		 * written, or cleaned by LV_MADV_FREE, and the slot's copy would then be stale
+		 * yet look clean (its data may even be the slot's last user's).
+		 */
+		delete_from_swap_cache(folio);
 		put_swap_device(si);
 		goto unlock;
 	}
-	if (folio_test_clear_dirty(folio)) {
+	/*
+	 * A folio new to the cache is always written, whatever PG_dirty says: LV_MADV_FREE may
+	 * have cleaned it while it was still mapped, and the slot holds its last user's data. One
+	 * found in the cache is unmapped: its slot has its data unless a write failed (dirty).
+	 */
+	if (folio_test_clear_dirty(folio) || fresh) {
 		rcu_read_lock();
 		err = swap_writepage(e, lv_folio_data(folio), folio_lruvec(folio));
 		rcu_read_unlock();

@@ -1132,19 +1132,28 @@ int lv_swap_off(struct lv_machine *m, int id)
 		goto out;
 	}
 	swap_writeok_clear(si);
+	/*
+	 * folio_alloc_swap() reserves a slot and marks it in one RCU read-side section: after a
+	 * grace period every reservation made before writeok was cleared is marked, and the walks
+	 * below see it.
+	 */
+	synchronize_rcu();
 	swap_drop_percpu(si);
 	if (!swapoff_fits(m, si))
 		err = -ENOMEM;
-	else
+	/*
+	 * A swap-out or a read-ahead that took its slot before writeok was cleared may still be
+	 * in flight: its page table entry or its cache folio appears when it ends. Walk again
+	 * until no slot is left, as the kernel's swapoff loops on inuse_pages.
+	 */
+	while (!err) {
 		err = try_to_unuse(m, (unsigned int)id);
-	if (!err) {
+		if (err)
+			break;
 		swap_cache_clear(m, (unsigned int)id);
-		if (!swap_unused(si)) {
-			/* try_to_unuse() left a slot behind: keep the device rather than lose it.
-			 */
-			VM_BUG_ON_M(m, !swap_unused(si));
-			err = -EBUSY;
-		}
+		if (swap_unused(si))
+			break;
+		usleep(100);
 	}
 	if (err) {
 		swap_writeok_set(si);
@@ -1238,19 +1247,7 @@ void for_each_swap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void 
 
 int lv_memcg_set_swap_max(struct lv_memcg *memcg, size_t pages)
 {
-	int err = -EINVAL;
-
-	if (!memcg)
-		return -EINVAL;
-	rcu_read_lock();
-	memcg_handle_hook_call(memcg);
-	if (memcg->parent) {
-		__atomic_store_n(&memcg->swap_max, pages > LONG_MAX ? LONG_MAX : (long)pages,
-				 __ATOMIC_RELAXED);
-		err = 0;
-	}
-	rcu_read_unlock();
-	return err;
+	return memcg_set_limit(memcg, true, pages);
 }
 
 size_t lv_memcg_swap_usage(const struct lv_memcg *memcg)

@@ -62,9 +62,9 @@ struct scan_control {
 	unsigned long nr_to_reclaim;
 	unsigned long nr_reclaimed;
 	int priority;
-	bool may_skip;	  /* pass over lruvecs whose lock is held (see reclaim_lock()) */
-	bool skipped;	  /* the lruvec being visited was passed over */
-	unsigned long id; /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
+	bool may_skip;		 /* pass over lruvecs whose lock is held (see reclaim_lock()) */
+	bool skipped;		 /* the lruvec being visited was passed over */
+	unsigned long id;	 /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
 	struct lv_memcg *target; /* limit reclaim's memcg (its swappiness), NULL for global */
 	bool can_swap;		 /* the lruvec being visited may have anon pages swapped out */
 };
@@ -196,13 +196,14 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 		lv_lock_acquire(lruvec->lru_lock);
 		lrusize = lruvec->lru_size[LRU_INACTIVE_ANON] + lruvec->lru_size[LRU_ACTIVE_ANON] +
 			  lruvec->lru_size[LRU_INACTIVE_FILE] + lruvec->lru_size[LRU_ACTIVE_FILE];
+		/* Stored with WRITE_ONCE: get_scan_count() reads them without the lock. */
 		if (file)
-			lruvec->file_cost += cost;
+			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost + cost);
 		else
-			lruvec->anon_cost += cost;
+			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost + cost);
 		if (lruvec->file_cost + lruvec->anon_cost > lrusize / 4) {
-			lruvec->file_cost /= 2;
-			lruvec->anon_cost /= 2;
+			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost / 2);
+			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost / 2);
 		}
 		lv_lock_release(lruvec->lru_lock);
 	}
@@ -358,8 +359,11 @@ static bool shrink_anon_folio(struct lv_folio *folio, struct list_head *list, bo
 		*activate = true;
 		return false;
 	}
-	if (folio_test_large(folio) && split_folio_to_list(folio, list))
-		return false; /* someone holds a reference: it stays large, and in memory */
+	if (folio_test_large(folio) && split_folio_to_list(folio, list)) {
+		/* Someone holds a reference: it stays large, in memory, off the inactive tail. */
+		*activate = true;
+		return false;
+	}
 	return swap_out_folio(folio, activate, pageout);
 }
 
@@ -562,9 +566,11 @@ enum scan_balance { SCAN_EQUAL, SCAN_FRACT, SCAN_ANON, SCAN_FILE };
  * get_scan_count - how many pages of each list to scan at @sc's priority (the kernel's
  * get_scan_count()): each list's size >> priority, split between anon and file by balance.
  * Anon is left alone when its pages cannot be swapped (no free slot, or the memcg's swap
- * limit), with swappiness 0, and while the inactive file list alone can meet the pressure and
- * file refaults are not activating (cache trim mode). At the last priority both sides are
- * scanned equally. Otherwise the split follows the costs reclaim noted: each side's share is
+ * limit), in limit reclaim with swappiness 0 (a memcg's way to opt out of swap), and while
+ * the inactive file list alone can meet the pressure and file refaults are not activating
+ * (cache trim mode). At the last priority both sides are scanned equally unless swappiness
+ * is 0; with no file pages only anon is (global reclaim with swappiness 0 still swaps then,
+ * rather than fail). Otherwise the split follows the costs reclaim noted: each side's share is
  * its swappiness weight (swappiness for anon, 200 - swappiness for file) over its recent cost
  * (rotations and refaults, and I/O at SWAP_CLUSTER_MAX each), as the kernel weighs them. The
  * costs are read without the lock: a racy snapshot of two counters only shifts the split.
@@ -579,15 +585,15 @@ static void get_scan_count(struct lruvec *lruvec, struct scan_control *sc, bool 
 
 	sc->can_swap = (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
 					       : mem_cgroup_get_nr_swap_pages(lruvec->memcg)) > 0;
-	if (!sc->can_swap || !swappiness)
+	if (!sc->can_swap || (sc->target && !swappiness))
 		balance = SCAN_FILE;
-	else if (!sc->priority)
+	else if (!sc->priority && swappiness)
 		balance = SCAN_EQUAL;
-	else if (!deactivate && READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority)
-		balance = SCAN_FILE;
 	else if (!(READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) +
 		   READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE])))
 		balance = SCAN_ANON;
+	else if (!deactivate && READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) >> sc->priority)
+		balance = SCAN_FILE;
 	else
 		balance = SCAN_FRACT;
 	if (balance == SCAN_FRACT) {

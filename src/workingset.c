@@ -14,8 +14,8 @@
  * When swap is available the two kinds compete for memory, so the workingset a refault is
  * measured against includes the other kind's lists, as the kernel's workingset_test_recent():
  * a file refault counts the anon lists too, an anon refault the inactive file list as well as
- * the active file list and the active anon list. The clock advances in the lruvec and all its ancestors, so that limit
- * reclaim in a parent sees its children's ageing.
+ * the active file list and the active anon list. The clock advances in the lruvec and all its
+ * ancestors, so that limit reclaim in a parent sees its children's ageing.
  *
  * The clocks are atomics, not lock-protected, as in the kernel: they advance on eviction
  * (under the mapping lock), on reclaim's putback of active folios (under an lruvec lock) and
@@ -129,8 +129,8 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 		return false;
 	folio_set_active(folio);
 	workingset_age_nonresident(lruvec, nr);
-	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_ACTIVATE : EV_WORKINGSET_ACTIVATE_ANON,
-				  nr);
+	lruvec_count_event_atomic(lruvec,
+				  file ? EV_WORKINGSET_ACTIVATE : EV_WORKINGSET_ACTIVATE_ANON, nr);
 	if (workingset)
 		folio_set_workingset(folio);
 	/* Reclaim was wrong to evict it: that is a cost of its side. */

@@ -10,8 +10,11 @@
 #  - the same seeds with --protocol pin must pass;
 #  - memcg disabled (cgroup_disable=memory, where v1 froze at boot) with compaction on must
 #    pass.
-# Compaction, kcompactd, huge page faults and splits, and mlock run, and are required, in every
-# run (see tests/stress/torture.c).
+# Compaction, kcompactd, huge page faults and splits, mlock and swap run, and are required, in
+# every run (see tests/stress/torture.c). Every run swaps from its start: before any thread
+# starts, the torture binary pages a range out to swap and reads it back, and says so on a
+# "# swapping" line; a v1 run counts as caught only if that line shows pages swapped out, so
+# that it was caught under swapping load.
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_SEED=n (the first of the 5 seeds)
 #   TORTURE_DURATION=seconds (of each passing run; 5 by default)
 set -u
@@ -45,6 +48,12 @@ save_log() {
 	echo "$log"
 }
 
+# swapped OUTPUT - the pages the run swapped out before its threads started, or nothing.
+swapped() {
+	printf '%s\n' "$1" |
+		sed -n 's/^# swapping before the threads start: \([0-9]*\) pages out.*/\1/p'
+}
+
 # caught_by RC OUTPUT - how a failed run was caught, or nothing if it was not.
 caught_by() {
 	local rc=$1 out=$2 line
@@ -61,7 +70,8 @@ caught_by() {
 		*BUG*) echo "a debug assertion: $line" ;;
 		*)
 			# The torture test's own checks say why on a "# " line, then abort().
-			line=$(printf '%s\n' "$out" | grep -E '^# ' | grep -m1 -v -E '^# seed=')
+			line=$(printf '%s\n' "$out" | grep -E '^# ' |
+				grep -m1 -v -E '^# (seed=|swapping|waiting for)')
 			echo "the run's checks: ${line:-an abort without a message}"
 			;;
 		esac
@@ -83,9 +93,11 @@ for s in $seeds; do
 	secs=$((($(date +%s%N) - start) / 1000000))
 	took=$(printf '%d.%03d s' $((secs / 1000)) $((secs % 1000)))
 	how=$(caught_by "$rc" "$out")
+	out_pages=$(swapped "$out")
 	log=$(save_log "v1-$s" "$out")
-	if [ -n "$how" ] && [ "$secs" -le $((limit * 1000)) ]; then
-		echo "ok $n - v1 caught (seed $s) in $took by $how (log: $log)"
+	if [ -n "$how" ] && [ "${out_pages:-0}" -gt 0 ] && [ "$secs" -le $((limit * 1000)) ]; then
+		echo "ok $n - v1 caught (seed $s) in $took by $how, swapping since its start" \
+			"($out_pages pages out before the threads) (log: $log)"
 	else
 		fail=1
 		case $rc in
@@ -93,6 +105,8 @@ for s in $seeds; do
 		137) why="it hung until killed: the watchdog did not end it" ;;
 		*) why="exit $rc${how:+, caught by $how}" ;;
 		esac
+		[ "${out_pages:-0}" -gt 0 ] ||
+			why="$why; it never swapped (no swap-out before its threads)"
 		echo "not ok $n - v1 not caught within ${limit} s (seed $s): $why after $took; output in $log"
 		printf '%s\n' "$out" | tail -40 | sed 's/^/# /'
 	fi

@@ -15,7 +15,7 @@
  * direct and memcg limit reclaim; a thread takes a node below its low watermark in bursts,
  * and in one burst of four until it is dry (kswapd's wakeups, the node-scope reclaim drain). A
  * quarter of the operations use shared address spaces (faults, brk, mmap/munmap with splits,
- * self-checking writes and reads, madvise COLD, FREE and DONTNEED with lazyfree reclaim,
+ * self-checking writes and reads, madvise COLD, FREE, DONTNEED and PAGEOUT with lazyfree reclaim,
  * migrate_pages, move_pages, page cache migration, nested lru_cache_disable storms) while a
  * thread destroys and recreates some of them: see "Anonymous memory" below. The LRU users
  * that broke the first per-memcg lock race all of it: direct compaction of nodes and of memcg
@@ -24,8 +24,12 @@
  * a huge region, lv_split_folio() of the table's large folios), and mlock, munlock,
  * mlockall, munlockall and locked mappings on the shared address spaces: see "Compaction,
  * huge pages and mlock" below. An opener thread makes the first of each of these happen from
- * a state set up for it, at the start of the run: see "The opener" below. Every run must take
- * each of the racing paths: see "Required paths" below.
+ * a state set up for it, at the start of the run: see "The opener" below. Swap is on in every
+ * run: one or two in-memory devices, address spaces that outgrow their memcgs' limits,
+ * LV_MADV_PAGEOUT and reads that swap pages back in, swap limit changes, and a second device
+ * turned off and on again, with the first swap-out, swap-in, read-ahead and swapoff made to
+ * happen: see "Swap" below. Every run must take each of the racing paths: see "Required paths"
+ * below.
  *
  * The lock watchdog (src/lock.c, the one internal piece used here) is armed for the whole run:
  * a lock held or waited for longer than --watchdog seconds (10 by default, far above any
@@ -38,6 +42,7 @@
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
+ *                [--swappiness 0..200] [--page-cluster 1..5]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -81,6 +86,8 @@ static struct {
 	enum lv_thp_mode thp;
 	enum lv_thp_defrag thp_defrag;
 	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
+	unsigned int swappiness;
+	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -95,6 +102,8 @@ static struct {
 	.thp = LV_THP_MADVISE,
 	.thp_defrag = LV_THP_DEFRAG_MADVISE,
 	.watchdog = 10.0,
+	.swappiness = 60,
+	.page_cluster = 3,
 };
 
 static struct lv_machine *machine;
@@ -388,8 +397,10 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
  *    keeps a model of every line (struct page_model), so a read must match it exactly, except
  *    for the lazyfree alternative: the lines not written since the last MADV_FREE may read as
  *    zeros instead, all of them together (reclaim took the page) — never other bytes, never
- *    part of them. Anyone may read the arena (weak check: a valid record by the page's owner,
- *    or zeros), deactivate it, or migrate it; nobody else may write or unmap it;
+ *    part of them. A page on swap keeps its model: the access that cannot swap it back in
+ *    fails and changes nothing. Anyone may read the arena (weak check: a valid record by the
+ *    page's owner, or zeros), deactivate it, page it out or migrate it; nobody else may write
+ *    or unmap it;
  *  - the brk heap and SCRATCH_SLOTS mmap regions (slot = address | pages, swapped atomically)
  *    that every worker writes, reads (weak check), madvises, grows, shrinks, unmaps in the
  *    middle and replaces; addresses of lv_mmap() are never reused within an address space, so
@@ -402,7 +413,7 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
  */
 #define NR_MMS	      4
 #define NR_CHURN_MMS  2
-#define ARENA_TARGET  64 /* pages in an arena, shared out among the workers */
+#define ARENA_TARGET  512 /* pages in an arena, shared out among the workers */
 #define SCRATCH_SLOTS 4
 #define SCRATCH_PAGES 16 /* largest scratch region */
 #define HEAP_PAGES    32 /* writes stay below heap + HEAP_PAGES */
@@ -461,6 +472,12 @@ static atomic_ulong anon_faults, anon_writes, anon_nomem, anon_lines, lazyfree_z
 static atomic_ulong lazyfree_advised, mm_churns, mm_splits, brk_ops, mmap_ops, munmap_ops;
 static atomic_ulong mp_ok, mp_busy, mp_nomem, mp_noent, mp_fault, mig_calls, mig_left;
 static atomic_ulong fmig_calls, fmig_left, storms;
+/*
+ * Swap (see "Swap" below): LV_MADV_PAGEOUT calls that returned 0 and the pages they covered;
+ * reads that met a swapped-out page whose swap-in could not be charged or allocated (-ENOMEM,
+ * as a fault that cannot be charged fails; a read of a page that is not there faults nothing).
+ */
+static atomic_ulong pageout_calls, pageout_pages, swapin_nomem;
 
 static uint64_t mix64(uint64_t x)
 {
@@ -596,17 +613,23 @@ static uint64_t own_addr(const struct wstate *w, unsigned int k, unsigned int i)
 
 /*
  * own_verify - read page @i of our run in slot @k and match it against its model, then narrow
- * the model to what was seen.
+ * the model to what was seen. Return: false if the read could not swap the page back in
+ * (-ENOMEM: nothing was read, the model stands).
  */
-static void own_verify(struct wstate *w, unsigned int k, unsigned int i)
+static bool own_verify(struct wstate *w, unsigned int k, unsigned int i)
 {
 	struct mm_slot *ms = &mms[k];
 	struct page_model *pm = &w->pm[k * own_pages + i];
 	uint64_t addr = own_addr(w, k, i);
 	struct line buf[PAGE_LINES];
+	uint32_t seen[PAGE_LINES];
 	bool any = false, mask_exact = true, mask_zero = true;
 	int err = lv_mm_read(ms->mm, addr, buf, sizeof(buf));
 
+	if (err == -ENOMEM) {
+		atomic_fetch_add(&swapin_nomem, 1);
+		return false;
+	}
 	if (err)
 		anon_fail(ms, addr, NULL, "read of an arena page returned %d", err);
 	for (unsigned int l = 0; l < PAGE_LINES; l++) {
@@ -624,6 +647,7 @@ static void own_verify(struct wstate *w, unsigned int k, unsigned int i)
 			got = buf[l].gen;
 			any = true;
 		}
+		seen[l] = got;
 		if (pm->mask >> l & 1) {
 			mask_exact &= got == pm->gen[l];
 			mask_zero &= got == 0;
@@ -632,10 +656,16 @@ static void own_verify(struct wstate *w, unsigned int k, unsigned int i)
 				  pm->gen[l]);
 		}
 	}
-	if (!mask_exact && !mask_zero)
+	if (!mask_exact && !mask_zero) {
+		fprintf(stderr, "# generations read (expected):");
+		for (unsigned int l = 0; l < PAGE_LINES; l++)
+			fprintf(stderr, "%s %u (%u)", l % 8 ? "" : "\n#  ", seen[l], pm->gen[l]);
+		fprintf(stderr, "\n# the model: freeable %d, present %u\n", pm->freeable,
+			pm->present);
 		anon_fail(ms, addr, NULL,
 			  "lazily freed page neither intact nor zero (lines %#llx may be zero)",
 			  (unsigned long long)pm->mask);
+	}
 	if (!mask_exact) {
 		/* Reclaim dropped it: the lines not written since MADV_FREE are zeros for good. */
 		atomic_fetch_add(&lazyfree_zero, 1);
@@ -655,6 +685,16 @@ static void own_verify(struct wstate *w, unsigned int k, unsigned int i)
 		pm->present = pm->freeable ? PRESENT_MAYBE : PRESENT_YES;
 	}
 	atomic_fetch_add(&anon_lines, PAGE_LINES);
+	return true;
+}
+
+/* own_narrow - own_verify() of @n pages from @first. Return: false if one could not be read. */
+static bool own_narrow(struct wstate *w, unsigned int k, unsigned int first, unsigned int n)
+{
+	for (unsigned int j = 0; j < n; j++)
+		if (!own_verify(w, k, first + j))
+			return false;
+	return true;
 }
 
 /* own_write - write lines of page @i of our run (all of them if @full) with a new generation. */
@@ -674,13 +714,11 @@ static void own_write(struct wstate *w, uint64_t *s, unsigned int k, unsigned in
 		line_make(&buf[l], addr + l * LINE_BYTES, ms->id, w->id, gen);
 	err = lv_mm_write(ms->mm, addr, buf, n * LINE_BYTES);
 	if (err == -ENOMEM) {
-		/* Only a fault can fail: the page was not there. */
-		if (pm->present == PRESENT_YES)
-			anon_fail(ms, addr, NULL, "write to a present page failed with -ENOMEM");
-		if (pm->present == PRESENT_MAYBE) {
-			atomic_fetch_add(&lazyfree_zero, 1);
-			memset(pm, 0, sizeof(*pm));
-		}
+		/*
+		 * Only a fault can fail, before it writes anything: a page that was not there
+		 * (never written, zapped, or a lazyfree page that reclaim dropped), or one on
+		 * swap, which keeps what it held. Either way the model stands.
+		 */
 		atomic_fetch_add(&anon_nomem, 1);
 		return;
 	}
@@ -719,11 +757,17 @@ static void own_move(struct wstate *w, uint64_t *s, unsigned int k, unsigned int
 		int st = status[j];
 		bool bad;
 
+		/*
+		 * -ENOENT: not there, or on swap (a page that holds records may be either).
+		 * With --thp always a page never written may be there too, zeroed: the arena
+		 * holds an aligned 2 MiB block, and another owner's fault mapped a huge page
+		 * over all of it.
+		 */
 		if (st == -ENOENT)
-			bad = pm->present == PRESENT_YES;
+			bad = false;
 		else if (st >= 0)
-			bad = pm->present == PRESENT_NO || st >= nr_nodes ||
-			      (move && st != nodes[j]);
+			bad = (pm->present == PRESENT_NO && opt.thp != LV_THP_ALWAYS) ||
+			      st >= nr_nodes || (move && st != nodes[j]);
 		else
 			bad = !move || (st != -EBUSY && st != -ENOMEM);
 		if (bad)
@@ -751,7 +795,7 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 	int err;
 
 	own_sync(w, k);
-	switch (rnd(s) % 20) {
+	switch (rnd(s) % 22) {
 	case 0 ... 8:
 		for (unsigned int j = 0; j < n; j++)
 			own_write(w, s, k, first + j, rnd(s) & 1);
@@ -761,9 +805,13 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 			own_verify(w, k, first + j);
 		break;
 	case 13 ... 14:
-		/* Narrow every model first: after this call a page is intact or zero. */
-		for (unsigned int j = 0; j < n; j++)
-			own_verify(w, k, first + j);
+		/*
+		 * Narrow every model first: after this call a page is intact or zero. Not if a
+		 * page on swap cannot be read back: its model may still allow lines to be zero
+		 * apart from the rest.
+		 */
+		if (!own_narrow(w, k, first, n))
+			break;
 		mark = lock_mark(ms);
 		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_FREE);
 		/* Refused (locked): the model of a freed page allows the intact one too. */
@@ -781,6 +829,9 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 		atomic_fetch_add(&lazyfree_advised, n);
 		break;
 	case 15:
+		/* Narrowed too: refused in part, it leaves each page intact or zero. */
+		if (!own_narrow(w, k, first, n))
+			break;
 		mark = lock_mark(ms);
 		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_DONTNEED);
 		if (!err) {
@@ -808,6 +859,23 @@ static void op_own(struct wstate *w, uint64_t *s, unsigned int k)
 		break;
 	case 17:
 		own_move(w, s, k, first, n, false);
+		break;
+	case 18 ... 19:
+		/*
+		 * Out to swap (a lazyfree page is freed instead, which its model allows); half
+		 * the time read back at once, swapped in from the device or the swap cache.
+		 */
+		mark = lock_mark(ms);
+		err = lv_madvise(ms->mm, addr, n * LV_PAGE_SIZE, LV_MADV_PAGEOUT);
+		if (err && !locked_refusal(ms, mark, err))
+			anon_fail(ms, addr, NULL, "MADV_PAGEOUT of the arena returned %d", err);
+		if (!err) {
+			atomic_fetch_add(&pageout_calls, 1);
+			atomic_fetch_add(&pageout_pages, n);
+		}
+		if (rnd(s) & 1)
+			for (unsigned int j = 0; j < n; j++)
+				own_verify(w, k, first + j);
 		break;
 	default:
 		if (opt.disable == LV_DISABLE_RCU && rnd(s) % 4)
@@ -912,15 +980,23 @@ static void weak_read(uint64_t *s, struct mm_slot *ms)
 	err = lv_mm_read(ms->mm, addr, buf, n * LINE_BYTES);
 	if (err == -EFAULT && !is_arena)
 		return;
+	if (err == -ENOMEM) {
+		atomic_fetch_add(&swapin_nomem, 1);
+		return;
+	}
 	if (err)
 		anon_fail(ms, addr, NULL, "read returned %d", err);
 	weak_check(ms, addr, buf, n, is_arena);
 }
 
-/* op_madvise_shared - any advice on the heap or scratch, COLD on the arena, and bad calls. */
+/*
+ * op_madvise_shared - any advice on the heap or scratch, COLD or PAGEOUT on the arena, and bad
+ * calls; half the ranges paged out are read back at once (swap-ins).
+ */
 static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
 {
-	static const int advice[] = { LV_MADV_FREE, LV_MADV_DONTNEED, LV_MADV_COLD };
+	static const int advice[] = { LV_MADV_FREE, LV_MADV_DONTNEED, LV_MADV_COLD,
+				      LV_MADV_PAGEOUT };
 	uint64_t addr;
 	unsigned int pages, first, n, mark;
 	bool is_arena;
@@ -937,7 +1013,7 @@ static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
 		return;
 	first = (unsigned int)(rnd(s) % pages);
 	n = 1 + (unsigned int)(rnd(s) % (pages - first));
-	adv = is_arena ? LV_MADV_COLD : advice[rnd(s) % 3];
+	adv = is_arena ? advice[2 + rnd(s) % 2] : advice[rnd(s) % 4];
 	mark = lock_mark(ms);
 	err = lv_madvise(ms->mm, page_addr(addr, first), n * LV_PAGE_SIZE, adv);
 	/* -ENOMEM: part of the range is unmapped (heap shrunk, region cut meanwhile). */
@@ -945,6 +1021,28 @@ static void op_madvise_shared(uint64_t *s, struct mm_slot *ms)
 		anon_fail(ms, page_addr(addr, first), NULL, "madvise(%d) returned %d", adv, err);
 	if (adv == LV_MADV_FREE)
 		atomic_fetch_add(&lazyfree_advised, n);
+	if (adv == LV_MADV_PAGEOUT && !err) {
+		atomic_fetch_add(&pageout_calls, 1);
+		atomic_fetch_add(&pageout_pages, n);
+	}
+	if (adv == LV_MADV_PAGEOUT && rnd(s) & 1) {
+		struct line buf[PAGE_LINES];
+
+		/* The first pages again, through a fault on their swap entries. */
+		for (unsigned int p = first; p < first + n && p < first + 4; p++) {
+			err = lv_mm_read(ms->mm, page_addr(addr, p), buf, sizeof(buf));
+			if (err == -ENOMEM) {
+				atomic_fetch_add(&swapin_nomem, 1);
+				continue;
+			}
+			if (err == -EFAULT && !is_arena)
+				break;
+			if (err)
+				anon_fail(ms, page_addr(addr, p), NULL,
+					  "read after MADV_PAGEOUT returned %d", err);
+			weak_check(ms, page_addr(addr, p), buf, PAGE_LINES, is_arena);
+		}
+	}
 }
 
 static void op_brk(uint64_t *s, struct mm_slot *ms)
@@ -1197,6 +1295,7 @@ static atomic_ulong huge_regions, huge_cuts, huge_nomem, split_ok, split_busy, s
 static atomic_ulong mlock_ok, munlock_ok, mlockall_ok, locked_maps, mlock_windows;
 static atomic_int huge_active;
 static atomic_bool opened; /* the opener is done with what needs memory: the presser may start */
+static atomic_bool swap_opened; /* the swapper's first swapoff succeeded: see "Swap" below */
 
 /*
  * private_mmap - a region of @len bytes (mapped with @flags) that no other thread cuts:
@@ -1229,7 +1328,8 @@ static bool mlock_checked(struct mm_slot *ms, uint64_t addr, const char *call, i
 
 /*
  * huge_check - the records of a huge range: page marks[j] holds generation gens[j] (0: never
- * written, or zapped) unless it lies in [@hole, @hole_end), which must be unmapped.
+ * written, or zapped) unless it lies in [@hole, @hole_end), which must be unmapped. A page on
+ * swap that cannot be swapped back in for want of memory is not checked.
  */
 static void huge_check(struct mm_slot *ms, uint64_t huge, const unsigned int *marks,
 		       const uint32_t *gens, uint64_t hole, uint64_t hole_end)
@@ -1244,6 +1344,10 @@ static void huge_check(struct mm_slot *ms, uint64_t huge, const unsigned int *ma
 				anon_fail(ms, la, NULL, "read in an unmapped cut returned %d", err);
 			continue;
 		}
+		if (err == -ENOMEM) {
+			atomic_fetch_add(&swapin_nomem, 1);
+			continue;
+		}
 		if (err)
 			anon_fail(ms, la, NULL, "read of a huge range returned %d", err);
 		c = line_check(&l, la, ms->id);
@@ -1255,14 +1359,15 @@ static void huge_check(struct mm_slot *ms, uint64_t huge, const unsigned int *ma
 
 /*
  * huge_write - a record of a new generation (from *@gen) on each marked page of a huge range;
- * the first write faults the huge page if one can be had. A page whose fault failed stays
- * unwritten (generation 0).
+ * the first write faults the huge page if one can be had. A page whose fault failed keeps what
+ * it held: nothing if it was not there, its last record if it was on swap.
  */
 static void huge_write(struct mm_slot *ms, uint64_t huge, const unsigned int *marks, uint32_t *gens,
 		       uint32_t writer, uint32_t *gen)
 {
 	for (unsigned int j = 0; j < HUGE_MARKS; j++) {
 		uint64_t la = page_addr(huge, marks[j]);
+		uint32_t was = gens[j];
 		struct line l;
 		int err;
 
@@ -1270,7 +1375,7 @@ static void huge_write(struct mm_slot *ms, uint64_t huge, const unsigned int *ma
 		line_make(&l, la, ms->id, writer, gens[j]);
 		err = lv_mm_write(ms->mm, la, &l, sizeof(l));
 		if (err == -ENOMEM) {
-			gens[j] = 0;
+			gens[j] = was;
 			atomic_fetch_add(&huge_nomem, 1);
 		} else if (err) {
 			anon_fail(ms, la, NULL, "write to a huge range returned %d", err);
@@ -1281,7 +1386,7 @@ static void huge_write(struct mm_slot *ms, uint64_t huge, const unsigned int *ma
 static void op_huge(struct wstate *w, uint64_t *s, struct mm_slot *ms)
 {
 	unsigned int marks[HUGE_MARKS], cut, cut_pages, zap, zap_pages, mark;
-	uint32_t gens[HUGE_MARKS];
+	uint32_t gens[HUGE_MARKS] = { 0 };
 	bool locked = rnd(s) % 4 == 0;
 	uint64_t addr, huge, hole, hole_end;
 	int advice = 0, err;
@@ -1309,6 +1414,21 @@ static void op_huge(struct wstate *w, uint64_t *s, struct mm_slot *ms)
 		marks[j] = j * (HUGE_PAGES / HUGE_MARKS) + (unsigned int)(rnd(s) % 64);
 	huge_write(ms, huge, marks, gens, w->id, &w->gen);
 	huge_check(ms, huge, marks, gens, 0, 0);
+	if (rnd(s) & 1) {
+		/*
+		 * Out to swap, which takes single pages: a huge folio is split first. Read back
+		 * by the check. Refused in a locked region, as madvise(2) refuses it.
+		 */
+		mark = lock_mark(ms);
+		err = lv_madvise(ms->mm, huge, HUGE_BYTES, LV_MADV_PAGEOUT);
+		if (err && !(err == -EINVAL && locked) && !locked_refusal(ms, mark, err))
+			anon_fail(ms, huge, NULL, "MADV_PAGEOUT of a huge range returned %d", err);
+		if (!err) {
+			atomic_fetch_add(&pageout_calls, 1);
+			atomic_fetch_add(&pageout_pages, HUGE_PAGES);
+		}
+		huge_check(ms, huge, marks, gens, 0, 0);
+	}
 	/* A hole inside the range: a huge folio there is split, the rest keeps its data. */
 	cut = 1 + (unsigned int)(rnd(s) % (HUGE_PAGES - 2));
 	cut_pages = 1 + (unsigned int)(rnd(s) % (HUGE_PAGES - 1 - cut));
@@ -1440,6 +1560,11 @@ static void locked_map(struct wstate *w, uint64_t *s, struct mm_slot *ms)
 		atomic_fetch_add(&munlock_ok, 1);
 	for (unsigned int p = 0; p < n; p++) {
 		err = lv_mm_read(ms->mm, page_addr(addr, p), &l[1], sizeof(l[1]));
+		/* On swap: unlocked above, or by another window's munlockall meanwhile. */
+		if (err == -ENOMEM) {
+			atomic_fetch_add(&swapin_nomem, 1);
+			continue;
+		}
 		if (err || line_check(&l[1], page_addr(addr, p), ms->id) < 0 ||
 		    (l[1].magic == LINE_MAGIC && l[1].gen != gen))
 			anon_fail(ms, page_addr(addr, p), &l[1], "locked mapping read %d", err);
@@ -1667,7 +1792,7 @@ static void *node_presser(void *arg)
 	const struct timespec pause = { 0, 10 * 1000 * 1000 }, retry = { 0, 1000 * 1000 };
 	double start;
 
-	while (!atomic_load(&opened) && !atomic_load(&stop))
+	while ((!atomic_load(&opened) || !atomic_load(&swap_opened)) && !atomic_load(&stop))
 		nanosleep(&retry, NULL);
 	start = now_seconds();
 	for (unsigned long burst = 0; !atomic_load(&stop); burst++) {
@@ -1900,7 +2025,7 @@ static void *opener(void *arg)
 	struct mm_slot *ms = &opener_ms;
 	uint64_t s = opt.seed * 97 + (uintptr_t)arg, addr, huge, hole, hole_end;
 	unsigned int marks[HUGE_MARKS], cut, cut_pages, zap, zap_pages;
-	uint32_t gens[HUGE_MARKS], gen = 0;
+	uint32_t gens[HUGE_MARKS] = { 0 }, gen = 0;
 	long left;
 	int err;
 
@@ -1970,26 +2095,501 @@ static void *opener(void *arg)
 }
 
 /*
+ * ---- Swap ------------------------------------------------------------------------------------
+ *
+ * Every run swaps, in every configuration. Two in-memory devices: the first (SWAP1_BYTES at
+ * SWAP1_PRIO) is on all run long and has room for every page the address spaces hold; the
+ * second (SWAP2_BYTES, two clusters, so that it fills up) is on from the start in two seeds of
+ * three, above or below the first's priority, and the swapper thread turns it off and on again
+ * (at a priority above, equal to or below the first's). Anonymous memory outgrows its memcgs:
+ * the two shared address spaces that live all run long are in c3 and c1, whose limits are
+ * below what their arenas, heaps and scratch regions hold, so the limit reclaim of their own
+ * faults swaps their pages out while their owners write and check them; without memcg the
+ * presser's dry bursts make each node's reclaim swap from the node's lists. Workers page out
+ * ranges of the arenas, heaps, scratch and huge regions (LV_MADV_PAGEOUT; a huge page is split
+ * to be swapped) and read them back at once or later (swap-ins, read-ahead and its hits), and
+ * every other read, write, madvise, migration, munmap and mm destroy may meet a page on swap:
+ * the records and the owners' models hold across it, and an access whose page cannot be
+ * swapped back in fails with -ENOMEM and changes nothing. The memcg churner's short-lived
+ * address space is paged out before its destroy half the time. The swapper changes memcgs'
+ * swap limits (0, a few slots, more, none) and swappiness, pages out and reads back a range of
+ * its own whose every line it checks, turns the second device off (-ENOMEM when memory cannot
+ * hold its pages: counted, the device stays on) and on again, and makes calls that must be
+ * refused.
+ *
+ * The first of each swap path is made to happen. Before any thread starts, prepare_swap()
+ * writes SWAP_PAGES pages into the swapper's address space (in a memcg no limit touches), pages
+ * them out until swap-outs are counted, and reads them back one by one from the first until
+ * swap-ins and read-ahead are counted (cfg.page_cluster is at least 1, so a fault also reads
+ * the slots around its own, which the range paged out in address order fills), checking every
+ * line: the machine swaps before the first worker runs. The swapper, started with the opener,
+ * then puts the second device above the first (turning it off first if it was on lower), pages
+ * its range out until the device holds pages, and turns it off, retrying until a swapoff
+ * succeeds; its range is checked after. Until then nobody limits swap, and the presser, whose
+ * dry nodes would fail the swapoff's allocations, waits. At the end, with every thread gone,
+ * the swap limits are lifted (the final reads swap pages in, limit reclaim swapping others
+ * out), swap accounting is checked at rest, and once everything is released both devices must
+ * turn off with nothing left charged.
+ */
+#define SWAP1_BYTES (32ul << 20)
+#define SWAP1_PRIO  0
+#define SWAP2_BYTES (2 * HUGE_BYTES) /* two clusters of 512 slots */
+#define SWAP_PAGES  64		     /* the swapper's range */
+#define SWAP_WRITER 0xffffu	     /* the writer field of the swapper's records */
+
+static int swap1_id = -1;
+/* -1 while off. Set by main before the threads start, then by the swapper only. */
+static int swap2_id = -1, swap2_prio;
+static struct lv_memcg *swap_memcg; /* the swapper's address space's memcg, never limited */
+static struct mm_slot swap_ms = { .index = -2 };
+static uint64_t swap_base;			 /* the swapper's range */
+static uint32_t swap_gens[SWAP_PAGES], swap_gen; /* what each of its pages holds; 0: zeros */
+static atomic_ulong swapoff_ok, swapoff_nomem, swapoff_pages, swapon_ok, swap_max_sets;
+static atomic_ulong swappiness_sets, swap_checks;
+
+/* swap_fill - records of generation @gen on every line of page @p of the swapper's range. */
+static int swap_fill(unsigned int p, uint32_t gen)
+{
+	struct line buf[PAGE_LINES];
+	uint64_t addr = page_addr(swap_base, p);
+
+	for (unsigned int l = 0; l < PAGE_LINES; l++)
+		line_make(&buf[l], addr + l * LINE_BYTES, swap_ms.id, SWAP_WRITER, gen);
+	return lv_mm_write(swap_ms.mm, addr, buf, sizeof(buf));
+}
+
+/* swap_rewrite - page @p of the swapper's range gets a new generation (unless on swap, and
+ * memory cannot take it back: then it keeps the old one). */
+static void swap_rewrite(unsigned int p)
+{
+	uint32_t gen = ++swap_gen;
+	int err = swap_fill(p, gen);
+
+	if (err == -ENOMEM) {
+		atomic_fetch_add(&anon_nomem, 1);
+		return;
+	}
+	if (err)
+		anon_fail(&swap_ms, page_addr(swap_base, p), NULL,
+			  "write to the swapper's range returned %d", err);
+	swap_gens[p] = gen;
+}
+
+/*
+ * swap_verify - page @p of the swapper's range holds generation swap_gens[p] on every line.
+ * Return: false if it is on swap and could not be swapped back in (-ENOMEM).
+ */
+static bool swap_verify(unsigned int p)
+{
+	struct line buf[PAGE_LINES];
+	uint64_t addr = page_addr(swap_base, p);
+	int err = lv_mm_read(swap_ms.mm, addr, buf, sizeof(buf));
+
+	if (err == -ENOMEM) {
+		atomic_fetch_add(&swapin_nomem, 1);
+		return false;
+	}
+	if (err)
+		anon_fail(&swap_ms, addr, NULL, "read of the swapper's range returned %d", err);
+	for (unsigned int l = 0; l < PAGE_LINES; l++) {
+		uint64_t la = addr + l * LINE_BYTES;
+		int c = line_check(&buf[l], la, swap_ms.id);
+
+		if (c != 1 || buf[l].gen != swap_gens[p] || buf[l].writer != SWAP_WRITER)
+			anon_fail(&swap_ms, la, &buf[l],
+				  "the swapper's line holds generation %u, expected %u",
+				  c > 0 ? buf[l].gen : 0, swap_gens[p]);
+	}
+	atomic_fetch_add(&anon_lines, PAGE_LINES);
+	return true;
+}
+
+/*
+ * swap_verify_all - every page of the swapper's range, each retried while it cannot be swapped
+ * back in, until @deadline. Return: false if one still could not be then.
+ */
+static bool swap_verify_all(double deadline)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+
+	for (unsigned int p = 0; p < SWAP_PAGES; p++) {
+		while (!swap_verify(p)) {
+			if (now_seconds() > deadline)
+				return false;
+			nanosleep(&retry, NULL);
+		}
+	}
+	return true;
+}
+
+/* swap_pageout - LV_MADV_PAGEOUT of @n pages of the swapper's range from page @first. */
+static void swap_pageout(unsigned int first, unsigned int n)
+{
+	int err = lv_madvise(swap_ms.mm, page_addr(swap_base, first), n * LV_PAGE_SIZE,
+			     LV_MADV_PAGEOUT);
+
+	if (err)
+		anon_fail(&swap_ms, page_addr(swap_base, first), NULL,
+			  "MADV_PAGEOUT of the swapper's range returned %d", err);
+	atomic_fetch_add(&pageout_calls, 1);
+	atomic_fetch_add(&pageout_pages, n);
+}
+
+/*
+ * prepare_swap - the swapper's range, swapped out and back in before any other thread of the
+ * test starts (see above). Return: false if the swap-outs, swap-ins and read-ahead were not
+ * all counted within --wait seconds (the required paths then say which).
+ */
+static bool prepare_swap(void)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+	double deadline = now_seconds() + (opt.wait > 1 ? opt.wait : 1);
+	/* kswapd may have swapped already (prepare_kcompactd() filled a node): count from here. */
+	uint64_t out = node_stat_sum(LV_PSWPOUT), in = node_stat_sum(LV_PSWPIN);
+	uint64_t ahead = node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT);
+	bool done = false;
+
+	swap_ms.mm = lv_mm_create(machine, swap_memcg, 0);
+	if (!swap_ms.mm)
+		abort();
+	swap_ms.id = atomic_fetch_add(&next_mm_id, 1) + 1;
+	if (lv_mmap(swap_ms.mm, SWAP_PAGES * LV_PAGE_SIZE, &swap_base))
+		abort();
+	for (unsigned int p = 0; p < SWAP_PAGES; p++) {
+		int err = swap_fill(p, ++swap_gen);
+
+		if (err)
+			anon_fail(&swap_ms, page_addr(swap_base, p), NULL,
+				  "write to the swapper's range returned %d", err);
+		swap_gens[p] = swap_gen;
+	}
+	/* Paged out from the lists: no CPU's batch may hold them, kswapd may isolate some. */
+	for (;;) {
+		lv_lru_add_drain_all(machine);
+		swap_pageout(0, SWAP_PAGES);
+		if (node_stat_sum(LV_PSWPOUT) > out || now_seconds() > deadline)
+			break;
+		nanosleep(&retry, NULL);
+	}
+	while (now_seconds() < deadline) {
+		/* From the first page: faults that walk the slots read the next ones ahead. */
+		if (!swap_verify_all(deadline))
+			break;
+		done = node_stat_sum(LV_PSWPOUT) > out && node_stat_sum(LV_PSWPIN) > in &&
+		       node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT) > ahead;
+		if (done)
+			break;
+		lv_lru_add_drain_all(machine);
+		swap_pageout(0, SWAP_PAGES);
+	}
+	printf("# swapping before the threads start: %lu pages out, %lu in, %lu read ahead, %lu "
+	       "read-ahead hits\n",
+	       (unsigned long)node_stat_sum(LV_PSWPOUT), (unsigned long)node_stat_sum(LV_PSWPIN),
+	       (unsigned long)node_stat_sum(LV_SWAP_RA),
+	       (unsigned long)node_stat_sum(LV_SWAP_RA_HIT));
+	return done;
+}
+
+/* swap2_on - turn the second device on at @prio. */
+static void swap2_on(int prio)
+{
+	int id = lv_swap_on(machine, -1, SWAP2_BYTES, prio);
+
+	if (id < 0 || id >= LV_MAX_SWAPFILES || id == swap1_id) {
+		fprintf(stderr, "# lv_swap_on of the second device returned %d\n", id);
+		abort();
+	}
+	swap2_id = id;
+	swap2_prio = prio;
+	atomic_fetch_add(&swapon_ok, 1);
+}
+
+/*
+ * swap2_off - turn the second device off. Return: false if memory could not hold its pages
+ * (-ENOMEM: it stays on, and nothing is lost).
+ */
+static bool swap2_off(void)
+{
+	struct lv_swap_info info;
+	int err;
+
+	if (lv_swap_info(machine, swap2_id, &info))
+		abort();
+	err = lv_swap_off(machine, swap2_id);
+	if (err == -ENOMEM) {
+		atomic_fetch_add(&swapoff_nomem, 1);
+		return false;
+	}
+	if (err || lv_swap_info(machine, swap2_id, &info) != -EINVAL) {
+		fprintf(stderr, "# lv_swap_off of the second device returned %d%s\n", err,
+			err ? "" : ", and the device is still there");
+		abort();
+	}
+	atomic_fetch_add(&swapoff_ok, 1);
+	atomic_fetch_add(&swapoff_pages, info.used);
+	swap2_id = -1;
+	return true;
+}
+
+/* swap_open - the swapper's first swapoff, of a device holding pages (see above). */
+static void swap_open(void)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+	struct lv_swap_info info;
+
+	if (swap2_id >= 0 && swap2_prio <= SWAP1_PRIO)
+		while (!swap2_off() && !atomic_load(&stop))
+			nanosleep(&retry, NULL);
+	if (swap2_id < 0 && !atomic_load(&stop))
+		swap2_on(SWAP1_PRIO + 1);
+	/* Its pages, and some of the workers': the device is filled first. */
+	while (swap2_id >= 0 && !atomic_load(&stop)) {
+		lv_lru_add_drain_all(machine);
+		swap_pageout(0, SWAP_PAGES);
+		if (lv_swap_info(machine, swap2_id, &info))
+			abort();
+		if (info.used)
+			break;
+		nanosleep(&retry, NULL);
+	}
+	while (swap2_id >= 0 && !swap2_off() && !atomic_load(&stop))
+		nanosleep(&retry, NULL);
+	/* Back in memory (or swapped out again by the workers' reclaim since). */
+	if (swap2_id < 0)
+		swap_verify_all(now_seconds() + 10);
+	atomic_store(&swap_opened, true);
+}
+
+/* swap_limit - a new swap limit for a memcg: none at all, a few slots, more, or no limit. */
+static void swap_limit(uint64_t *s)
+{
+	struct lv_memcg *memcg = pick_memcg(s);
+	size_t pages;
+
+	if (!memcg)
+		return;
+	switch (rnd(s) % 4) {
+	case 0:
+		pages = 0;
+		break;
+	case 1:
+		pages = 1 + rnd(s) % 32;
+		break;
+	case 2:
+		pages = 256 + rnd(s) % 1024;
+		break;
+	default:
+		pages = SIZE_MAX;
+	}
+	if (lv_memcg_set_swap_max(memcg, pages))
+		abort();
+	atomic_fetch_add(&swap_max_sets, 1);
+}
+
+/* swap_info_check - what lv_swap_info() says of a device that is on. */
+static void swap_info_check(int id, size_t bytes, int prio)
+{
+	struct lv_swap_info info;
+	int err = lv_swap_info(machine, id, &info);
+
+	if (err || !info.slots || info.slots > bytes / LV_PAGE_SIZE || info.used > info.slots ||
+	    info.prio != prio || !info.in_memory || info.write_errors || info.read_errors) {
+		fprintf(stderr,
+			"# lv_swap_info(%d) returned %d: %zu slots (%zu bytes), %zu used, priority "
+			"%d (%d), in memory %d, %lu write and %lu read errors\n",
+			id, err, info.slots, bytes, info.used, info.prio, prio, info.in_memory,
+			(unsigned long)info.write_errors, (unsigned long)info.read_errors);
+		abort();
+	}
+	atomic_fetch_add(&swap_checks, 1);
+}
+
+/* swap_refused - calls that must be refused, changing nothing. */
+static void swap_refused(uint64_t *s)
+{
+	struct lv_memcg *memcg = pick_memcg(s);
+	struct lv_swap_info info;
+
+	if (lv_swap_on(machine, -1, HUGE_BYTES - LV_PAGE_SIZE, 0) != -EINVAL ||
+	    lv_swap_on(machine, -2, SWAP2_BYTES, 0) != -EINVAL ||
+	    lv_swap_on(NULL, -1, 0, 0) != -EINVAL || lv_swap_off(machine, -1) != -EINVAL ||
+	    lv_swap_off(machine, LV_MAX_SWAPFILES) != -EINVAL ||
+	    lv_swap_info(machine, swap1_id, NULL) != -EINVAL ||
+	    lv_swap_info(machine, LV_MAX_SWAPFILES, &info) != -EINVAL ||
+	    lv_memcg_set_swap_max(NULL, 0) != -EINVAL ||
+	    (memcg && lv_memcg_set_swap_max(lv_memcg_root(machine), 0) != -EINVAL) ||
+	    (memcg && lv_memcg_set_swappiness(memcg, 201) != -EINVAL)) {
+		fprintf(stderr, "# a bad swap call was accepted\n");
+		abort();
+	}
+	atomic_fetch_add(&swap_checks, 1);
+}
+
+/*
+ * swapper - the first swapoff (swap_open()), then swap limits and swappiness, the swapper's
+ * range paged out, read back and rewritten, the second device turned off and on again (at
+ * most every 20 ms), the devices described, and refused calls.
+ */
+static void *swapper(void *arg)
+{
+	uint64_t s = opt.seed * 211 + (uintptr_t)arg;
+	double last_cycle = 0;
+
+	swap_open();
+	while (!atomic_load(&stop)) {
+		struct timespec pause = { 0, (long)(1 + rnd(&s) % 4) * 1000 * 1000 };
+		unsigned int r = (unsigned int)(rnd(&s) % 16);
+
+		nanosleep(&pause, NULL);
+		if (r < 4) {
+			swap_limit(&s);
+		} else if (r < 5) {
+			struct lv_memcg *memcg = pick_memcg(&s);
+
+			if (memcg && lv_memcg_set_swappiness(memcg, (unsigned int)(rnd(&s) % 201)))
+				abort();
+			atomic_fetch_add(&swappiness_sets, memcg != NULL);
+		} else if (r < 7) {
+			if (now_seconds() - last_cycle < 0.02)
+				continue;
+			last_cycle = now_seconds();
+			/* Off (maybe refused), then on again at once or at a later turn. */
+			if (swap2_id >= 0 && (!swap2_off() || rnd(&s) & 1))
+				continue;
+			swap2_on(SWAP1_PRIO - 1 + (int)(rnd(&s) % 3));
+		} else if (r < 14) {
+			unsigned int first = (unsigned int)(rnd(&s) % SWAP_PAGES);
+			unsigned int left = SWAP_PAGES - first;
+			unsigned int n = 1 + (unsigned int)(rnd(&s) % (left < 16 ? left : 16));
+
+			swap_pageout(first, n);
+			for (unsigned int p = first; p < first + n; p++) {
+				if (rnd(&s) % 3 == 0)
+					swap_rewrite(p);
+				else if (rnd(&s) & 1)
+					swap_verify(p);
+			}
+		} else if (r < 15) {
+			swap_info_check(swap1_id, SWAP1_BYTES, SWAP1_PRIO);
+			if (swap2_id >= 0)
+				swap_info_check(swap2_id, SWAP2_BYTES, swap2_prio);
+		} else {
+			swap_refused(&s);
+		}
+	}
+	return NULL;
+}
+
+/* swap_slots_used - the slots in use on the devices that are on. */
+static size_t swap_slots_used(void)
+{
+	struct lv_swap_info info;
+	size_t used = 0;
+
+	for (int id = 0; id < LV_MAX_SWAPFILES; id++)
+		if (!lv_swap_info(machine, id, &info))
+			used += info.used;
+	return used;
+}
+
+/*
+ * swap_accounting - with no thread of the test left: the root's swap usage is the devices'
+ * slots in use, a memcg's is at most its parent's, and the top-level memcgs' together at most
+ * the root's. A reading that a kswapd pass races is taken again, for up to a second.
+ * Return: true if they hold; *@used: the slots in use; @why: what did not hold, otherwise.
+ */
+static bool swap_accounting(size_t *used, char *why, size_t len)
+{
+	const struct timespec retry = { 0, 1000 * 1000 };
+	struct lv_memcg *root = lv_memcg_root(machine);
+	struct lv_memcg *others[] = { tiny, presser, swap_memcg, leftover };
+
+	for (int tries = 0; tries < 1000; tries++, nanosleep(&retry, NULL)) {
+		size_t in_use = swap_slots_used(), top = 0;
+		size_t root_usage = lv_memcg_swap_usage(root);
+		bool good = !root || root_usage == in_use;
+
+		snprintf(why, len, "the root's swap usage is %zu slots, the devices use %zu",
+			 root_usage, in_use);
+		for (int i = 0; root && i < nr_containers; i++) {
+			struct lv_memcg *parent = lv_memcg_parent(containers[i]);
+			size_t u = lv_memcg_swap_usage(containers[i]);
+
+			if (parent == root) {
+				top += u;
+			} else if (u > lv_memcg_swap_usage(parent)) {
+				good = false;
+				snprintf(why, len, "c%d's swap usage %zu is above its parent's %zu",
+					 i, u, lv_memcg_swap_usage(parent));
+			}
+		}
+		for (size_t i = 0; root && i < sizeof(others) / sizeof(others[0]); i++)
+			if (others[i])
+				top += lv_memcg_swap_usage(others[i]);
+		if (top > root_usage) {
+			good = false;
+			snprintf(why, len, "the top-level memcgs use %zu slots, the root %zu", top,
+				 root_usage);
+		}
+		*used = in_use;
+		if (good && swap_slots_used() == in_use)
+			return true;
+	}
+	return false;
+}
+
+/* mm_present - the pages of @nr @ranges of @ms (address, pages) that move_pages() finds. */
+static size_t mm_present(struct mm_slot *ms, uint64_t (*ranges)[2], unsigned int nr)
+{
+	size_t present = 0;
+
+	for (unsigned int r = 0; r < nr; r++) {
+		for (uint64_t p = 0; p < ranges[r][1]; p++) {
+			uint64_t addr = page_addr(ranges[r][0], (unsigned int)p);
+			int st;
+
+			if (lv_move_pages(ms->mm, 1, &addr, NULL, &st))
+				abort();
+			if (st >= 0)
+				present++;
+			else if (st != -ENOENT && !(st == -EFAULT && r >= 2))
+				anon_fail(ms, addr, NULL, "final move_pages status %d", st);
+		}
+	}
+	return present;
+}
+
+/*
  * mm_verify_all - at the end, with no worker left: every owner's run matches its model
- * exactly (up to lazyfree zeros), every other line is zeros or a valid record, and the pages
- * move_pages() reports present add up to the address space's rss.
- * Return: pages checked.
+ * exactly (up to lazyfree zeros), every other line is zeros or a valid record, the swapper's
+ * range holds what it wrote last, and the pages move_pages() reports present add up to the
+ * address space's rss. A page on swap is read back in, the read retried while memory cannot
+ * take it (for 10 s at most in all). Presence is counted in a pass of its own after the reads,
+ * and again if the rss moved meanwhile (a kswapd pass swapping out).
+ * Return: pages checked; 0 if a check failed.
  */
 static unsigned long mm_verify_all(void)
 {
+	const struct timespec retry = { 0, 1000 * 1000 };
 	static struct line buf[PAGE_LINES];
+	double deadline = now_seconds() + 10;
 	unsigned long checked = 0;
 
 	for (unsigned int k = 0; k < NR_MMS; k++) {
 		struct mm_slot *ms = &mms[k];
 		uint64_t ranges[2 + SCRATCH_SLOTS][2], brk;
 		unsigned int nr = 0;
-		size_t present = 0;
+		size_t present, rss;
 
 		for (int t = 0; t < opt.threads; t++) {
 			own_sync(&wstates[t], k);
-			for (unsigned int i = 0; i < own_pages; i++)
-				own_verify(&wstates[t], k, i);
+			for (unsigned int i = 0; i < own_pages; i++) {
+				while (!own_verify(&wstates[t], k, i)) {
+					if (now_seconds() > deadline)
+						goto nomem;
+					nanosleep(&retry, NULL);
+				}
+			}
 		}
 		if (lv_mm_brk(ms->mm, 0, &brk))
 			abort();
@@ -2006,29 +2606,48 @@ static unsigned long mm_verify_all(void)
 		for (unsigned int r = 0; r < nr; r++) {
 			for (uint64_t p = 0; p < ranges[r][1]; p++) {
 				uint64_t addr = page_addr(ranges[r][0], (unsigned int)p);
-				int st, err = lv_mm_read(ms->mm, addr, buf, sizeof(buf));
+				int err;
 
+				while ((err = lv_mm_read(ms->mm, addr, buf, sizeof(buf))) ==
+					       -ENOMEM &&
+				       now_seconds() < deadline)
+					nanosleep(&retry, NULL);
 				if (err == -EFAULT && r >= 2)
 					continue; /* a hole cut in a scratch region */
+				if (err == -ENOMEM)
+					goto nomem;
 				if (err)
 					anon_fail(ms, addr, NULL, "final read returned %d", err);
 				weak_check(ms, addr, buf, PAGE_LINES, r == 0);
-				if (lv_move_pages(ms->mm, 1, &addr, NULL, &st))
-					abort();
-				if (st >= 0)
-					present++;
-				else if (st != -ENOENT)
-					anon_fail(ms, addr, NULL, "final move_pages status %d", st);
 				checked++;
 			}
 		}
-		if (present != lv_mm_rss(ms->mm)) {
-			fprintf(stderr, "# mm %u: %zu pages present, rss %zu\n", k, present,
-				lv_mm_rss(ms->mm));
+		for (int tries = 0;; tries++) {
+			rss = lv_mm_rss(ms->mm);
+			present = mm_present(ms, ranges, nr);
+			if (lv_mm_rss(ms->mm) == rss)
+				break;
+			if (tries == 100) {
+				fprintf(stderr, "# mm %u: rss changing all along\n", k);
+				return 0;
+			}
+			nanosleep(&retry, NULL);
+		}
+		if (present != rss) {
+			fprintf(stderr, "# mm %u: %zu pages present, rss %zu\n", k, present, rss);
 			return 0;
 		}
+		continue;
+	nomem:
+		fprintf(stderr, "# mm %u: a page on swap could not be swapped back in for 10 s\n",
+			k);
+		return 0;
 	}
-	return checked;
+	if (!swap_verify_all(deadline)) {
+		fprintf(stderr, "# the swapper's range could not be swapped back in for 10 s\n");
+		return 0;
+	}
+	return checked + SWAP_PAGES;
 }
 
 static void *worker(void *arg)
@@ -2234,13 +2853,14 @@ static void *memcg_churner(void *arg)
 			/* An address space charged to it, faulted in, migrated, destroyed. */
 			struct lv_mm *mm =
 				lv_mm_create(machine, tmp, (int)(rnd(&s) % (unsigned)nr_nodes));
+			bool locked = rnd(&s) & 1;
 			uint64_t addr;
 
 			if (!mm || lv_mmap(mm, 8 * LV_PAGE_SIZE, &addr))
 				abort();
 			/* Locked (now and later) half the time: its pages are mlocked as they
 			 * fault. */
-			if (rnd(&s) & 1) {
+			if (locked) {
 				if (lv_mlockall(mm, LV_MCL_CURRENT | LV_MCL_FUTURE))
 					abort();
 				atomic_fetch_add(&mlockall_ok, 1);
@@ -2251,6 +2871,17 @@ static void *memcg_churner(void *arg)
 			if (rnd(&s) & 1 &&
 			    lv_migrate_pages(mm, 3, (int)(rnd(&s) % (unsigned)nr_nodes)) < 0)
 				abort();
+			/*
+			 * Swapped out (charged to its swap) half the time, so that the destroy
+			 * frees swap entries, maybe while a swapoff walks the mm.
+			 */
+			if (rnd(&s) & 1) {
+				err = lv_madvise(mm, addr, 8 * LV_PAGE_SIZE, LV_MADV_PAGEOUT);
+				if (err && !(locked && err == -EINVAL))
+					abort();
+				if (!err)
+					atomic_fetch_add(&pageout_calls, 1);
+			}
 			lv_mm_destroy(mm);
 		}
 		{
@@ -2376,6 +3007,8 @@ static int parse_args(int argc, char **argv)
 		{ "thp", required_argument, 0, 'T' },
 		{ "thp-defrag", required_argument, 0, 'G' },
 		{ "watchdog", required_argument, 0, 'W' },
+		{ "swappiness", required_argument, 0, 'R' },
+		{ "page-cluster", required_argument, 0, 'C' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -2411,6 +3044,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'W':
 			opt.watchdog = atof(optarg);
+			break;
+		case 'R':
+			opt.swappiness = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			opt.page_cluster = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'P':
 			if (!strcmp(optarg, "pin"))
@@ -2468,7 +3107,8 @@ static int parse_args(int argc, char **argv)
 	}
 	if (opt.threads < 1 || opt.threads > 256 || opt.containers < 0 ||
 	    opt.containers > MAX_CONTAINERS - 1 || opt.duration < 0 || opt.wait < 0 ||
-	    opt.watchdog < 0 || opt.watchdog > 3600 ||
+	    opt.watchdog < 0 || opt.watchdog > 3600 || opt.swappiness > 200 ||
+	    opt.page_cluster < 1 || opt.page_cluster > 5 ||
 	    (strcmp(opt.lock, "lruvec") && strcmp(opt.lock, "node") && strcmp(opt.lock, "nomemcg")))
 		return -1;
 	return 0;
@@ -2496,8 +3136,12 @@ static void mm_init_all(void)
 	/* The churner must not starve behind a stream of readers. */
 	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	for (unsigned int k = 0; k < NR_MMS; k++) {
-		/* c0, c1 (at its limit), c3, c4: c2 is c1's child, it would share the limit. */
-		static const int pick[NR_MMS] = { 0, 1, 3, 4 };
+		/*
+		 * c3 and c1, both limited below what these two address spaces come to hold (see
+		 * "Swap" above), then c0 and c4 for the churned ones: c2 is c1's child, it would
+		 * share the limit.
+		 */
+		static const int pick[NR_MMS] = { 3, 1, 0, 4 };
 		struct lv_memcg *memcg = nr_containers ? containers[pick[k] % nr_containers] : NULL;
 
 		pthread_rwlock_init(&mms[k].lock, &attr);
@@ -2516,6 +3160,8 @@ static void mm_destroy_all(void)
 		mms[k].mm = NULL;
 		pthread_rwlock_destroy(&mms[k].lock);
 	}
+	lv_mm_destroy(swap_ms.mm);
+	swap_ms.mm = NULL;
 	for (int t = 0; t < opt.threads; t++)
 		free(wstates[t].pm);
 	free(wstates);
@@ -2536,7 +3182,10 @@ static void mm_destroy_all(void)
  * compacts a node first and a memcg subtree next (direct and memcg compaction); the opener
  * (see there) takes the first huge page fault, splits a huge folio with lv_split_folio(),
  * mlocks and munlocks pages, calls mlockall, and has the migrate scanner isolate pages on a
- * node where kcompactd was made to compact. The others are operations that every worker keeps
+ * node where kcompactd was made to compact; before any thread starts, prepare_swap() pages a
+ * range out (MADV_PAGEOUT, swap-outs) and reads it back (swap-ins, read-ahead), and the swapper
+ * retries its first swapoff until it succeeds, then changes swap limits (see "Swap"). The
+ * others are operations that every worker keeps
  * choosing with a fixed probability, each taking its path whenever the machine lets it
  * (memory to fault in, a folio on a list to isolate, cached pages to truncate, a tenant's
  * folios all queued in batches). For all of them, the mutators are stopped only once every
@@ -2607,6 +3256,13 @@ static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 		{ "pages mlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED), 0 },
 		{ "pages munlocked", (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED),
 		  0 },
+		{ "swap-out", (unsigned long)node_stat_sum(LV_PSWPOUT), 0 },
+		{ "swap-in", (unsigned long)node_stat_sum(LV_PSWPIN), 0 },
+		{ "swap read-ahead or its hit",
+		  (unsigned long)(node_stat_sum(LV_SWAP_RA) + node_stat_sum(LV_SWAP_RA_HIT)), 0 },
+		{ "MADV_PAGEOUT", atomic_load(&pageout_calls), 0 },
+		{ "swapoff", atomic_load(&swapoff_ok), 0 },
+		{ "swap limit change", atomic_load(&swap_max_sets), NEED_MEMCG },
 	};
 
 	_Static_assert(sizeof(paths) / sizeof(paths[0]) <= MAX_REQUIRED_PATHS, "too many paths");
@@ -2649,7 +3305,8 @@ static bool missing_paths(bool memcg, char *buf, size_t len)
 
 /*
  * wait_for_paths - let the mutators run on, past the run's duration, until every required
- * path has run or @limit more seconds have passed. Return: the seconds waited.
+ * path has run or @limit more seconds have passed; the paths still to run when the wait
+ * begins are named on a "# waiting for" line. Return: the seconds waited.
  */
 static double wait_for_paths(bool memcg, double limit)
 {
@@ -2657,6 +3314,10 @@ static double wait_for_paths(bool memcg, double limit)
 	double start = now_seconds(), waited = 0;
 	char missing[512];
 
+	if (limit > 0 && missing_paths(memcg, missing, sizeof(missing))) {
+		printf("# waiting for:%s\n", missing);
+		fflush(stdout);
+	}
 	while (missing_paths(memcg, missing, sizeof(missing)) && waited < limit) {
 		nanosleep(&poll, NULL);
 		waited = now_seconds() - start;
@@ -2681,12 +3342,13 @@ static void watchdog_report(const char *msg)
 int main(int argc, char **argv)
 {
 	struct lv_config cfg;
-	pthread_t *tids, churner, mm_churn, reader, press, compact, open_tid;
+	pthread_t *tids, churner, mm_churn, reader, press, compact, open_tid, swap_tid;
 	unsigned long checked;
 	uint64_t migrated;
 	struct timespec ts;
 	bool memcg = true;
 	char missing[512] = "", unneeded[512] = "";
+	size_t limited[MAX_CONTAINERS][2] = { { 0 } }; /* usage and limit at the stop */
 	double extra = 0;
 	char *report;
 	size_t report_len;
@@ -2699,7 +3361,8 @@ int main(int argc, char **argv)
 				"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
 				"[--thp always|madvise|never] "
-				"[--thp-defrag always|madvise|defer|never] [--watchdog S]\n");
+				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
+				"[--swappiness 0..200] [--page-cluster 1..5]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -2723,14 +3386,19 @@ int main(int argc, char **argv)
 	cfg.thp_defrag = opt.thp_defrag;
 	cfg.no_kcompactd = false;
 	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
+	cfg.swappiness = opt.swappiness;
+	cfg.page_cluster = opt.page_cluster;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {
 		cfg.memcg_disabled = true;
 		memcg = false;
 	}
-	printf("1..13\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
-	       "disable=%s folio_order=%u protocol=%s thp=%s thp_defrag=%s watchdog=%.1fs\n",
+	/* The second device from the start in two seeds of three: above the first, or below. */
+	swap2_prio = opt.seed % 3 == 1 ? SWAP1_PRIO + 1 : SWAP1_PRIO - 1;
+	printf("1..15\n# seed=%lu duration=%.1fs threads=%d lock=%s containers=%d batch=%u "
+	       "disable=%s folio_order=%u protocol=%s thp=%s thp_defrag=%s watchdog=%.1fs "
+	       "swappiness=%u page_cluster=%u swap=%luMiB@%d",
 	       opt.seed, opt.duration, opt.threads, opt.lock, memcg ? opt.containers : 0, opt.batch,
 	       opt.disable == LV_DISABLE_SWEEP ? "sweep"
 	       : opt.disable == LV_DISABLE_RCU ? "rcu"
@@ -2743,7 +3411,10 @@ int main(int argc, char **argv)
 	       : opt.thp_defrag == LV_THP_DEFRAG_DEFER ? "defer"
 	       : opt.thp_defrag == LV_THP_DEFRAG_NEVER ? "never"
 						       : "madvise",
-	       opt.watchdog);
+	       opt.watchdog, opt.swappiness, opt.page_cluster, SWAP1_BYTES >> 20, SWAP1_PRIO);
+	if (opt.seed % 3)
+		printf(",%luMiB@%d", SWAP2_BYTES >> 20, swap2_prio);
+	putchar('\n');
 	machine = lv_machine_create(&cfg);
 	if (!machine) {
 		printf("Bail out! lv_machine_create: %s\n", strerror(errno));
@@ -2763,14 +3434,24 @@ int main(int argc, char **argv)
 		nr_containers = opt.containers;
 		if (nr_containers > 1)
 			lv_memcg_set_max(containers[1], 256); /* one tenant at its limit */
+		if (nr_containers > 3)
+			lv_memcg_set_max(containers[3], 384); /* and one swapping (see "Swap") */
 		tiny = lv_memcg_create(machine, NULL, "tiny");
 		if (!tiny)
 			abort();
 		lv_memcg_set_max(tiny, TINY_PAGES);
 		presser = lv_memcg_create(machine, NULL, "presser");
-		if (!presser)
+		swap_memcg = lv_memcg_create(machine, NULL, "swapper");
+		if (!presser || !swap_memcg)
 			abort();
 	}
+	swap1_id = lv_swap_on(machine, -1, SWAP1_BYTES, SWAP1_PRIO);
+	if (swap1_id < 0) {
+		printf("Bail out! lv_swap_on: %s\n", strerror(-swap1_id));
+		return 1;
+	}
+	if (opt.seed % 3)
+		swap2_on(swap2_prio);
 
 	{
 		char path[] = "/tmp/lruvec-torture-XXXXXX";
@@ -2798,8 +3479,13 @@ int main(int argc, char **argv)
 	if (!prepare_kcompactd())
 		printf("# kcompactd did not compact the fragmented node within %.1f s\n",
 		       opt.wait > 1 ? opt.wait : 1);
+	if (!prepare_swap())
+		printf("# swapping: swap-outs, swap-ins and read-ahead not all seen within %.1f "
+		       "s\n",
+		       opt.wait > 1 ? opt.wait : 1);
 	fflush(stdout);
 	pthread_create(&open_tid, NULL, opener, (void *)(uintptr_t)(opt.threads + 4));
+	pthread_create(&swap_tid, NULL, swapper, (void *)(uintptr_t)(opt.threads + 5));
 	tids = calloc((size_t)opt.threads, sizeof(*tids));
 	for (int i = 0; i < opt.threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
@@ -2825,7 +3511,20 @@ int main(int argc, char **argv)
 	pthread_join(press, NULL);
 	pthread_join(compact, NULL);
 	pthread_join(open_tid, NULL);
+	pthread_join(swap_tid, NULL);
 	free(tids);
+	for (int i = 0; i < nr_containers; i++) {
+		limited[i][0] = lv_memcg_usage(containers[i]);
+		limited[i][1] = lv_memcg_max(containers[i]);
+	}
+	/*
+	 * The final reads swap pages in, which a memcg full of folios that the table holds
+	 * could not charge: lift the limits.
+	 */
+	for (int i = 0; i < nr_containers; i++) {
+		lv_memcg_set_max(containers[i], SIZE_MAX);
+		lv_memcg_set_swap_max(containers[i], SIZE_MAX);
+	}
 
 	migrated = node_stat_sum(LV_PGMIGRATE_SUCCESS);
 	ok(atomic_load(&total_ops) > 0,
@@ -2845,7 +3544,11 @@ int main(int argc, char **argv)
 	   "%lu faults (%lu fell back; the opener's took %lu tries), %lu splits (%lu refused), "
 	   "%lu lv_split_folio of table folios (%lu busy) and %lu of private ones; mlock: "
 	   "%lu windows, %lu mlock, %lu munlock, %lu mlockall, %lu locked mappings, %lu pages "
-	   "mlocked, %lu munlocked, %lu madvise refused on locked regions; %lu drains racing "
+	   "mlocked, %lu munlocked, %lu madvise refused on locked regions; swap: %lu pages out, "
+	   "%lu in (%lu read ahead, %lu read-ahead hits, %lu refaults), %lu anon pages "
+	   "reclaimed, %lu MADV_PAGEOUT (%lu pages), %lu reads that could not swap in, "
+	   "%lu swapoffs (%lu pages in use before, %lu refused), %lu swapons, %lu swap limit "
+	   "and %lu swappiness changes, %lu device checks; %lu drains racing "
 	   "removals, %lu lookups retried",
 	   atomic_load(&total_ops), opt.duration + extra, atomic_load(&move_ok),
 	   atomic_load(&move_busy), atomic_load(&move_nomem), atomic_load(&isolate_ok),
@@ -2875,6 +3578,13 @@ int main(int argc, char **argv)
 	   atomic_load(&mlock_ok), atomic_load(&munlock_ok), atomic_load(&mlockall_ok),
 	   atomic_load(&locked_maps), (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MLOCKED),
 	   (unsigned long)node_stat_sum(LV_UNEVICTABLE_PGS_MUNLOCKED), atomic_load(&madvise_locked),
+	   (unsigned long)node_stat_sum(LV_PSWPOUT), (unsigned long)node_stat_sum(LV_PSWPIN),
+	   (unsigned long)node_stat_sum(LV_SWAP_RA), (unsigned long)node_stat_sum(LV_SWAP_RA_HIT),
+	   (unsigned long)node_stat_sum(LV_WORKINGSET_REFAULT_ANON),
+	   (unsigned long)node_stat_sum(LV_PGSTEAL_ANON), atomic_load(&pageout_calls),
+	   atomic_load(&pageout_pages), atomic_load(&swapin_nomem), atomic_load(&swapoff_ok),
+	   atomic_load(&swapoff_pages), atomic_load(&swapoff_nomem), atomic_load(&swapon_ok),
+	   atomic_load(&swap_max_sets), atomic_load(&swappiness_sets), atomic_load(&swap_checks),
 	   atomic_load(&removal_races), (unsigned long)node_stat_sum(LV_LOCK_RETRIES));
 
 	lv_lru_add_drain_all(machine);
@@ -2885,6 +3595,17 @@ int main(int argc, char **argv)
 	if (err)
 		printf("%s", report);
 	free(report);
+	/* lv_check() waited for kswapd's pass: the slots stay as they are until the reads. */
+	{
+		size_t used = 0;
+		char why[160];
+		bool good = swap_accounting(&used, why, sizeof(why));
+
+		ok(good,
+		   "swap accounting at rest: %zu slots in use, charged to the memcgs that hold "
+		   "them%s%s",
+		   used, good ? "" : ": ", good ? "" : why);
+	}
 
 	checked = mm_verify_all();
 	ok(checked > 0, "address spaces intact: %lu pages verified, rss matches", checked);
@@ -2909,9 +3630,11 @@ int main(int argc, char **argv)
 	   atomic_load(&totals_readings), atomic_load(&memcgs_removed),
 	   atomic_load(&totals_backwards));
 
-	ok(!memcg || nr_containers < 2 ||
-		   lv_memcg_usage(containers[1]) <= lv_memcg_max(containers[1]),
-	   "limited memcg within its limit");
+	ok(!memcg || nr_containers < 4 ||
+		   (limited[1][0] <= limited[1][1] && limited[3][0] <= limited[3][1]),
+	   "limited memcgs within their limits when the run stopped (c1: %zu of %zu pages, c3: "
+	   "%zu of %zu)",
+	   limited[1][0], limited[1][1], limited[3][0], limited[3][1]);
 	ok(!tiny || lv_memcg_usage(tiny) <= TINY_PAGES,
 	   "tenant limited to %d pages within it (%llu reclaim passes flushed its folios from "
 	   "every CPU's batches)",
@@ -2930,6 +3653,22 @@ int main(int argc, char **argv)
 	lv_file_close(trunc_file);
 	close(real_fd);
 	close(bad_fd);
+	{
+		/*
+		 * Nothing maps a swap entry now: a slot still in use holds a swap cache folio
+		 * that nothing needs, which swapoff frees.
+		 */
+		size_t used = swap_slots_used();
+		bool off = lv_swap_off(machine, swap1_id) == 0 &&
+			   (swap2_id < 0 || lv_swap_off(machine, swap2_id) == 0) &&
+			   swap_slots_used() == 0;
+		struct lv_memcg *root = lv_memcg_root(machine);
+
+		ok(off && (!root || lv_memcg_swap_usage(root) == 0),
+		   "every swap device turned off (%zu slots were in use, by the swap cache), no "
+		   "swap charged (%zu)",
+		   used, root ? lv_memcg_swap_usage(root) : 0);
+	}
 	lv_lru_add_drain_all(machine);
 	rf = open_memstream(&report, &report_len);
 	err = lv_check(machine, rf);
@@ -2955,21 +3694,26 @@ int main(int argc, char **argv)
 		ok(all_free, "every page returned to the allocator");
 	}
 	{
-		bool zero = !tiny || lv_memcg_usage(tiny) == 0;
+		bool zero = (!tiny || lv_memcg_usage(tiny) == 0) &&
+			    (!swap_memcg || (lv_memcg_usage(swap_memcg) == 0 &&
+					     lv_memcg_swap_usage(swap_memcg) == 0));
 		bool removed = (!leftover || lv_memcg_remove(leftover) == 0) &&
 			       (!tiny || lv_memcg_remove(tiny) == 0) &&
-			       (!presser || lv_memcg_remove(presser) == 0);
+			       (!presser || lv_memcg_remove(presser) == 0) &&
+			       (!swap_memcg || lv_memcg_remove(swap_memcg) == 0);
 
 		for (int i = nr_containers - 1; i >= 0; i--) {
-			if (lv_memcg_usage(containers[i]) != 0) {
+			if (lv_memcg_usage(containers[i]) != 0 ||
+			    lv_memcg_swap_usage(containers[i]) != 0) {
 				zero = false;
-				printf("# memcg c%d still charged %zu pages\n", i,
-				       lv_memcg_usage(containers[i]));
+				printf("# memcg c%d still charged %zu pages and %zu swap slots\n",
+				       i, lv_memcg_usage(containers[i]),
+				       lv_memcg_swap_usage(containers[i]));
 			}
 			if (lv_memcg_remove(containers[i]) != 0)
 				removed = false;
 		}
-		ok(zero, "every memcg uncharged");
+		ok(zero, "every memcg uncharged, of memory and swap");
 		ok(removed, "every memcg removed");
 	}
 	ok(lv_bug_count(machine) == 0, "no run-time invariant violations (%lu)",
