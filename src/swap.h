@@ -21,11 +21,13 @@ typedef struct {
 	unsigned long val;
 } swp_entry_t;
 
-#define SWP_TYPE_SHIFT	 58
-#define SWP_OFFSET_MASK	 ((1ul << SWP_TYPE_SHIFT) - 1)
-#define SWAP_HAS_CACHE	 0x40 /* swap_map: the swap cache holds a folio for the slot */
-#define SWAP_COUNT_MASK	 0x3f /* swap_map: page table entries holding the slot (0 or 1) */
-#define SWAPFILE_CLUSTER 512  /* slots per cluster: one huge page */
+#define SWP_TYPE_SHIFT		 58
+#define SWP_OFFSET_MASK		 ((1ul << SWP_TYPE_SHIFT) - 1)
+#define SWAP_HAS_CACHE		 0x40 /* swap_map: the swap cache holds a folio for the slot */
+#define SWAP_COUNT_MASK		 0x3f /* swap_map: page table entries holding the slot (0 or 1) */
+#define SWAPFILE_CLUSTER	 512  /* slots per cluster: one huge page */
+#define SWAP_ADDRESS_SPACE_SHIFT 14   /* slots per swap cache tree: 64 MiB, as the kernel's */
+#define SWAP_ADDRESS_SPACE_PAGES (1ul << SWAP_ADDRESS_SPACE_SHIFT)
 
 _Static_assert(LV_MAX_SWAPFILES <= (1 << (63 - SWP_TYPE_SHIFT)), "type must fit an entry");
 
@@ -105,7 +107,10 @@ unsigned char swap_map_value(swp_entry_t e);
  */
 int swap_writepage(swp_entry_t e, const void *data, struct lruvec *lruvec);
 int swap_readpage(swp_entry_t e, void *data, struct lruvec *lruvec);
-/* swap_address_space - the swap cache tree of @e's device (valid while the device is pinned). */
+/*
+ * swap_address_space - the swap cache tree holding @e: each device has one per 64 MiB of
+ * slots (valid while the device is pinned).
+ */
 struct lv_file *swap_address_space(swp_entry_t e);
 /*
  * lookup_swap_cgroup - the memcg slot @e is charged to, or its closest ancestor alive (a

@@ -109,18 +109,24 @@ struct percpu_cluster {
 } ____cacheline_aligned;
 
 struct swap_info_struct {
-	struct lv_machine *machine;		   /* constant */
-	unsigned int type;			   /* constant */
-	int prio;				   /* constant */
-	int fd;					   /* constant; -1: the in-memory @area */
-	char *area;				   /* constant: mapped lazily, for fd -1 */
-	unsigned long max;			   /* constant: slots, offset 0 included */
-	unsigned long nr_clusters;		   /* constant */
-	unsigned char *swap_map;		   /* atomic bytes; see the top */
-	unsigned short *swap_cgroup;		   /* atomic; cluster lock, or swap_reparent() */
-	struct swap_cluster_info *cluster_info;	   /* constant array of nr_clusters */
-	struct percpu_cluster *percpu_cluster;	   /* constant array of machine->nr_slots */
-	struct lv_file *space;			   /* constant: the swap cache tree */
+	struct lv_machine *machine;		/* constant */
+	unsigned int type;			/* constant */
+	int prio;				/* constant */
+	int fd;					/* constant; -1: the in-memory @area */
+	char *area;				/* constant: mapped lazily, for fd -1 */
+	unsigned long max;			/* constant: slots, offset 0 included */
+	unsigned long nr_clusters;		/* constant */
+	unsigned char *swap_map;		/* atomic bytes; see the top */
+	unsigned short *swap_cgroup;		/* atomic; cluster lock, or swap_reparent() */
+	struct swap_cluster_info *cluster_info; /* constant array of nr_clusters */
+	struct percpu_cluster *percpu_cluster;	/* constant array of machine->nr_slots */
+	/*
+	 * constant: the swap cache, one tree per SWAP_ADDRESS_SPACE_PAGES slots, as the kernel
+	 * splits it into 64 MiB address spaces: one tree lock for a whole device was the most
+	 * contended lock of `lvbench compare swap` in the lruvec design.
+	 */
+	struct lv_file **spaces;
+	unsigned long nr_spaces;
 	int on;					   /* atomic (seq_cst): pins may be taken */
 	long users;				   /* atomic (seq_cst): get_swap_device() pins */
 	long avail;				   /* atomic: free unreserved slots | WRITEOK */
@@ -731,7 +737,7 @@ struct lv_file *swap_address_space(swp_entry_t e)
 
 	rcu_read_lock();
 	si = swap_entry_info(e);
-	space = si ? si->space : NULL;
+	space = si ? si->spaces[swp_offset(e) >> SWAP_ADDRESS_SPACE_SHIFT] : NULL;
 	rcu_read_unlock();
 	return space;
 }
@@ -916,8 +922,9 @@ void swap_reparent(struct lv_machine *m, struct lv_memcg *from, struct lv_memcg 
 /* swap_info_free - free what swap_info_alloc() made (parts may be missing). */
 static void swap_info_free(struct swap_info_struct *si)
 {
-	if (si->space)
-		swap_space_destroy(si->space);
+	for (unsigned long i = 0; si->spaces && i < si->nr_spaces; i++)
+		swap_space_destroy(si->spaces[i]);
+	free(si->spaces);
 	if (si->area)
 		munmap(si->area, si->max * LV_PAGE_SIZE);
 	if (si->cluster_info) {
@@ -985,9 +992,13 @@ static struct swap_info_struct *swap_info_alloc(struct lv_machine *m, unsigned i
 			goto fail;
 		si->area = area;
 	}
-	si->space = swap_space_create(m);
-	if (!si->space)
+	si->nr_spaces = (max + SWAP_ADDRESS_SPACE_PAGES - 1) >> SWAP_ADDRESS_SPACE_SHIFT;
+	si->spaces = calloc(si->nr_spaces, sizeof(*si->spaces));
+	if (!si->spaces)
 		goto fail;
+	for (unsigned long i = 0; i < si->nr_spaces; i++)
+		if (!(si->spaces[i] = swap_space_create(m)))
+			goto fail;
 	si->avail = (long)(max - 1); /* writeok only once published */
 	si->on = 1;
 	return si;
