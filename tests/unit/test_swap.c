@@ -1996,6 +1996,8 @@ static void test_swapoff_race(void)
 int main(void)
 {
 	swap_io_hook = io_hook;
+	/* First: it forks, and a process that has run threads cannot fork under TSan. */
+	test_swapoff_race();
 	test_api();
 	test_roundtrip();
 	test_pageout();
@@ -2009,7 +2011,6 @@ int main(void)
 	test_refault();
 	test_swappiness();
 	test_shapes();
-	test_swapoff_race();
 	test_races();
 	test_same_pages();
 	swap_io_hook = NULL;
