@@ -320,10 +320,11 @@ struct lruvec {
 	struct list_head lists[NR_LRU_LISTS]; /* *lru_lock */
 	unsigned long lru_size[NR_LRU_LISTS]; /* *lru_lock; in pages */
 	uint64_t events[EV_PGSTEAL];	      /* *lru_lock (read racily) */
-	unsigned long anon_cost, file_cost;   /* *lru_lock */
-	struct lv_lock *lru_lock;	      /* constant: &own_lock, or the node's lock */
-	struct lv_memcg *memcg;		      /* constant; NULL for a node's own lruvec */
-	struct pglist_data *pgdat;	      /* constant */
+	/* *lru_lock (stored with WRITE_ONCE); get_scan_count() reads them racily */
+	unsigned long anon_cost, file_cost;
+	struct lv_lock *lru_lock;  /* constant: &own_lock, or the node's lock */
+	struct lv_memcg *memcg;	   /* constant; NULL for a node's own lruvec */
+	struct pglist_data *pgdat; /* constant */
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
