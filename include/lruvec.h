@@ -60,7 +60,7 @@ extern "C" {
  * liblruvec.so.MAJOR. MINOR grows when functions or enum values are added; MAJOR when an
  * existing function, structure or value changes meaning.
  */
-#define LV_VERSION_MAJOR 3
+#define LV_VERSION_MAJOR 4
 #define LV_VERSION_MINOR 0
 
 struct lv_machine;
@@ -147,6 +147,20 @@ enum lv_protocol {
 };
 
 /**
+ * enum lv_scan_cost - how reclaim's scan-balance costs (lru_note_cost()) are accounted.
+ *
+ * Reclaim weighs the anon and file lists by what scanning each has cost lately (rotations,
+ * refaults, I/O). LV_COST_LOCKED adds every cost under the LRU lock of the lruvec and of each
+ * ancestor in turn, as Linux 5.8-7.1 do. LV_COST_VMSTAT makes the producers count into per-CPU
+ * counters and has the consumer fold them into the lruvec under a per-lruvec cost lock, off
+ * the LRU lock (the mm change of July 2026).
+ */
+enum lv_scan_cost {
+	LV_COST_LOCKED = 0,
+	LV_COST_VMSTAT = 1,
+};
+
+/**
  * struct lv_config - machine configuration. Start from lv_config_init().
  * @nr_nodes:       NUMA nodes, 1..64.
  * @node_mem_bytes: memory per node, a multiple of 4 KiB, at least 4 MiB, at most 64 GiB.
@@ -178,6 +192,13 @@ enum lv_protocol {
  *                  swaps and global reclaim swaps only lruvecs with no file pages.
  * @page_cluster:   0..5, as the vm.page-cluster sysctl: swap-in reads up to 2^page_cluster
  *                  slots around the one that faulted (the aligned block holding it).
+ * @charge_moving:  lv_folio_move_memcg() works (cgroup v1 charge moving, Linux <= 6.12); false
+ *                  refuses it with -EOPNOTSUPP, as Linux 6.13+ do.
+ * @scan_cost:      see &enum lv_scan_cost.
+ * @batch_large:    large folios go through the per-CPU batches like small ones (Linux <= 6.16);
+ *                  false moves them at once, under the LRU lock, as Linux 6.17+ do.
+ * @no_lock_sites:  do not record lock contention by call site (lv_lock_sites()); the cost of
+ *                  recording can then be measured against a run without it.
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -199,6 +220,10 @@ struct lv_config {
 	enum lv_protocol protocol;
 	unsigned int swappiness;
 	unsigned int page_cluster;
+	bool charge_moving;
+	enum lv_scan_cost scan_cost;
+	bool batch_large;
+	bool no_lock_sites;
 };
 
 #define LV_PAGE_SIZE		4096UL

@@ -25,6 +25,9 @@ void lv_config_init(struct lv_config *cfg)
 		.protocol = LV_PROTOCOL_PIN,
 		.swappiness = 60,
 		.page_cluster = 3,
+		.charge_moving = true,
+		.scan_cost = LV_COST_LOCKED,
+		.batch_large = false,
 	};
 }
 
@@ -64,6 +67,8 @@ const char *lv_config_invalid(const struct lv_config *c)
 		return "swappiness";
 	if (c->page_cluster > 5)
 		return "page_cluster";
+	if (c->scan_cost != LV_COST_LOCKED && c->scan_cost != LV_COST_VMSTAT)
+		return "scan_cost";
 	return NULL;
 }
 
