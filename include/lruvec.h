@@ -1141,8 +1141,9 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk);
  */
 int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
 
-/** Flags for lv_mmap_flags(). */
-#define LV_MAP_LOCKED 0x2000u /* as MAP_LOCKED: the region is mlocked (lv_mlock()) */
+/** Flags for lv_mmap_flags() and lv_mmap_file(). */
+#define LV_MAP_LOCKED  0x2000u /* as MAP_LOCKED: the region is mlocked (lv_mlock()) */
+#define LV_MAP_PRIVATE 0x0002u /* as MAP_PRIVATE: writes go to private copies (lv_mmap_file()) */
 
 /**
  * lv_mmap_flags - lv_mmap() with mmap(2) flags.
@@ -1158,6 +1159,49 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
  * Context: as lv_mmap().
  */
 int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *addr);
+
+/**
+ * lv_mmap_file - map part of a file privately, as mmap(2) with MAP_PRIVATE.
+ * @mm:     the mm.
+ * @file:   the file (lv_file_open()), of @mm's machine.
+ * @offset: the first byte of the file mapped, page aligned.
+ * @len:    the region's size in bytes, rounded up to whole pages; it may reach past the end of
+ *          the file, whose size is looked at by each fault.
+ * @flags:  LV_MAP_PRIVATE (required: shared mappings are not built), optionally LV_MAP_LOCKED.
+ * @addr:   where to store the region's first address (page aligned).
+ *
+ * Lifecycle. The region is placed like lv_mmap()'s and lives until lv_munmap() (of any part),
+ * or lv_mm_destroy(); lv_madvise(), lv_mlock() and lv_munmap() treat it as any region. Its
+ * pages are faulted in by lv_mm_read(), lv_mm_write() and lv_mm_memset():
+ * - a read of a missing page maps the file's page cache folio read-only, reading it in
+ *   through the page cache on a miss as lv_file_read() does, charged to @mm's memcg; the
+ *   folio counts the mapping (LV_PG_MAPPED while any page table maps it), and the entry holds
+ *   a reference, dropped when it is unmapped;
+ * - a write to a page not yet written (missing, or mapped read-only) is the copy-on-write
+ *   fault: a new anonymous page, charged to @mm's memcg, gets the file page's bytes and the
+ *   write, and is added to the anon LRU (mlocked in a locked region); the file never sees it.
+ * Reclaim may evict a mapped page cache folio that was not accessed since it last looked:
+ * it is unmapped from every mm first, and the next access faults it in again; a locked
+ * region keeps its file pages mapped (they are not mlocked: only private copies are).
+ * lv_file_truncate() unmaps the pages at and past the new end, private copies included, and
+ * an access there then fails with -EFAULT (SIGBUS), as an access past the end of the file
+ * does. The file must outlive its mappings: lv_file_close() with a mapping left is reported
+ * on stderr, and every later access to the region fails with -EFAULT. Private copies swap
+ * like any anon page; page cache pages are not migrated while mapped
+ * (lv_file_migrate_pages() and compaction skip them; lv_mm_migrate() moves only the copies).
+ *
+ * Threading. As lv_mmap(); faults of several mms on one file, and reads, truncation and
+ * reclaim of it, may run at once.
+ *
+ * Return: 0; -EINVAL (@mm, @file or @addr NULL, @file of another machine, @len 0 or above
+ * 64 GiB, @offset not page aligned or the range past 2^64 pages, LV_MAP_PRIVATE missing or an
+ * unknown flag), -ENOMEM. A fault returns -EFAULT past the end of the file, or the errors of
+ * lv_file_read() (-EIO, -ENOMEM, -ENOENT) and of lv_mm_write().
+ * Context: does not block; allocates with no lock held; takes the file's i_mmap lock (class
+ * "mm"), then the page_table_lock.
+ */
+int lv_mmap_file(struct lv_mm *mm, struct lv_file *file, uint64_t offset, size_t len,
+		 unsigned int flags, uint64_t *addr);
 
 /**
  * lv_munmap - unmap a range, as munmap(2).
