@@ -304,7 +304,7 @@ static bool folio_charged_below(struct lv_folio *folio, const struct lv_memcg *t
 	bool in;
 
 	rcu_read_lock();
-	in = memcg_in_subtree(rcu_dereference_lv(folio->memcg), top);
+	in = memcg_in_subtree(folio_memcg(folio), top);
 	rcu_read_unlock();
 	return in;
 }
@@ -431,8 +431,7 @@ isolate_fail_put:
 static bool isolate_folio_v1(struct compact_control *cc, struct lv_folio *folio, unsigned int order,
 			     struct lruvec **locked)
 {
-	struct lruvec *lruvec =
-		mem_cgroup_lruvec(__atomic_load_n(&folio->memcg, __ATOMIC_RELAXED), folio->pgdat);
+	struct lruvec *lruvec = mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat);
 
 	if (!*locked || (*locked)->lru_lock != lruvec->lru_lock) {
 		if (*locked)
@@ -679,12 +678,13 @@ static void compact_migrate(struct compact_control *cc)
 				continue;
 			}
 			/* Isolated, so the binding is stable for the count. */
-			lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat),
-						  EV_PGMIGRATE_FAIL, nr);
+			folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 			list_add_tail(&folio->lru, &putback);
 			continue;
 		}
-		new = prep_migration_target(target, order, folio->memcg);
+		rcu_read_lock(); /* the binding's memcg, while the target takes its obj_cgroup */
+		new = prep_migration_target(target, order, folio_memcg(folio));
+		rcu_read_unlock();
 		if (migrate_folio_into(folio, new, folio_owner_refs(folio) + 1)) {
 			return_migration_target(new, cc->freepages);
 			list_add_tail(&folio->lru, &putback);

@@ -218,8 +218,7 @@ static void shadow_list_set(struct xa_node *node, bool want, struct lv_folio *le
 	/* RCU: @leaving is still charged, but its charge may be moving to another memcg. */
 	rcu_read_lock();
 	if (want) {
-		lruvec = shadow_lock_live(
-			mem_cgroup_lruvec(READ_ONCE(leaving->memcg), leaving->pgdat));
+		lruvec = shadow_lock_live(mem_cgroup_lruvec(folio_memcg(leaving), leaving->pgdat));
 		WRITE_ONCE(node->shadow_lruvec, lruvec);
 		list_add_tail(&node->private_list, &lruvec->shadow_nodes);
 		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes + 1);
@@ -1118,7 +1117,6 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 		unsigned long nr = (unsigned long)folio_nr_pages(old);
 
 		folio_migrate_copy(new, old);
-		mlock_migrate_folio(new, old);
 		folio_get(new); /* the page cache's */
 		/* Folio for folio: the counts and the shadow list stay as they are. */
 		xa_store_range(file, leaf, new->index, nr, new, NULL);

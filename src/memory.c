@@ -1262,7 +1262,6 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 	} else {
 		folio_copy_data(new, old);
 		folio_migrate_copy(new, old);
-		mlock_migrate_folio(new, old);
 		/* The entries' references. */
 		__atomic_fetch_add(&new->_refcount, (int)mapped, __ATOMIC_RELAXED);
 		if (pte) {

@@ -445,7 +445,7 @@ static void prep_new_folio(struct lv_folio *f, unsigned int order, struct lv_mem
 	f->index = 0;
 	f->lru.next = LIST_POISON1;
 	f->lru.prev = LIST_POISON2;
-	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
+	folio_bind_memcg(f, memcg);
 	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
 	set_order(f, order, (1ul << PG_head) | flags);
 }
@@ -521,8 +521,8 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 void free_folios(struct lv_folio **folios, unsigned int nr)
 {
 	struct free_locks held = { 0 }; /* one page-list or zone lock hold for a batch */
-	struct lv_memcg *memcg = NULL;
-	long nr_pages = 0;
+	struct obj_cgroup *objcg = NULL;
+	long nr_pages = 0, nr_folios = 0;
 
 	lockdep_assert_no_lru_lock();
 	for (unsigned int i = 0; i < nr; i++) {
@@ -531,22 +531,22 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 
 		VM_BUG_ON_FOLIO(folio_ref_count(f) != 0 || folio_test_lru(f), f);
 		if (folio_test_clear_isolated(f))
-			__atomic_fetch_sub(&mem_cgroup_lruvec(f->memcg, f->pgdat)->nr_isolated,
-					   folio_nr_pages(f), __ATOMIC_RELAXED);
-		if (f->memcg != memcg) {
-			if (memcg)
-				mem_cgroup_uncharge(memcg, nr_pages);
-			memcg = f->memcg;
-			nr_pages = 0;
+			folio_isolated_count(f, -folio_nr_pages(f));
+		if (f->objcg != objcg) {
+			if (objcg)
+				objcg_uncharge_put(objcg, nr_pages, nr_folios);
+			objcg = f->objcg;
+			nr_pages = nr_folios = 0;
 		}
 		nr_pages += 1l << order;
-		WRITE_ONCE(f->memcg, NULL);
+		nr_folios++;
+		WRITE_ONCE(f->objcg, NULL);
 		f->mapping = NULL;
 		free_frames(f, order, &held);
 	}
 	free_locks_release(&held);
-	if (memcg)
-		mem_cgroup_uncharge(memcg, nr_pages);
+	if (objcg)
+		objcg_uncharge_put(objcg, nr_pages, nr_folios);
 }
 
 /* ---- compaction's free frames -------------------------------------------------------------- */
@@ -684,7 +684,7 @@ void return_migration_target(struct lv_folio *new, struct list_head *lists)
 {
 	unsigned int order = folio_order(new);
 
-	WRITE_ONCE(new->memcg, NULL); /* it holds no charge: its free must not uncharge */
+	folio_unbind(new); /* it holds no charge: its free must not uncharge */
 	if (!folio_ref_freeze(new, 1)) {
 		lv_folio_put(new);
 		return;
@@ -753,6 +753,7 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC);
 	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
+	INIT_LIST_HEAD(&lruvec->objcg_list);
 	/*
 	 * The baseline design shares the node's lock; the code paths are otherwise identical, so
 	 * the comparison measures the lock split and nothing else.

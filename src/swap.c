@@ -227,11 +227,10 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 			folio_clear_lru_flags(folio);
 			/* Under the lock: reparenting moves a counted folio until unlinked. */
 			if (folio_test_clear_mlocked(folio))
-				mlock_count_nr(lruvec, -folio_nr_pages(folio));
+				folio_mlock_count(folio, -folio_nr_pages(folio));
 		} else if (folio_test_clear_mlocked(folio)) {
 			/* Off the LRU and unreferenced: nobody can rebind it. */
-			mlock_count_nr(mem_cgroup_lruvec(folio->memcg, folio->pgdat),
-				       -folio_nr_pages(folio));
+			folio_mlock_count(folio, -folio_nr_pages(folio));
 		}
 		to_free[nr_free++] = folio;
 		if (nr_free == LV_MAX_BATCH) {
@@ -527,8 +526,7 @@ static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *sco
 		return folio_test(folio, PG_dropped);
 	if (!scope->memcg)
 		return folio_nid(folio) == scope->nid;
-	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
-	     c = c->parent)
+	for (struct lv_memcg *c = folio_memcg(folio); c; c = c->parent)
 		if (c == scope->memcg)
 			return true;
 	return false;
