@@ -658,6 +658,92 @@ static void wait_memcg_frees(struct lv_machine *m)
  * an event or take its lock. Node totals and lock statistics must include those, before and
  * after the free (folding the counts at removal would drop them).
  */
+#ifdef LV_DEBUG
+/*
+ * A removal between an isolator's lookup and its lock, by construction: the isolator (this
+ * thread) has won the PG_lru pin and read c's lruvec when folio_lruvec_lock_hook stops it; a
+ * second thread removes c, which re-points c's obj_cgroup and splices the lists under c's and
+ * p's locks without waiting for the pinned folio; the hook returns once node 0 is reparented.
+ * The isolator's re-check must then fail on c's lock and find the folio on p's list.
+ */
+static struct {
+	struct lv_memcg *victim;
+	struct lv_folio *target;
+	int armed, reparented, result; /* atomics */
+	pthread_t remover;
+} rl;
+
+static void *rl_remove(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&rl.result, lv_memcg_remove(rl.victim), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void rl_node_hook(struct lv_memcg *memcg, unsigned int nid)
+{
+	if (memcg == rl.victim && nid == 0)
+		__atomic_store_n(&rl.reparented, 1, __ATOMIC_RELEASE);
+}
+
+static void rl_lock_hook(struct lv_folio *folio)
+{
+	if (folio != rl.target || !__atomic_exchange_n(&rl.armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	if (pthread_create(&rl.remover, NULL, rl_remove, NULL))
+		BAIL_OUT("remover thread");
+	while (!__atomic_load_n(&rl.reparented, __ATOMIC_ACQUIRE))
+		usleep(100);
+}
+
+static void test_remove_under_isolation(enum lv_lock_design design)
+{
+	struct lv_config cfg = small_config();
+	const char *d = design == LV_LOCK_NODE ? "node" : "lruvec";
+	struct lv_memcg *p, *c;
+	struct lv_machine *m;
+	struct lv_folio *f, *g;
+	uint64_t retries;
+
+	cfg.lock_design = design;
+	m = new_machine(&cfg);
+	p = new_memcg(m, NULL, "p");
+	c = new_memcg(m, p, "c");
+	f = alloc_or_bail(m, 0, 0, c, 0);
+	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
+	lv_folio_add_lru(f);
+	lv_folio_add_lru(g);
+	lv_lru_add_drain_all(m);
+	retries = nstat(m, LV_LOCK_RETRIES);
+	rl = (typeof(rl)){ .victim = c, .target = f, .armed = 1, .result = 1 };
+	reparent_node_hook = rl_node_hook;
+	folio_lruvec_lock_hook = rl_lock_hook;
+	is(lv_folio_isolate_lru(f), 0, "%s: isolation across a removal succeeds", d);
+	folio_lruvec_lock_hook = NULL;
+	pthread_join(rl.remover, NULL);
+	reparent_node_hook = NULL;
+	is(rl.result, 0, "%s: the removal did not wait for the pinned folio", d);
+	ok(lv_folio_memcg(f) == p && lv_folio_memcg(g) == p, "%s: both folios are p's", d);
+	if (design == LV_LOCK_LRUVEC)
+		ok(nstat(m, LV_LOCK_RETRIES) > retries, "%s: the isolator's re-check failed once",
+		   d);
+	is(lv_memcg_stat(p, LV_NR_ISOLATED), 1, "%s: p counts the isolated page", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 0, "%s: it left p's list", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_ANON), 1, "%s: the other one is on p's list", d);
+	is(lv_memcg_usage(p), 2, "%s: p is charged both pages, once", d);
+	check_ok(m, "remove under isolation");
+	is(lv_folio_putback_lru(f), 0, "%s: put back", d);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 1, "%s: on p's list", d);
+	lv_folio_put(f);
+	lv_folio_put(g);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(p), 0, "%s: p empty after the frees", d);
+	check_ok(m, "remove under isolation: freed");
+	finish(m, "remove under isolation");
+}
+#endif
+
 static void test_stats_after_remove(void)
 {
 	struct lv_config cfg = small_config();
@@ -1052,6 +1138,10 @@ int main(void)
 	test_reparent(LV_LOCK_NODE);
 	test_remove_transit();
 	test_reparent_unevictable_race();
+#ifdef LV_DEBUG
+	test_remove_under_isolation(LV_LOCK_LRUVEC);
+	test_remove_under_isolation(LV_LOCK_NODE);
+#endif
 	test_memcg_stats();
 	test_stats_after_remove();
 #ifdef LV_DEBUG
