@@ -344,17 +344,20 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * charged to @memcg: lv_folio_alloc() fails with ENOENT, lv_file_read() with -ENOENT when it
  * has to charge a page, lv_folio_move_memcg() to it with -ENOENT, and lv_memcg_create() and
  * lv_mm_create() under it with EINVAL. Its folios move to its parent (the kernel's LRU
- * reparenting): first those queued in any CPU's batches are flushed onto its lists (other
- * memcgs' queued folios stay queued); then each folio on its lists goes, in its order, to the
- * tail of the same list of the parent, so the parent's reclaim takes a removed tenant's page
- * cache first; its unevictable folios go to the parent's unevictable count. Each moved folio is
- * charged to the parent from then on: the parent's usage does not change (it already counted
- * them), no limit is checked, and the pages count as LV_PGMOVED of @memcg. Its page cache stays
+ * reparenting, as Linux 7.1 does it): folios are charged through a per-node obj_cgroup of
+ * their memcg, and the removal re-points those at the parent one node at a time. First its
+ * requests queued in any CPU's batches are applied (other memcgs' stay queued); then its lists
+ * go, in their order, to the tail of the same lists of the parent, so the parent's reclaim
+ * takes a removed tenant's page cache first; its unevictable folios go to the parent's
+ * unevictable count. Every folio charged to @memcg, wherever it is — on a list, queued,
+ * isolated by reclaim, a migration or the caller, or being charged or filled — is charged to
+ * the parent from then on, without being waited for: one isolated meanwhile goes to the
+ * parent's lists when it is put back. The parent's usage does not change (it already counted
+ * them), no limit is checked, and the pages on the lists count as LV_PGMOVED of @memcg. Its page cache stays
  * cached; its shadow entries stay in the files, but a refault of one is no longer activated
  * (the memcg that evicted it is gone), and the tree nodes holding them move to the parent's
- * shadow lists. Folios in transit (isolated by
- * reclaim or a migration, being charged or filled) are waited for, up to about 100 ms. A
- * folio's memcg (lv_folio_memcg()) therefore changes when its memcg is removed. Its event
+ * shadow lists. A folio's memcg (lv_folio_memcg())
+ * therefore changes when its memcg is removed. Its event
  * counts and lock statistics stay in the machine's totals (lv_node_stat(), lv_lock_stats()).
  *
  * Concurrent calls. Calls that other threads make with @memcg while the removal runs are safe:
@@ -376,14 +379,11 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  *
  * Return: 0 once @memcg is removed. On an error nothing is removed and @memcg stays usable (and
  * works again for charges once this has returned): -EINVAL for the root or NULL; -EBUSY if it
- * has children or address spaces, if another thread is removing it, or if a folio charged to
- * it stays off the LRU for the whole wait (isolated with lv_folio_isolate_lru(), or allocated
- * and never added, by the caller) — the folios already moved, unevictable ones included, then
- * stay with the parent.
- * Context: may block (flushes CPU batches, sleeps while waiting for folios in transit); takes
- * the memcg tree mutex (twice), its own drain mutex and then slot locks, its lruvec locks and
- * then its parent's (nested, the one place two LRU locks are held), pcp and zone locks for
- * references it drops, and, under the tree mutex, its shadow locks and then its parent's
+ * has children or address spaces, or if another thread is removing it.
+ * Context: may block (flushes CPU batches, waits for locks); takes
+ * the memcg tree mutex (twice), its own drain mutex and then slot locks, for each node its
+ * lruvec lock and then its parent's (nested, the one place two LRU locks are held; never two
+ * nodes' at once), pcp and zone locks for references it drops, and, under the tree mutex, its shadow locks and then its parent's
  * (nested); shrinking the parent's shadow lists afterwards takes shadow locks and tries mapping
  * locks; RCU read-side until it owns the removal.
  */

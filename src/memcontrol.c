@@ -682,6 +682,9 @@ static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 		__atomic_store_n(&list_entry(pos, struct obj_cgroup, list)->memcg, parent->memcg,
 				 __ATOMIC_RELEASE);
 	list_splice_tail_init(&child->objcg_list, &parent->objcg_list);
+	/* The child's recent scan costs are the parent's now, as its folios are. */
+	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
+	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
 	for (enum lru_list lru = 0; lru < NR_LRU_LISTS; lru++) {
 		long nr = (long)child->lru_size[lru];
 
