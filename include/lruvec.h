@@ -793,7 +793,12 @@ int lv_folio_putback_lru(struct lv_folio *folio);
  * its old lruvec's lock (LV_PGMOVED counts it there), uncharges the old branch and puts the
  * folio back. No reclaim is tried.
  *
- * Return: 0 (also when it is already in @to); -EBUSY if the folio is not on an LRU list, the
+ * This is cgroup v1's charge moving as Linux <= 6.12 had it, kept so that the comparisons with
+ * those kernels stay possible; Linux 6.13 removed it, and a machine created with
+ * &struct lv_config.charge_moving false refuses it as that kernel does.
+ *
+ * Return: 0 (also when it is already in @to); -EOPNOTSUPP if the machine's charge_moving is
+ * false (checked first); -EBUSY if the folio is not on an LRU list, the
  * pin is lost to another actor, or its memcg changed meanwhile; -ENOMEM if @to or an ancestor
  * below the common ancestor would exceed its limit; -EINVAL with memcg disabled, @to NULL or of
  * another machine; -ENOENT if @to is being removed. On every error nothing has changed.

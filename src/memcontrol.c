@@ -1134,6 +1134,8 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	long nr = folio_nr_pages(folio);
 	int err;
 
+	if (!m->cfg.charge_moving)
+		return -EOPNOTSUPP; /* charge moving is gone since Linux 6.13 */
 	if (mem_cgroup_disabled(m) || !to)
 		return -EINVAL;
 	/*
