@@ -226,7 +226,8 @@ size_t lock_sites_read(struct lock_site_table *t, struct lv_lock_site_stat *out,
 		}
 	}
 	qsort(all, merged, sizeof(*all), site_cmp_wait);
-	memcpy(out, all, (merged < max ? merged : max) * sizeof(*all));
+	if (out && max)
+		memcpy(out, all, (merged < max ? merged : max) * sizeof(*all));
 	free(all);
 	return merged;
 }
