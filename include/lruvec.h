@@ -1702,7 +1702,7 @@ void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_
  * @m: the machine.
  *
  * Every class reads zero afterwards, the memcg class included (this call's own hold of the
- * memcg tree mutex is not counted).
+ * memcg tree mutex is not counted), and so do the call sites of lv_lock_sites().
  *
  * Return: nothing.
  * Context: a quiescent machine (no other thread using @m); takes the memcg tree mutex.
@@ -1722,6 +1722,41 @@ void lv_lock_stats_reset(struct lv_machine *m);
  * Context: may block (writes to @out); takes the memcg tree mutex once per listed class.
  */
 void lv_lock_stats_print(struct lv_machine *m, FILE *out);
+
+/**
+ * struct lv_lock_site_stat - lock contention at one call site, in the columns of
+ * `perf lock contention`. Times in nanoseconds.
+ * @caller:        the kernel function the contended acquisition stands for
+ *                 ("folio_batch_move_lru", "shrink_inactive_list", "rmqueue", ...; the list is
+ *                 in docs/locking.md); a static string that lives as long as the library.
+ * @cls:           the class of the lock it waited for.
+ * @contended:     contended acquisitions (uncontended ones are not recorded).
+ * @wait_total_ns: their total wait.
+ * @wait_max_ns:   the longest of them.
+ */
+struct lv_lock_site_stat {
+	const char *caller;
+	enum lv_lock_class cls;
+	uint64_t contended, wait_total_ns, wait_max_ns;
+};
+
+/**
+ * lv_lock_sites - lock contention by call site.
+ * @m:   the machine.
+ * @out: where to store the sites, most total wait first; may be NULL if @max is 0.
+ * @max: the room in @out.
+ *
+ * Every (caller, class) pair with a contention since the machine was created or since
+ * lv_lock_stats_reset(), those of removed memcgs', closed files' and destroyed mms' locks
+ * included. At a quiescent point the contended counts of a class's sites add up to the
+ * class's in lv_lock_stats(). With cfg.no_lock_sites nothing is recorded (the class
+ * statistics still are).
+ *
+ * Return: the number of sites, which may exceed @max (only @max are stored); 0 if none was
+ * recorded, or if the call could not allocate its scratch space (a few kilobytes).
+ * Context: any thread; takes no library lock; racy while threads run, never torn.
+ */
+size_t lv_lock_sites(struct lv_machine *m, struct lv_lock_site_stat *out, size_t max);
 
 /**
  * enum lv_stat_item - vmstat-like counters. Unless marked "node only", an item is kept per

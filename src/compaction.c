@@ -309,13 +309,16 @@ static bool folio_charged_below(struct lv_folio *folio, const struct lv_memcg *t
 	return in;
 }
 
-/* compact_lock - compact_lock_irqsave(): try first; if we must wait, say so, and wait. */
+/*
+ * compact_lock - compact_lock_irqsave(): try first; if we must wait, say so, and wait. The
+ * migrate scanner is its only caller: its waits are isolate_migratepages_block()'s.
+ */
 static void compact_lock(struct compact_control *cc, struct lv_lock *lock)
 {
 	if (lv_lock_trylock(lock))
 		return;
 	cc->contended = true;
-	lv_lock_acquire(lock);
+	lv_lock_acquire_at(lock, "isolate_migratepages_block");
 }
 
 /*
@@ -436,7 +439,7 @@ static bool isolate_folio_v1(struct compact_control *cc, struct lv_folio *folio,
 	if (!*locked || (*locked)->lru_lock != lruvec->lru_lock) {
 		if (*locked)
 			lruvec_unlock(*locked);
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, "isolate_migratepages_block");
 	}
 	*locked = lruvec;
 	if (!folio_test_lru(folio) || !folio_try_get(folio))
@@ -565,7 +568,8 @@ static void compact_putback(struct compact_control *cc, struct list_head *list)
 			folio_putback_lru(folio);
 			continue;
 		}
-		lruvec = folio_lruvec_relock(folio, lruvec);
+		/* The kernel's putback_movable_pages(), in batches. */
+		lruvec = folio_lruvec_relock_at(folio, lruvec, "putback_movable_pages");
 		lruvec_add_folio(lruvec, folio);
 		folio_set_lru(folio);
 		done[nr++] = folio;

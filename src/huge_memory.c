@@ -361,7 +361,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 		filemap_split_store(file, folio);
 	}
 
-	lruvec = folio_lruvec_lock(folio);
+	lruvec = folio_lruvec_lock_at(folio, "__split_huge_page");
 	objcg = folio->objcg;
 	if (objcg) /* each new folio holds a reference, as every bound folio does */
 		__atomic_fetch_add(&objcg->refcnt, nr - 1, __ATOMIC_RELAXED);
@@ -440,13 +440,13 @@ static bool lock_owner(struct lv_folio *folio, struct split_owner *o)
 	rcu_read_lock();
 	o->file = NULL;
 	if ((o->mm = folio_anon_mm(folio))) {
-		lv_lock_acquire(&o->mm->page_table_lock);
+		lv_lock_acquire_at(&o->mm->page_table_lock, "split_huge_page_to_list_to_order");
 		if (folio_anon_mm(folio) != o->mm) {
 			lv_lock_release(&o->mm->page_table_lock);
 			o->mm = NULL;
 		}
 	} else {
-		o->file = filemap_lock_owner(folio);
+		o->file = filemap_lock_owner_at(folio, "split_huge_page_to_list_to_order");
 	}
 	rcu_read_unlock();
 	return o->mm || o->file;

@@ -512,6 +512,8 @@ struct lv_machine {
 	struct list_head mms;	       /* memcg_mutex: live address spaces (statistics, lv_check) */
 	struct list_head dying_memcgs; /* memcg_mutex: removed memcgs not freed yet */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
+	/* Constant: every lock's call-site table (lock.c), NULL with cfg.no_lock_sites. */
+	struct lock_site_table *lock_sites;
 
 	struct drain_gate drain;	    /* lv_lru_add_drain_all(): lru_drain_gen, its mutex */
 	struct drain_gate drop_drain;	    /* lru_add_drain_dropped(): truncation's drains */
@@ -630,7 +632,9 @@ static inline struct lruvec *parent_lruvec(struct lruvec *lruvec)
 
 /* cpu.c */
 struct cpu_slot *this_cpu_slot(struct lv_machine *m);
-struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m);
+/* this_cpu_slot_lock() records a contention under its caller's name (lv_lock_acquire_at()). */
+struct cpu_slot *this_cpu_slot_lock_at(struct lv_machine *m, const char *site);
+#define this_cpu_slot_lock(m) this_cpu_slot_lock_at((m), __func__)
 unsigned int this_cpu_index(const struct lv_machine *m);
 
 /* page_alloc.c */
@@ -676,8 +680,15 @@ int mem_cgroup_init(struct lv_machine *m);
 void mem_cgroup_exit(struct lv_machine *m);
 struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgdat);
 struct lruvec *folio_lruvec(struct lv_folio *folio);
-struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
-struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
+/*
+ * folio_lruvec_lock() and folio_lruvec_relock() record a contention under their caller's
+ * name; the _at forms take the name of the kernel function the caller stands for.
+ */
+struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site);
+struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
+				      const char *site);
+#define folio_lruvec_lock(folio)	  folio_lruvec_lock_at((folio), __func__)
+#define folio_lruvec_relock(folio, locked) folio_lruvec_relock_at((folio), (locked), __func__)
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry);
 /*
@@ -842,7 +853,8 @@ static inline void folio_lock(struct lv_folio *f)
 		folio_wait_locked(f);
 }
 int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
-struct lv_file *filemap_lock_owner(struct lv_folio *folio);
+struct lv_file *filemap_lock_owner_at(struct lv_folio *folio, const char *site);
+#define filemap_lock_owner(folio) filemap_lock_owner_at((folio), __func__)
 void filemap_unlock_owner(struct lv_file *file);
 void folio_zero_holes(struct lv_folio *folio);
 void filemap_split_store(struct lv_file *file, struct lv_folio *folio);

@@ -640,12 +640,13 @@ struct lruvec *lruvec_live_lock(struct lruvec *lruvec)
 /* ---- reparenting ----------------------------------------------------------------------------- */
 
 /* reparent_lock - take @child's LRU lock, then @parent's (one lock in the node design). */
-static void reparent_lock(struct lruvec *child, struct lruvec *parent)
+static void reparent_lock_at(struct lruvec *child, struct lruvec *parent, const char *site)
 {
-	lv_lock_acquire(child->lru_lock);
+	lv_lock_acquire_at(child->lru_lock, site);
 	if (parent->lru_lock != child->lru_lock)
-		lv_lock_acquire_nested(parent->lru_lock);
+		lv_lock_acquire_nested_at(parent->lru_lock, site);
 }
+#define reparent_lock(child, parent) reparent_lock_at((child), (parent), __func__)
 
 static void reparent_unlock(struct lruvec *child, struct lruvec *parent)
 {
@@ -1112,14 +1113,14 @@ static void lruvec_memcg_debug(struct lruvec *lruvec, struct lv_folio *folio)
  * whose binding never changes: v1's lookup is then the real one (docs/design.md, decision 78).
  * Context: as folio_lruvec_lock().
  */
-static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio)
+static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio, const char *site)
 {
 	struct lruvec *lruvec;
 
 	rcu_read_lock();
 	lruvec = folio_lruvec(folio);
 	folio_lruvec_lock_hook_call(folio);
-	lv_lock_acquire(lruvec->lru_lock);
+	lv_lock_acquire_at(lruvec->lru_lock, site);
 	lruvec_memcg_debug(lruvec, folio);
 	rcu_read_unlock();
 	return lruvec;
@@ -1131,19 +1132,19 @@ static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio)
  * Context: the caller holds a reference, the pin, or is freeing the folio (refcount zero);
  * holds no LRU lock. Enters an RCU read-side section for the lookup.
  */
-struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
+struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site)
 {
 	unsigned int retries = 0;
 	struct lruvec *lruvec;
 
 	/* The machine's protocol is constant: one branch, always predicted the same way. */
 	if (unlikely(folio_machine(folio)->cfg.protocol == LV_PROTOCOL_V1))
-		return folio_lruvec_lock_v1(folio);
+		return folio_lruvec_lock_v1(folio, site);
 	rcu_read_lock();
 	for (;;) {
 		lruvec = folio_lruvec(folio);
 		folio_lruvec_lock_hook_call(folio);
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, site);
 		if (likely(folio_matches_lruvec(folio, lruvec)))
 			break;
 		/* A charge move or reparenting rebound the folio between our lookup and lock. */
@@ -1168,7 +1169,8 @@ void lruvec_unlock(struct lruvec *lruvec)
  * the binding of any folio whose current lruvec uses it, so the lookup is exact.
  * Return: @folio's lruvec, whose lock is held.
  */
-struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked)
+struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
+				      const char *site)
 {
 	if (locked) {
 		struct lruvec *lruvec;
@@ -1188,7 +1190,7 @@ struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked
 			return lruvec;
 		lruvec_unlock(locked);
 	}
-	return folio_lruvec_lock(folio);
+	return folio_lruvec_lock_at(folio, site);
 }
 
 struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio)
@@ -1282,7 +1284,7 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 	 * meanwhile: if one did before (or another move won the race before our pin), the
 	 * binding is no longer @from's and that result stands.
 	 */
-	lruvec = folio_lruvec_lock(folio);
+	lruvec = folio_lruvec_lock_at(folio, "mem_cgroup_move_account");
 	if (lruvec->memcg != from) {
 		lruvec_unlock(lruvec);
 		mem_cgroup_uncharge_upto(to, common, nr);

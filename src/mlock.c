@@ -90,7 +90,7 @@ static struct lruvec *__mlock_folio(struct lv_folio *folio, struct lruvec *lruve
 	/* Off the LRU: its pin owner's way back culls it (PG_mlocked is set). */
 	if (!folio_test_clear_lru(folio))
 		return lruvec;
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	if (folio_evictable(folio)) {
 		/* A munlock drained before us: undo our cull if it was done. */
 		if (folio_test_unevictable(folio)) {
@@ -118,7 +118,7 @@ static struct lruvec *__mlock_folio(struct lv_folio *folio, struct lruvec *lruve
 static struct lruvec *__mlock_new_folio(struct lv_folio *folio, struct lruvec *lruvec)
 {
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	folio_clear_unevictable(folio);
 	folio->mlock_count = 0;
 	/* A munlock (an unmap) may have drained first: then it is an ordinary add. */
@@ -143,7 +143,7 @@ static struct lruvec *__munlock_folio(struct lv_folio *folio, struct lruvec *lru
 	bool isolated = folio_test_clear_lru(folio);
 	long nr = folio_nr_pages(folio);
 
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	if (folio_test_unevictable(folio)) {
 		if (folio->mlock_count)
 			folio->mlock_count--;

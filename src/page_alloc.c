@@ -122,13 +122,13 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 	 * frame from the buddy allocator.
 	 */
 	if (!lv_lock_trylock(&pcp->lock)) {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue");
 		f = __rmqueue(pgdat, 0);
 		lv_lock_release(&pgdat->zone.lock);
 		return f;
 	}
 	if (list_empty(&pcp->list)) {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
 		for (int i = 0; i < PCP_BATCH; i++) {
 			struct lv_folio *p = __rmqueue(pgdat, 0);
 
@@ -153,7 +153,7 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 static void free_pcp_pages(struct pglist_data *pgdat, struct per_cpu_pages *pcp, int nr)
 {
 	lockdep_assert_held(&pcp->lock);
-	lv_lock_acquire(&pgdat->zone.lock);
+	lv_lock_acquire_at(&pgdat->zone.lock, "free_pcppages_bulk");
 	while (nr-- > 0 && !list_empty(&pcp->list)) {
 		struct lv_folio *p = list_last_entry(&pcp->list, struct lv_folio, lru);
 
@@ -213,7 +213,7 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 	if (order == 0) {
 		f = rmqueue_pcp(pgdat);
 	} else {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue");
 		f = __rmqueue(pgdat, order);
 		lv_lock_release(&pgdat->zone.lock);
 	}
@@ -266,7 +266,7 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct free_lock
 			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator.
 			 */
 			if (!lv_lock_trylock(&pcp->lock)) {
-				lv_lock_acquire(&pgdat->zone.lock);
+				lv_lock_acquire_at(&pgdat->zone.lock, "free_one_page");
 				set_order(f, 0, 0);
 				__free_one_block(pgdat, folio_pfn(f), 0);
 				lv_lock_release(&pgdat->zone.lock);
@@ -283,7 +283,7 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct free_lock
 	}
 	if (held->zone != &pgdat->zone) {
 		free_locks_release(held);
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "free_one_page");
 		held->zone = &pgdat->zone;
 	}
 	set_order(f, 0, 0);
@@ -750,8 +750,8 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 		INIT_LIST_HEAD(&lruvec->lists[l]);
 	lruvec->pgdat = pgdat;
 	lruvec->memcg = memcg;
-	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC);
-	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW);
+	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC, m->lock_sites);
+	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW, m->lock_sites);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
 	INIT_LIST_HEAD(&lruvec->objcg_list);
 	/*
@@ -790,8 +790,8 @@ int node_init(struct lv_machine *m, int nid)
 		if (!pgdat->frames)
 			goto fail;
 	}
-	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE);
-	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE);
+	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE, m->lock_sites);
+	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE, m->lock_sites);
 	drain_gate_init(m, &pgdat->drain);
 	lruvec_init(&pgdat->__lruvec, pgdat, NULL);
 	for (int o = 0; o <= LV_MAX_ORDER; o++)
@@ -855,7 +855,7 @@ int pcp_init(struct lv_machine *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		memset(&m->pcp[i], 0, sizeof(m->pcp[i]));
-		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP);
+		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP, m->lock_sites);
 		INIT_LIST_HEAD(&m->pcp[i].list);
 	}
 	return 0;

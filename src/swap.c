@@ -467,7 +467,7 @@ static void lru_add_drain_slot(struct cpu_slot *slot)
 /* drain_slot - lock @slot and flush its batches. Context: no LRU lock held. */
 void drain_slot(struct cpu_slot *slot)
 {
-	lv_lock_acquire(&slot->lock);
+	lv_lock_acquire_at(&slot->lock, "lru_add_drain_cpu");
 	lru_add_drain_slot(slot);
 	lv_lock_release(&slot->lock);
 }
@@ -594,7 +594,7 @@ static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
 	if (!scope)
 		lv_lru_add_drain(m);
 
-	lv_lock_acquire(&gate->mutex);
+	lv_lock_acquire_at(&gate->mutex, "__lru_add_drain_all");
 	/*
 	 * (C) the generation moved after (B): a sweep that started after we sampled has read
 	 * every slot after its fence (D), so it saw our folios. Nothing left for us to do.
@@ -610,7 +610,7 @@ static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
 
 		if (!force_all_slots && !cpu_needs_drain(slot))
 			continue;
-		lv_lock_acquire(&slot->lock);
+		lv_lock_acquire_at(&slot->lock, "lru_add_drain_per_cpu");
 		if (scope)
 			drain_slot_scope(slot, scope);
 		else
@@ -678,7 +678,7 @@ void lru_add_drain_dropped(struct lv_machine *m)
 
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate)
 {
-	lv_lock_init(&gate->mutex, m->cfg.lock_backend, LV_LOCK_CLASS_DRAIN);
+	lv_lock_init(&gate->mutex, m->cfg.lock_backend, LV_LOCK_CLASS_DRAIN, m->lock_sites);
 	gate->gen = 0;
 }
 

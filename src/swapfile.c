@@ -987,7 +987,7 @@ static struct swap_info_struct *swap_info_alloc(struct lv_machine *m, unsigned i
 	si->fd = fd;
 	si->max = max;
 	si->nr_clusters = max / SWAPFILE_CLUSTER;
-	lv_lock_init(&si->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP);
+	lv_lock_init(&si->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP, m->lock_sites);
 	INIT_LIST_HEAD(&si->free_clusters);
 	INIT_LIST_HEAD(&si->nonfull_clusters);
 	if (si->nr_clusters > SIZE_MAX / sizeof(struct swap_cluster_info))
@@ -1006,7 +1006,7 @@ static struct swap_info_struct *swap_info_alloc(struct lv_machine *m, unsigned i
 	for (unsigned long i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 
-		lv_lock_init(&ci->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP);
+		lv_lock_init(&ci->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP, m->lock_sites);
 		/* Offset 0 is never handed out: counted used, cluster 0 is never free. */
 		ci->count = i ? 0 : 1;
 		ci->state = i ? CLUSTER_FREE : CLUSTER_NONFULL;

@@ -217,10 +217,10 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
  * memcg has other lruvecs to scan and comes back to this one at the next priority.
  * Return: true with the lock held.
  */
-static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
+static bool reclaim_lock_at(struct lruvec *lruvec, struct scan_control *sc, const char *site)
 {
 	if (!sc->may_skip) {
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, site);
 		return true;
 	}
 	if (lv_lock_trylock(lruvec->lru_lock))
@@ -229,6 +229,8 @@ static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
 	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
 	return false;
 }
+/* shrink_inactive_list() and shrink_active_list() take the lock: name them. */
+#define reclaim_lock(lruvec, sc) reclaim_lock_at((lruvec), (sc), __func__)
 
 static void list_move(struct list_head *entry, struct list_head *head)
 {

@@ -211,7 +211,14 @@ void lv_lock_stats_reset(struct lv_machine *m)
 	for_each_fixed_lock(m, &w);
 	for_each_listed_lock(m, &w);
 	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
+	if (m->lock_sites)
+		lock_sites_clear(m->lock_sites);
 	lv_lock_release(&m->memcg_mutex);
+}
+
+size_t lv_lock_sites(struct lv_machine *m, struct lv_lock_site_stat *out, size_t max)
+{
+	return m->lock_sites ? lock_sites_read(m->lock_sites, out, max) : 0;
 }
 
 void lv_lock_stats_print(struct lv_machine *m, FILE *out)
