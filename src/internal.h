@@ -329,6 +329,7 @@ struct lruvec {
 	 * removed descendants, which reparenting spliced here (memcontrol.c).
 	 */
 	struct list_head objcg_list;
+	long nr_objcgs; /* *lru_lock for writes (atomic stores); read racily: objcg_list's length */
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
@@ -687,7 +688,7 @@ struct lruvec *folio_lruvec(struct lv_folio *folio);
 struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site);
 struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
 				      const char *site);
-#define folio_lruvec_lock(folio)	  folio_lruvec_lock_at((folio), __func__)
+#define folio_lruvec_lock(folio)	   folio_lruvec_lock_at((folio), __func__)
 #define folio_lruvec_relock(folio, locked) folio_lruvec_relock_at((folio), (locked), __func__)
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry);

@@ -112,6 +112,7 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 		objcg->refcnt = 1; /* the memcg's, dropped when it is freed */
 		objcg->nid = nid;
 		list_add(&objcg->list, &lruvec->objcg_list);
+		lruvec->nr_objcgs = 1;
 		lruvec->objcg = objcg;
 	}
 	return memcg;
@@ -507,6 +508,7 @@ static void objcg_release(struct rcu_head *head)
 	}
 	m = lruvec->memcg->machine;
 	list_del(&objcg->list);
+	WRITE_ONCE(lruvec->nr_objcgs, lruvec->nr_objcgs - 1);
 	lv_lock_release(lruvec->lru_lock);
 	rcu_read_unlock();
 	free(objcg);
@@ -602,6 +604,19 @@ static long lruvec_objcg_sum(struct lruvec *lruvec, size_t offset, long own)
 
 	if (!lruvec->memcg)
 		return own;
+	/*
+	 * Usually the list holds only the memcg's own obj_cgroup, which lives as long as the
+	 * memcg: read it without the lock, so that statistics take no LRU lock.
+	 */
+	switch (READ_ONCE(lruvec->nr_objcgs)) {
+	case 0:
+		return 0;
+	case 1:
+		if (!__atomic_load_n(&lruvec->memcg->offline, __ATOMIC_ACQUIRE))
+			return __atomic_load_n((long *)((char *)lruvec->objcg + offset),
+					       __ATOMIC_RELAXED);
+		break;
+	}
 	lv_lock_acquire(lruvec->lru_lock);
 	list_for_each (pos, &lruvec->objcg_list)
 		sum += __atomic_load_n(
@@ -683,6 +698,8 @@ static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 		__atomic_store_n(&list_entry(pos, struct obj_cgroup, list)->memcg, parent->memcg,
 				 __ATOMIC_RELEASE);
 	list_splice_tail_init(&child->objcg_list, &parent->objcg_list);
+	WRITE_ONCE(parent->nr_objcgs, parent->nr_objcgs + child->nr_objcgs);
+	WRITE_ONCE(child->nr_objcgs, 0);
 	/* The child's recent scan costs are the parent's now, as its folios are. */
 	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
 	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
