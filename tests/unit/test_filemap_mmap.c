@@ -109,8 +109,7 @@ static void test_errors(void)
 	is(lv_mmap_file(mm, file, 0, 0, LV_MAP_PRIVATE, &addr), -EINVAL, "length 0");
 	is(lv_mmap_file(mm, file, 100, PAGE, LV_MAP_PRIVATE, &addr), -EINVAL, "unaligned offset");
 	is(lv_mmap_file(mm, file, 0, PAGE, 0, &addr), -EINVAL, "no LV_MAP_PRIVATE (shared)");
-	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_PRIVATE | 0x1, &addr), -EINVAL,
-	   "unknown flag");
+	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_PRIVATE | 0x1, &addr), -EINVAL, "unknown flag");
 	is(lv_mmap_file(mm, far, 0, PAGE, LV_MAP_PRIVATE, &addr), -EINVAL,
 	   "a file of another machine");
 	is(lv_mmap_file(mm, file, UINT64_MAX & ~(uint64_t)(PAGE - 1), 2 * PAGE, LV_MAP_PRIVATE,
@@ -125,7 +124,8 @@ static void test_errors(void)
 		is(lv_mm_read(mm, addr + PAGE, &c, 1), 0, "the file's last page reads");
 		is(c, 0, "a sparse file's page reads as zero");
 		is(lv_mm_read(mm, addr + 2 * PAGE, &c, 1), -EFAULT, "a read past the end: EFAULT");
-		is(lv_mm_write(mm, addr + 3 * PAGE, &c, 1), -EFAULT, "a write past the end: EFAULT");
+		is(lv_mm_write(mm, addr + 3 * PAGE, &c, 1), -EFAULT,
+		   "a write past the end: EFAULT");
 	}
 	check_ok(m, "errors");
 	lv_mm_destroy(mm);
