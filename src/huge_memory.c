@@ -228,9 +228,7 @@ static void folio_ref_unfreeze(struct lv_folio *folio, int count)
 static void split_failed(struct lv_folio *folio)
 {
 	/* Not frozen: a charge move may rebind it; RCU keeps the memcg it reads alive. */
-	rcu_read_lock();
-	lruvec_count_event_atomic(folio_lruvec(folio), EV_THP_SPLIT_PAGE_FAILED, 1);
-	rcu_read_unlock();
+	folio_count_event(folio, EV_THP_SPLIT_PAGE_FAILED, 1);
 }
 
 static bool test_bit_ul(const unsigned long *map, unsigned long i)

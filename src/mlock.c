@@ -244,7 +244,7 @@ void mlock_folio(struct lv_folio *folio)
 /**
  * mlock_new_folio - put a new folio of a VM_LOCKED region on the LRU, mlocked: the fault
  * path's folio_add_lru().
- * Context: @folio is on no LRU, not queued, and the caller's (so its binding is stable); no
+ * Context: @folio is on no LRU, not queued, and the caller's (so its obj_cgroup is stable); no
  * LRU lock held; takes the slot lock.
  */
 void mlock_new_folio(struct lv_folio *folio)
