@@ -512,8 +512,9 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 		lvb_print_locks(out, &s[d]);
 	}
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out, "\nLock contention by call site, %s %s (perf lock contention columns, ",
-			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design");
+		fprintf(out,
+			"\nLock contention by call site, %s %s (perf lock contention columns, ",
+			s[d].column, column_noun(opt));
 		fprintf(out, "top %zu of %zu)\n",
 			s[d].nr_sites < LVB_TOP_SITES ? s[d].nr_sites : (size_t)LVB_TOP_SITES,
 			s[d].nr_sites);
