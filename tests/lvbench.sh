@@ -648,6 +648,7 @@ rc=$?
 [ $rc -eq 0 ] && grep -q '^lvbench compare readtwice: order-0 vs order-2 vs order-4 page cache folios, lruvec lru_lock, ABCABC order, 1 round of 0.2 s per setting$' "$TMP/out" &&
 	grep -Eq '^ +order-0 +order-2 +order-4$' "$TMP/out" &&
 	grep -q 'Lock statistics, order-4 setting' "$TMP/out" &&
+	grep -Eq '^wait per MB \(ns\) +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$TMP/out" &&
 	grep -q '^order-0/order-4: contended/acquired ' "$TMP/out" &&
 	grep -q 'folios of 2^N pages by column' "$TMP/out" &&
 	grep -q 'lock=lruvec column=order-2$' "$TMP/out" && ! grep -q 'Published readtwice' "$TMP/out"

@@ -400,8 +400,12 @@ static const char *ratio(char *buf, size_t size, double a, double b)
  * relock only when the lock changes, so one hold covers folios of many memcgs), so contention
  * is also shown per op, which both designs count alike.
  */
-static void print_contention(FILE *out, const struct lvb_series *s, unsigned int n)
+static void print_contention(FILE *out, const struct lvb_workload *wl, const struct lvb_series *s,
+			     unsigned int n)
 {
+	double wait_unit[LVB_MAX_VARIANTS];
+	char label[40];
+
 	double acq[LVB_MAX_VARIANTS], con[LVB_MAX_VARIANTS], frac[LVB_MAX_VARIANTS];
 	double con_op[LVB_MAX_VARIANTS], wait[LVB_MAX_VARIANTS], wait_op[LVB_MAX_VARIANTS];
 	char r1[32], r2[32];
@@ -415,6 +419,7 @@ static void print_contention(FILE *out, const struct lvb_series *s, unsigned int
 		con_op[d] = per_op(1e6 * (double)l.contended, &s[d]);
 		wait[d] = (double)l.wait_total_ns * 1e-6;
 		wait_op[d] = per_op((double)l.wait_total_ns, &s[d]);
+		wait_unit[d] = s[d].units > 0 ? (double)l.wait_total_ns / s[d].units : 0;
 	}
 	table_head(out, "LRU lock (lruvec + node)", s, n);
 	table_row(out, "acquired", acq, n, " %14.0f");
@@ -423,6 +428,12 @@ static void print_contention(FILE *out, const struct lvb_series *s, unsigned int
 	table_row(out, "contended per 1M ops", con_op, n, " %14.2f");
 	table_row(out, "total wait (ms)", wait, n, " %14.1f");
 	table_row(out, "wait per op (ns)", wait_op, n, " %14.2f");
+	/* Per unit of work (MB read): what the lock costs the workload's own measure. */
+	if (wl->rate) {
+		snprintf(label, sizeof(label), "wait per %.*s (ns)",
+			 (int)strcspn(wl->rate->unit, "/"), wl->rate->unit);
+		table_row(out, label, wait_unit, n, " %14.1f");
+	}
 	for (unsigned int d = 1; d < n; d++)
 		fprintf(out, "%s/%s: contended/acquired %s, wait per op %s\n", s[0].column,
 			s[d].column, ratio(r1, sizeof(r1), frac[0], frac[d]),
@@ -520,7 +531,7 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 			s[d].nr_sites);
 		lvb_print_sites(out, &s[d]);
 	}
-	print_contention(out, s, n);
+	print_contention(out, wl, s, n);
 	print_counters(out, s, n);
 	if (wl->print_extra)
 		wl->print_extra(out, opt, params, s, n, c);
