@@ -195,8 +195,11 @@ enum lv_scan_cost {
  * @charge_moving:  lv_folio_move_memcg() works (cgroup v1 charge moving, Linux <= 6.12); false
  *                  refuses it with -EOPNOTSUPP, as Linux 6.13+ do.
  * @scan_cost:      see &enum lv_scan_cost.
- * @batch_large:    large folios go through the per-CPU batches like small ones (Linux <= 6.16);
- *                  false moves them at once, under the LRU lock, as Linux 6.17+ do.
+ * @batch_large:    large folios wait in the per-CPU batches like small ones, until a full batch
+ *                  or a drain; false (the default) flushes a batch as soon as a large folio
+ *                  joins it, so the folio is on its list when the call returns: the rule Linux
+ *                  6.17 names folio_may_be_lru_cached() (and its swap.c and mlock batches kept
+ *                  before). True measures what leaving them queued would do.
  * @no_lock_sites:  do not record lock contention by call site (lv_lock_sites()); the cost of
  *                  recording can then be measured against a run without it.
  */
@@ -659,7 +662,8 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
  * after the next flush of its slot's batch: when the batch is full, at a drain
  * (lv_lru_add_drain(), lv_lru_add_drain_all()), or at once while the cache is disabled. A large
  * folio (order > 0) is not left queued: the batch is flushed at once, so it is on its list
- * (with whatever the batch held before it) when this returns, as the kernel adds large folios.
+ * (with whatever the batch held before it) when this returns, as the kernel adds large folios;
+ * with cfg.batch_large it is queued like a small one.
  *
  * Return: 0; -EINVAL if the folio is already claimed by the LRU (on a list, queued for
  * addition, or pinned by an actor that will put it back) or is isolated by

@@ -805,6 +805,16 @@ void lru_add_drain_dropped(struct lv_machine *m);
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
 
+/*
+ * folio_may_be_lru_cached - may @folio wait in a per-CPU batch (swap.c's, mlock.c's)? A small
+ * one may; a large one only with cfg.batch_large: by default a batch is flushed as soon as a
+ * large folio joins it, so the folio reaches its list in the caller's own lock hold.
+ */
+static inline bool folio_may_be_lru_cached(struct lv_machine *m, struct lv_folio *folio)
+{
+	return !folio_test_large(folio) || m->cfg.batch_large;
+}
+
 /* kthread.c */
 /*
  * struct node_daemon - the part of a per-node daemon (kswapd, kcompactd) that the request

@@ -42,7 +42,7 @@
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
- *                [--swappiness 0..200] [--page-cluster 1..5]
+ *                [--swappiness 0..200] [--page-cluster 1..5] [--batch-large]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -88,6 +88,7 @@ static struct {
 	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
 	unsigned int swappiness;
 	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
+	bool batch_large;	   /* cfg.batch_large: large folios wait in the batches too */
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -3009,6 +3010,7 @@ static int parse_args(int argc, char **argv)
 		{ "watchdog", required_argument, 0, 'W' },
 		{ "swappiness", required_argument, 0, 'R' },
 		{ "page-cluster", required_argument, 0, 'C' },
+		{ "batch-large", no_argument, 0, 'L' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -3050,6 +3052,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'C':
 			opt.page_cluster = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'L':
+			opt.batch_large = true;
 			break;
 		case 'P':
 			if (!strcmp(optarg, "pin"))
@@ -3362,7 +3367,7 @@ int main(int argc, char **argv)
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
 				"[--thp always|madvise|never] "
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
-				"[--swappiness 0..200] [--page-cluster 1..5]\n");
+				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -3388,6 +3393,7 @@ int main(int argc, char **argv)
 	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
 	cfg.swappiness = opt.swappiness;
 	cfg.page_cluster = opt.page_cluster;
+	cfg.batch_large = opt.batch_large;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {

@@ -42,9 +42,8 @@ struct rt_params {
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
-	unsigned int folio_order; /* page cache folios of 2^order pages */
-	bool shared;		  /* readtwice: the readers of a container share its file */
-	bool pin;		  /* each container's readers on one CPU: pin_cpu[container] */
+	bool shared; /* readtwice: the readers of a container share its file */
+	bool pin;    /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size;	      /* of --file */
 	int pin_cpu[LVB_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
@@ -75,10 +74,6 @@ static const struct lvb_opt rt_opts[] = {
 	  "c-th CPU this process may use, round-robin (the ceiling's\n"
 	  "threads alike)",
 	  "wherever the scheduler puts them" },
-	{ "folio-order", LVB_OPT_UINT, RT(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
-	  "page cache folios of 2^N pages, 0..6, like large-folio\n"
-	  "readahead",
-	  "0: one page per folio, as the 2019-2020 kernels" },
 	{ 0 }
 };
 
@@ -137,6 +132,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		opt->duration = opt->compare ? RT_COMPARE_DURATION : 5.0;
 	if (opt->rounds == LVB_UNSET)
 		opt->rounds = opt->compare ? RT_COMPARE_ROUNDS : 1;
+	if (opt->folio_order == LVB_UNSET)
+		opt->folio_order = 0;
 
 	max_containers = opt->containers;
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
@@ -319,7 +316,7 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	const struct rt_params *p = params;
 	unsigned int n = opt->threads, nr_files = rt_nr_files(opt, p);
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
-			     LVB_ENV_FOLIO_ORDER(p->folio_order);
+			     LVB_ENV_FOLIO_ORDER(opt->folio_order);
 	struct lvb_worker *workers = NULL;
 	struct rt_thread *threads = NULL;
 	struct rt_file *files = NULL;
@@ -544,13 +541,15 @@ static double series_mean(const struct lvb_series *s)
 }
 
 static void print_summary_line(FILE *out, const char *name, const struct lvb_common *opt,
-			       const struct lvb_series *s, const char *tag)
+			       const struct lvb_series *s, const char *tag, const char *column)
 {
 	/* The same line as scripts/kernel-readtwice.sh prints for the host kernel. */
 	fprintf(out,
-		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s\n",
+		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s%s%s"
+		"\n",
 		name, opt->containers, opt->threads, series_mean(s), lvb_series_rate(s),
-		tag ? " lock=" : "", tag ? tag : "");
+		tag ? " lock=" : "", tag ? tag : "", column ? " column=" : "",
+		column ? column : "");
 }
 
 /* rt_describe - the workload's own settings, one line (also the header of a sweep). */
@@ -558,7 +557,6 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 {
 	const struct rt_params *p = params;
 
-	(void)opt;
 	fprintf(out, "%s: %u reader%s per container, %s ", rt_name(p), p->readers,
 		lvb_plural(p->readers), p->shared ? "each container reading" : "each reading");
 	if (p->file)
@@ -569,10 +567,13 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
 	else
 		fprintf(out, "no memcg limit, ");
-	fprintf(out, "kswapd %s, %u-byte reads, folios of %u page%s%s\n",
-		p->no_kswapd ? "off" : "on", RT_READ_SIZE, 1u << p->folio_order,
-		p->folio_order ? "s" : "",
-		p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
+	fprintf(out, "kswapd %s, %u-byte reads, ", p->no_kswapd ? "off" : "on", RT_READ_SIZE);
+	if (opt->compare && opt->by == LVB_BY_FOLIO_ORDER)
+		fprintf(out, "folios of 2^N pages by column");
+	else
+		fprintf(out, "folios of %u page%s", 1u << opt->folio_order,
+			opt->folio_order ? "s" : "");
+	fprintf(out, "%s\n", p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
 }
 
 static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
@@ -603,7 +604,7 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 		(double)hwm / 1024, mib ? 100.0 * (double)hwm / 1024 / (double)mib : 0,
 		(double)rss / 1024);
 
-	if (n == 2 && p->shared) {
+	if (n == 2 && p->shared && opt->by == LVB_BY_LOCK) {
 		double node = series_mean(&s[0]), lru = series_mean(&s[1]);
 
 		fprintf(out,
@@ -624,7 +625,8 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	fputc('\n', out);
 	for (unsigned int d = 0; d < n; d++)
 		print_summary_line(out, rt_name(p), opt, &s[d],
-				   n > 1 ? lvb_lock_names[s[d].design] : NULL);
+				   n > 1 ? lvb_lock_names[s[d].design] : NULL,
+				   n > 1 && opt->by != LVB_BY_LOCK ? s[d].column : NULL);
 }
 
 static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
@@ -694,6 +696,7 @@ static const struct lvb_default rt_shared_defaults[] = {
 	{ "memory", "2048 MiB, one node", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "by", "lock (--by disable applies to numa only)", false },
+	{ "folio-order", "0: one page per folio, as the 2019-2020 kernels", false },
 	{ 0 }
 };
 
@@ -722,6 +725,7 @@ const struct lvb_workload lvb_readtwice = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
 };
 
 const struct lvb_workload lvb_readonce = {
@@ -745,4 +749,5 @@ const struct lvb_workload lvb_readonce = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
 };
