@@ -604,7 +604,7 @@ summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] t
 	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
 verdict "readtwice: summary line, MB/s per reader, share of a ceiling zeroing on first touch, memory used" $?
 
-# ---- compare --by a knob: cost, batch, batch-large, folio-order ----------------------------------
+# ---- compare --by a knob: cost, batch, batch-large, folio-order, lock-sites -----------------------
 
 # "by|workload and options|columns|key=value checked in every object": one line per column, the
 # column's own settings in it, checks ok.
@@ -614,6 +614,7 @@ knobs=(
 	"batch|churn --containers 2 --threads 2 --batch-large on|batch-15,batch-31|batch_large=True"
 	"batch-large|readonce --containers 1 --memory 32 --folio-order 4|large-on,large-off|folio_order=4"
 	"folio-order|readtwice --containers 1 --memory 32|order-0,order-2,order-4|lock=lruvec"
+	"lock-sites|churn --containers 2 --threads 4|sites-off,sites-on|lock=lruvec"
 )
 for k in "${knobs[@]}"; do
 	IFS='|' read -r by args cols want <<<"$k"
@@ -632,8 +633,12 @@ for o in objs:
     assert o["check"] == "ok", o["check"]
 knob = {"cost": ("scan_cost", ["locked", "vmstat"]), "batch": ("batch", [15, 31]),
         "batch-large": ("batch_large", [True, False]),
-        "folio-order": ("folio_order", [0, 2, 4])}[by]
+        "folio-order": ("folio_order", [0, 2, 4]),
+        "lock-sites": ("record_lock_sites", [False, True])}[by]
 assert [o[knob[0]] for o in objs] == knob[1], [o[knob[0]] for o in objs]
+for o in objs:
+    # Nothing is recorded with the table off: not even a contended acquisition.
+    assert o["record_lock_sites"] or o["lock_sites"] == [], o["lock_sites"]
 PY
 	py=$?
 	check "compare ${args%% *} --by $by --json: columns $cols, each with its own setting" \
@@ -666,6 +671,18 @@ rc=$?
 	grep -Eq '^containers +threads +locked +vmstat +vmstat/locked +locked cont +vmstat cont +ceiling +locked% +vmstat%$' "$TMP/out" &&
 	grep -Eq '^ +2 +2 +[0-9.]+ +[0-9.]+ +[0-9.]+x ' "$TMP/out"
 verdict "compare churn --by cost --sweep 1,2: a row per count, a column per setting" $?
+"$LVBENCH" compare churn --by lock-sites --containers 2 --threads 4 --duration 0.1 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare churn: sites-off vs sites-on contention by call site, ' "$TMP/out" &&
+	grep -A1 '^Lock contention by call site, sites-off setting' "$TMP/out" |
+	grep -q '(not recorded: --lock-sites off)' &&
+	! grep -A1 '^Lock contention by call site, sites-on setting' "$TMP/out" | grep -q 'not recorded'
+verdict "compare churn --by lock-sites: the table is off in one column only" $?
+"$LVBENCH" churn --lock-sites off --containers 2 --threads 2 --duration 0.1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^1 node x 256 MiB, futex locks, batch 31, seed 1, no call-site table$' "$TMP/out"
+verdict "churn --lock-sites off: the settings line says so" $?
 
 # ---- compare readtwice, --sweep, --plot --------------------------------------------------------
 

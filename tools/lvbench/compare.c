@@ -246,7 +246,10 @@ static const char *knobs_str(const struct lvb_common *opt, unsigned int n, char 
 		len += (size_t)snprintf(buf + len, size - len, ", batch-large %s",
 					lvb_on_off_names[opt->batch_large]);
 	if (opt->folio_order != LVB_UNSET && !(by && opt->by == LVB_BY_FOLIO_ORDER) && len < size)
-		snprintf(buf + len, size - len, ", folio order %u", opt->folio_order);
+		len += (size_t)snprintf(buf + len, size - len, ", folio order %u",
+					opt->folio_order);
+	if (opt->lock_sites == 0 && !(by && opt->by == LVB_BY_LOCK_SITES) && len < size)
+		snprintf(buf + len, size - len, ", no call-site table");
 	return buf;
 }
 
@@ -576,6 +579,7 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 			if (!err)
 				err = lvb_series_add(&series[d], wl, &res);
 			series[d].column = variants[d].name;
+			series[d].no_sites = o.lock_sites == 0;
 			lvb_result_free(&res);
 			if (err) {
 				fprintf(stderr, "lvbench: %s, %s %s: %s\n", wl->name,

@@ -101,6 +101,7 @@ struct lvb_common {
 	unsigned int batch;	  /* LVB_UNSET: LV_MAX_BATCH */
 	unsigned int scan_cost;	  /* index into lvb_scan_cost_names, or LVB_UNSET */
 	unsigned int batch_large; /* index into lvb_on_off_names, or LVB_UNSET */
+	unsigned int lock_sites;  /* index into lvb_on_off_names, or LVB_UNSET (on) */
 	unsigned int folio_order; /* page cache folios of 2^N pages; LVB_UNSET: the workload's */
 	unsigned int nodes;
 	unsigned int memory_mib; /* per node */
@@ -138,6 +139,7 @@ enum lvb_by {
 	LVB_BY_BATCH = 3,	/* batches of 15 vs 31 folios */
 	LVB_BY_BATCH_LARGE = 4, /* large folios in the batches (<= 6.16) vs never (6.17) */
 	LVB_BY_FOLIO_ORDER = 5, /* page cache folios of 1, 4, 16 pages */
+	LVB_BY_LOCK_SITES = 6,	/* contention by call site off vs on: what recording costs */
 	LVB_NR_BY
 };
 
@@ -243,6 +245,7 @@ struct lvb_series {
 	/* Merged over the rounds by (caller, class), most wait first; owned by the series. */
 	struct lv_lock_site_stat *sites;
 	size_t nr_sites;
+	bool no_sites; /* the column ran with --lock-sites off: nothing was recorded */
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
 	uint64_t drain_calls, drain_sweeps;
 	unsigned int nr_counters;

@@ -37,6 +37,7 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     [LVB_BY_BATCH] = "batch",
 				     [LVB_BY_BATCH_LARGE] = "batch-large",
 				     [LVB_BY_FOLIO_ORDER] = "folio-order",
+				     [LVB_BY_LOCK_SITES] = "lock-sites",
 				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
@@ -116,6 +117,16 @@ const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY] = {
 				 { "order-0", "order-2", "order-4" },
 				 { "folios of 1 page", "folios of 4 pages",
 				   "folios of 16 pages" } },
+	[LVB_BY_LOCK_SITES] = { "lock-sites",
+				"lock-sites",
+				COMMON(lock_sites),
+				"contention by call site",
+				"setting",
+				0,
+				2,
+				{ 0, 1 },
+				{ "sites-off", "sites-on" },
+				{ "no call-site table", "contention recorded by call site" } },
 };
 
 static const struct lvb_opt common_opts[] = {
@@ -157,6 +168,11 @@ static const struct lvb_opt common_opts[] = {
 	  "LRU locks, Linux <= 7.1) or vmstat (per-CPU counters,\n"
 	  "folded in under a cost lock); compare --by cost runs both",
 	  "locked" },
+	{ "lock-sites", LVB_OPT_CHOICE, COMMON(lock_sites), 0, 0, lvb_on_off_names, "on|off",
+	  "record lock contention by call site (the perf lock\n"
+	  "contention table); off: the class table only; compare\n"
+	  "--by lock-sites runs both, to show what recording costs",
+	  "on" },
 	{ "folio-order", LVB_OPT_UINT, COMMON(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
 	  "page cache folios of 2^N pages, 0..6, like large-folio\n"
 	  "readahead",
@@ -188,8 +204,9 @@ static const struct lvb_opt compare_opts[] = {
 	  "what the columns are: lock (node vs lruvec lru_lock),\n"
 	  "disable (rcu vs sweep lru_cache_disable), cost (locked vs\n"
 	  "vmstat --scan-cost), batch (--batch 15 vs 31), batch-large\n"
-	  "(--batch-large on vs off) or folio-order (--folio-order 0\n"
-	  "vs 2 vs 4: readtwice, readonce)",
+	  "(--batch-large on vs off), folio-order (--folio-order 0\n"
+	  "vs 2 vs 4: readtwice, readonce) or lock-sites (--lock-sites\n"
+	  "off vs on)",
 	  "lock; numa: disable" },
 	{ 0 }
 };
@@ -207,6 +224,7 @@ static void common_defaults(struct lvb_common *c)
 		.batch = LVB_UNSET,
 		.scan_cost = LVB_UNSET,
 		.batch_large = LVB_UNSET,
+		.lock_sites = LVB_UNSET,
 		.folio_order = LVB_UNSET,
 		.nodes = 1,
 		.memory_mib = LVB_UNSET,
@@ -314,15 +332,15 @@ static const char output_help[] =
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
 	"(node first with compare --by lock), with the keys workload, lock, backend, threads,\n"
 	"containers, nodes, memory_mib_per_node, cpus, threads_per_cpu, duration_s, rounds,\n"
-	"batch, seed, elapsed_s, ops, ops_per_sec (all threads), round_ops_per_sec,\n"
-	"ops_per_sec_per_thread {n, min, max, amean, hmean, stddev, coeffvar, bhmean50,\n"
-	"bhmean95, bhmean99}, locks [{name, acquired, contended, contended_fraction,\n"
-	"wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], lock_sites [{caller, type,\n"
-	"contended, wait_total_ns, wait_max_ns, wait_avg_ns}] (every call site, most wait\n"
-	"first), vmstat, drain_all {calls,\n"
-	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when a\n"
-	"thread got an answer it did not expect or a check at the end failed; the row \"checks\"\n"
-	"of the tables). Every round also runs lv_check() on the populated and on the emptied\n"
+	"batch, batch_large, scan_cost, record_lock_sites, seed, elapsed_s, ops, ops_per_sec\n"
+	"(all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, amean, hmean,\n"
+	"stddev, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
+	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
+	"lock_sites [{caller, type, contended, wait_total_ns, wait_max_ns, wait_avg_ns}] (every\n"
+	"call site, most wait first; empty with --lock-sites off), vmstat, drain_all {calls,\n"
+	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when\n"
+	"a thread got an answer it did not expect or a check at the end failed; the row\n"
+	"\"checks\" of the tables). Every round also runs lv_check() on the populated and on the emptied\n"
 	"machine. A progress line is shown on stderr when it is a terminal.\n"
 	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
 	"and workloads add or replace JSON keys (each workload's help lists them).\n"
@@ -374,11 +392,12 @@ static const char compare_disable_help[] =
 	"percentages of mmtests compare relative to rcu; --json then gives the rcu object, then\n"
 	"the sweep object. --disable does not apply then, nor does --sweep.\n";
 
-/* compare --by cost, batch, batch-large, folio-order: one library setting per column. */
+/* compare --by cost, batch, batch-large, folio-order, lock-sites: one setting per column. */
 static const char compare_knob_help[] =
-	"--by cost, batch, batch-large and folio-order compare one setting of the library\n"
-	"instead, in the --lock design (default lruvec), the older behaviour first as the\n"
-	"baseline, alternately (ABAB..., ABCABC... with three columns), --rounds rounds each:\n"
+	"--by cost, batch, batch-large, folio-order and lock-sites compare one setting of the\n"
+	"library instead, in the --lock design (default lruvec), the older behaviour first as\n"
+	"the baseline, alternately (ABAB..., ABCABC... with three columns), --rounds rounds\n"
+	"each:\n"
 	"  cost         locked vs vmstat: reclaim's scan costs added under the LRU locks\n"
 	"               (Linux <= 7.1) or counted per CPU and folded in under a cost lock\n"
 	"  batch        batch-15 vs batch-31: folios per per-CPU batch (Linux <= 6.8, 6.9+)\n"
@@ -386,10 +405,11 @@ static const char compare_knob_help[] =
 	"               (Linux <= 6.16) or go to their list at once (6.17+)\n"
 	"  folio-order  order-0 vs order-2 vs order-4: page cache folios of 1, 4, 16 pages\n"
 	"               (readtwice, readonce)\n"
-	"The option a --by value sets (--scan-cost, --batch, --batch-large, --folio-order)\n"
-	"does not apply then. The tables name the columns so, and so does the key \"column\"\n"
-	"of each JSON object (one per column, in this order); --sweep prints a row per\n"
-	"container count with every column.\n";
+	"  lock-sites   sites-off vs sites-on: what recording contention by call site costs\n"
+	"The option a --by value sets (--scan-cost, --batch, --batch-large, --folio-order,\n"
+	"--lock-sites) does not apply then. The tables name the columns so, and so does the\n"
+	"key \"column\" of each JSON object (one per column, in this order); --sweep prints a\n"
+	"row per container count with every column.\n";
 
 /* The text of the comparison the workload makes by default comes first. */
 static void usage_compare(FILE *out, const struct lvb_workload *wl)

@@ -245,6 +245,10 @@ void lvb_print_sites(FILE *out, const struct lvb_series *s)
 	size_t n = s->nr_sites < LVB_TOP_SITES ? s->nr_sites : LVB_TOP_SITES;
 	char total[32], max[32], avg[32];
 
+	if (s->no_sites) {
+		fprintf(out, "  (not recorded: --lock-sites off)\n");
+		return;
+	}
 	if (!n) {
 		fprintf(out, "  (no contended acquisition recorded)\n");
 		return;
@@ -461,6 +465,8 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	lvb_json_str(
 		out, &first, "scan_cost",
 		lvb_scan_cost_names[opt->scan_cost == LVB_UNSET ? LV_COST_LOCKED : opt->scan_cost]);
+	lvb_json_key(out, &first, "record_lock_sites");
+	fputs(opt->lock_sites == 0 ? "false" : "true", out);
 	if (wl->features & LVB_WL_FOLIO_ORDER)
 		lvb_json_u64(out, &first, "folio_order",
 			     opt->folio_order == LVB_UNSET ? 0 : opt->folio_order);
