@@ -766,8 +766,9 @@ void lv_folio_rotate_reclaimable(struct lv_folio *folio);
  * Wins the PG_lru pin and unlinks the folio; it is counted in LV_NR_ISOLATED. On success the
  * isolation holds one more reference, released by lv_folio_putback_lru() (or, if the caller
  * abandons the folio, by its final lv_folio_put(), which frees it off the LRU). While isolated,
- * the folio's memcg binding cannot change and a removal of its memcg waits for it (and fails
- * with -EBUSY if it is not put back in time).
+ * the folio cannot be moved to another memcg (lv_folio_move_memcg()); a removal of its memcg
+ * does not wait for it: the folio follows its obj_cgroup to the parent, and goes to the
+ * parent's lists when it is put back.
  *
  * Return: 0; -EBUSY if the folio is not on an LRU list (queued in a batch, isolated by another
  * actor or by the caller, or never added).

@@ -26,7 +26,7 @@ top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
 tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large churn
-	churn-sites aim9 aim9-faults numa compact swap kernel)
+	churn-sites aim9 aim9-faults numa compact swap reparent kernel)
 
 usage() {
 	cat <<EOF
@@ -54,6 +54,8 @@ Tables (NAME):
   compact            lvbench compare compact (8 containers: 6 readers, 2 THP tenants)
   swap               lvbench compare swap --containers 8, and lvbench swap --rounds 3
                      (1 tenant, against the ceiling)
+  reparent           lvbench compare reparent (a memcg of 1 M cached pages removed while
+                     4 containers x 2 readers read)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -757,6 +759,42 @@ def t_swap(runs):
     return lines, runs.commands("swap")
 
 
+def t_reparent(runs):
+    node, lru = runs.json("reparent", "compare", 2)
+    if node["lock"] != "node" or lru["lock"] != "lruvec":
+        fail("reparent: expected the node object, then the lruvec object")
+    what = (f"{plural(node['containers'], 'container')} × "
+            f"{plural(node['readers_per_container'], 'reader')} (memcg limit "
+            f"{node['limit_mib']} MiB each) and a memcg of {node['pages']:,} cached pages removed "
+            f"at the half of each round, {plural(node['rounds'], 'alternating round')} of "
+            f"{node['duration_s']:g} s per design")
+    sn, sl = node["mb_per_s_reader"], lru["mb_per_s_reader"]
+    rows = [
+        ["MB/s per reader, Amean (the whole round)", num(sn["amean"]),
+         num(sl["amean"]) + change(sl["amean"], sn["amean"])],
+        ["pages reparented per removal", num(node["pages_reparented"], 0), num(lru["pages_reparented"], 0)],
+        ["folios isolated during the removal", num(node["isolated_at_removal"], 0),
+         num(lru["isolated_at_removal"], 0)],
+        ["`lv_memcg_remove()`, mean", f"{num(node['remove_us'])} µs", f"{num(lru['remove_us'])} µs"],
+        ["MB/s per reader, the quarter before the removal", num(node["mb_per_s_reader_before"]),
+         num(lru["mb_per_s_reader_before"])],
+        ["MB/s per reader, the quarter from the removal on", num(node["mb_per_s_reader_after"]),
+         num(lru["mb_per_s_reader_after"])],
+        ["after / before", f"{node['after_before_ratio']:.3f}×", f"**{lru['after_before_ratio']:.3f}×**"],
+        ["LRU lock contended/acquired", f"{100 * lru_lock(node)['fraction']:.3f} %",
+         f"{100 * lru_lock(lru)['fraction']:.3f} %"],
+    ]
+    share, mib = hwm_share([node, lru])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{share:.1f} % (the larger of the two)", ""])
+    ok = (lru["after_before_ratio"] >= 0.9 and lru["isolated_at_removal"] > 0 and
+          lru["pages_reparented"] >= node["pages"])
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock"], rows)
+    lines += ["", goal("the memcg removed with its folios isolated, and the other tenants' MB/s from "
+                       "the removal on at least 0.9× the quarter before, in the lruvec design", ok)]
+    return lines, runs.commands("reparent")
+
+
 # Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
 AIM9_PUBLISHED = {
     "page_test": {"hmean": (34355.4, 35810.9), "coeffvar": (0.93125, 0.623333), "bhmean50": (34579.2, 35977.1)},
@@ -960,6 +998,7 @@ RENDER = {
     "numa": t_numa,
     "compact": t_compact,
     "swap": t_swap,
+    "reparent": t_reparent,
     "kernel": t_kernel,
 }
 
@@ -1102,6 +1141,7 @@ q_aim9=()
 q_numa=(--instances 16)
 q_compact=()
 q_swap=()
+q_reparent=()
 swap_rounds=3
 pairs=5
 fault_runs=3
@@ -1115,6 +1155,7 @@ if [ -n "$quick" ]; then
 	q_numa=(--instances 2 --duration 0.2)
 	q_compact=(--memory 128 --duration 0.3 --rounds 1)
 	q_swap=(--memory 64 --duration 0.3)
+	q_reparent=(--pages 4096 --duration 0.4 --rounds 1)
 	swap_rounds=1
 	pairs=1
 	fault_runs=1
@@ -1167,6 +1208,7 @@ plan() {
 			--json
 		add "$1" single "$lv" swap --rounds "$swap_rounds" "${q_swap[@]}" --json
 		;;
+	reparent) add "$1" compare "$lv" compare reparent "${q_reparent[@]}" --json ;;
 	kernel)
 		local dir=()
 		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")

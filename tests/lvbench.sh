@@ -92,6 +92,12 @@ bad=(
 	"--swap-file: cannot create files beside|swap --swap-file /nonexistent/lvbench.swap"
 	"the containers' limits add up to 520 MiB|swap --memory 512 --limit 480 --file-limit 40"
 	"--disable|swap --disable rcu"
+	"--threads|reparent --threads 3"
+	"--pages: 0 is out of range (1..16777216)|reparent --pages 0"
+	"--memory: 100 MiB is less than the 4612 MiB|reparent --memory 100"
+	"--nodes|reparent --nodes 2"
+	"--isolated: 65537 is out of range|reparent --isolated 65537"
+	"--folio-order|reparent --folio-order 2"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -170,7 +176,7 @@ bad=(
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
-	"compare swap --help")
+	"compare swap --help" "reparent --help" "compare reparent --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -228,8 +234,8 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap) +[a-zA-Z]' "$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 7 ] &&
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent) +[a-zA-Z]' "$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 8 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -251,7 +257,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa swap; do
+for w in churn readtwice readonce aim9 numa swap reparent; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -1192,6 +1198,37 @@ rc=$?
 	grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
 	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
 verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
+
+# ---- reparent -----------------------------------------------------------------------------------
+
+"$LVBENCH" compare reparent --pages 4096 --isolated 64 --containers 2 --duration 0.4 --rounds 1 \
+	--json >"$TMP/json" 2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert [o["lock"] for o in objs] == ["node", "lruvec"], [o["lock"] for o in objs]
+for o in objs:
+    assert o["check"] == "ok", o["check"]
+    assert o["workload"] == "reparent" and o["readers"] == 4 and o["threads"] == 5, o
+    # The victim's pages and its extra folios, all charged to it when it went.
+    assert o["pages_reparented"] == 4096 + 64, o["pages_reparented"]
+    assert o["isolated_at_removal"] == 64, o["isolated_at_removal"]
+    assert o["remove_us"] > 0 and o["mb_per_s_reader_before"] > 0, o
+    assert o["mb_per_s_reader_after"] > 0 and o["after_before_ratio"] > 0, o
+    assert o["mb_per_s_reader"]["n"] == 4, o["mb_per_s_reader"]
+PY
+py=$?
+check "compare reparent --json: the victim removed with its folios isolated, in both designs" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+"$LVBENCH" reparent --pages 2048 --isolated 0 --containers 1 --duration 0.4 >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^pages reparented +2048$' "$TMP/out" &&
+	grep -Eq '^folios isolated during it +0$' "$TMP/out" &&
+	grep -Eq '^after/before +[0-9.]+x$' "$TMP/out"
+verdict "reparent: the removal table, no folio isolated" $?
 
 echo "1..$n"
 [ $failed -eq 0 ]

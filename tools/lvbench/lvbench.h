@@ -187,7 +187,7 @@ enum lv_lock_design lvb_variant_apply(const struct lvb_variant *v, const struct 
 
 /* ---- results --------------------------------------------------------------------------------- */
 
-#define LVB_MAX_COUNTERS 8
+#define LVB_MAX_COUNTERS 12
 
 /** struct lvb_result - what one round of one design produced. */
 struct lvb_result {
@@ -340,6 +340,7 @@ extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
 extern const struct lvb_workload lvb_compact;
 extern const struct lvb_workload lvb_swap;
+extern const struct lvb_workload lvb_reparent;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -409,6 +410,31 @@ void lvb_worker_error(struct lvb_worker *w, const char *what, int err);
 
 int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		    const struct lvb_thread_ops *ops, struct lvb_result *res);
+
+/* ---- a page cache reader (readtwice.c) ------------------------------------------------------ */
+
+#define LVB_READ_SIZE 4096u /* dd bs=4k */
+
+/* The reader's counters: the first two of a workload that runs lvb_reader_step(). */
+enum lvb_read_counter {
+	LVB_READ_ENOMEM, /* lv_file_read() found no memory even after reclaim */
+	LVB_READ_WRAPS,	 /* a reader reached the end of its file and started over */
+	LVB_READ_NR_COUNTERS
+};
+
+/** struct lvb_reader - one sequential reader of a file, in 4 KiB reads charged to @memcg. */
+struct lvb_reader {
+	struct lv_file *file;
+	uint64_t size, off;
+	struct lv_memcg *memcg;
+	char *buf;		/* LVB_READ_SIZE bytes, page-aligned */
+} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
+
+/*
+ * lvb_reader_step - one lv_file_read() of @r at its offset, counted in @w (ops, amount in
+ * bytes); the offset wraps at the end of the file. -ENOMEM yields and retries the same page.
+ */
+void lvb_reader_step(struct lvb_worker *w, struct lvb_reader *r);
 
 /* The progress line (stderr, terminals only) names the current round. */
 void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -41,7 +41,8 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
-	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9, &lvb_numa, &lvb_compact, &lvb_swap,
+	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9,
+	&lvb_numa,  &lvb_compact,   &lvb_swap,	   &lvb_reparent,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -340,7 +341,8 @@ static const char output_help[] =
 	"call site, most wait first; empty with --lock-sites off), vmstat, drain_all {calls,\n"
 	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when\n"
 	"a thread got an answer it did not expect or a check at the end failed; the row\n"
-	"\"checks\" of the tables). Every round also runs lv_check() on the populated and on the emptied\n"
+	"\"checks\" of the tables). Every round also runs lv_check() on the populated and on the "
+	"emptied\n"
 	"machine. A progress line is shown on stderr when it is a terminal.\n"
 	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
 	"and workloads add or replace JSON keys (each workload's help lists them).\n"
@@ -352,9 +354,9 @@ static void usage_main(FILE *out)
 {
 	fprintf(out, "Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
 		     "       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
-		     "       lvbench help [WORKLOAD | compare]    the long help\n\n"
-		     "Benchmarks the lruvec library, Linux's memcg-aware page LRU: the per-lruvec\n"
-		     "lru_lock of Linux 5.11+ against the per-node lru_lock of Linux <= 5.10.\n\n");
+		     "       lvbench help [WORKLOAD | compare]    the long help\n"
+		     "Benchmarks lruvec (Linux's memcg-aware page LRU): per-lruvec vs per-node "
+		     "lru_lock.\n\n");
 	print_workloads(out);
 	fprintf(out,
 		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
@@ -363,8 +365,7 @@ static void usage_main(FILE *out)
 		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
-		"'lvbench help WORKLOAD' (or WORKLOAD --help): what it models, every option with\n"
-		"its default, its output; 'lvbench help compare': compare, --by and --sweep.\n"
+		"'lvbench help WORKLOAD|compare': what it models, options, defaults, output.\n"
 		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
 }
 

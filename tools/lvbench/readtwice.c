@@ -34,8 +34,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RT_READ_SIZE 4096u /* dd bs=4k */
-
 struct rt_params {
 	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
 	unsigned int limit_mib; /* memory.max of each container in MiB; 0: none */
@@ -192,15 +190,9 @@ static unsigned int rt_nr_threads(const struct lvb_common *opt, const void *para
 
 /* ---- the readers ----------------------------------------------------------------------------- */
 
-enum rt_counter {
-	RT_ENOMEM, /* lv_file_read() found no memory even after reclaim */
-	RT_WRAPS,  /* a reader reached the end of its file and started over */
-	RT_NR_COUNTERS
-};
-
-static const char *const rt_counter_names[RT_NR_COUNTERS] = {
-	[RT_ENOMEM] = "read_enomem",
-	[RT_WRAPS] = "wraps",
+static const char *const rt_counter_names[LVB_READ_NR_COUNTERS] = {
+	[LVB_READ_ENOMEM] = "read_enomem",
+	[LVB_READ_WRAPS] = "wraps",
 };
 
 struct rt_file {
@@ -209,17 +201,9 @@ struct rt_file {
 	uint64_t size;
 };
 
-struct rt_thread {
-	struct lv_file *file;
-	uint64_t size, off;
-	struct lv_memcg *memcg;
-	char *buf;
-} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
-
-static void rt_step(struct lvb_worker *w)
+void lvb_reader_step(struct lvb_worker *w, struct lvb_reader *rt)
 {
-	struct rt_thread *rt = w->priv;
-	long n = lv_file_read(rt->file, rt->memcg, rt->buf, RT_READ_SIZE, rt->off);
+	long n = lv_file_read(rt->file, rt->memcg, rt->buf, LVB_READ_SIZE, rt->off);
 
 	if (n > 0) {
 		w->ops++;
@@ -229,18 +213,23 @@ static void rt_step(struct lvb_worker *w)
 			return;
 	} else if (n == -ENOMEM) {
 		/* Everyone else holds the memory: let them run, then try the same page again. */
-		w->counters[RT_ENOMEM]++;
+		w->counters[LVB_READ_ENOMEM]++;
 		sched_yield();
 		return;
 	} else if (n < 0) {
 		lvb_worker_error(w, "lv_file_read", (int)-n);
 		/* Skip the page rather than spin on it; the run is reported as failed. */
-		rt->off += RT_READ_SIZE;
+		rt->off += LVB_READ_SIZE;
 		if (rt->off < rt->size)
 			return;
 	}
 	rt->off = 0;
-	w->counters[RT_WRAPS]++;
+	w->counters[LVB_READ_WRAPS]++;
+}
+
+static void rt_step(struct lvb_worker *w)
+{
+	lvb_reader_step(w, w->priv);
 }
 
 /* rt_pin - with --pin, thread @t runs on its container's CPU; containers share CPUs round-robin. */
@@ -259,7 +248,7 @@ static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_pa
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
 	.counter_names = rt_counter_names,
-	.nr_counters = RT_NR_COUNTERS,
+	.nr_counters = LVB_READ_NR_COUNTERS,
 };
 
 static void rt_close_files(struct rt_file *files, unsigned int n)
@@ -318,7 +307,7 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
 			     LVB_ENV_FOLIO_ORDER(opt->folio_order);
 	struct lvb_worker *workers = NULL;
-	struct rt_thread *threads = NULL;
+	struct lvb_reader *threads = NULL;
 	struct rt_file *files = NULL;
 	unsigned int nr_ready = 0;
 	struct lvb_env env;
@@ -343,9 +332,9 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	for (; nr_ready < n; nr_ready++) {
 		unsigned int t = nr_ready, c = t / p->readers;
 		struct rt_file *f = &files[p->shared ? c : t];
-		struct rt_thread *rt = &threads[t];
+		struct lvb_reader *rt = &threads[t];
 
-		rt->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		rt->buf = aligned_alloc(LV_PAGE_SIZE, LVB_READ_SIZE);
 		if (!rt->buf)
 			goto out;
 		rt->file = f->file;
@@ -390,7 +379,7 @@ static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_para
 	ring = p->shared ? share : share / p->readers;
 	if (ring > cap)
 		ring = cap;
-	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
+	ring = ring / LVB_READ_SIZE * LVB_READ_SIZE;
 	return ring < CEIL_RING_MIN ? CEIL_RING_MIN : (size_t)ring;
 }
 
@@ -418,22 +407,22 @@ struct ceil_thread {
 static void ceil_step(struct lvb_worker *w)
 {
 	struct ceil_thread *ct = w->priv;
-	char *frame = ct->ring->mem + ct->pos % ct->ring->frames * RT_READ_SIZE;
+	char *frame = ct->ring->mem + ct->pos % ct->ring->frames * LVB_READ_SIZE;
 	uint64_t touched = __atomic_load_n(&ct->ring->touched, __ATOMIC_RELAXED);
 
 	if (ct->pos >= touched &&
 	    __atomic_compare_exchange_n(&ct->ring->touched, &touched, ct->pos + 1, false,
 					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-		memset(frame, 0, RT_READ_SIZE);
+		memset(frame, 0, LVB_READ_SIZE);
 		ct->zeroed++;
 	}
 	/* Without this, the compiler may turn the copy of zeros into a second memset. */
 	__asm__ __volatile__("" : : "r"(frame) : "memory");
-	memcpy(ct->buf, frame, RT_READ_SIZE);
+	memcpy(ct->buf, frame, LVB_READ_SIZE);
 	__asm__ __volatile__("" : : "r"(ct->buf) : "memory");
 	ct->pos++;
 	w->ops++;
-	w->amount += RT_READ_SIZE;
+	w->amount += LVB_READ_SIZE;
 }
 
 static const struct lvb_thread_ops ceil_thread_ops = {
@@ -480,7 +469,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	 * noise.
 	 */
 	for (unsigned int r = 0; r < nr_rings; r++) {
-		rings[r].frames = ring / RT_READ_SIZE;
+		rings[r].frames = ring / LVB_READ_SIZE;
 		if (!(rings[r].mem = ceil_ring_alloc(ring)))
 			goto out;
 	}
@@ -488,7 +477,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 		struct ceil_thread *ct = &threads[nr_ready];
 
 		ct->ring = &rings[p->shared ? nr_ready / p->readers : nr_ready];
-		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		ct->buf = aligned_alloc(LV_PAGE_SIZE, LVB_READ_SIZE);
 		if (!ct->buf)
 			goto out;
 		workers[nr_ready].priv = ct;
@@ -567,7 +556,7 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
 	else
 		fprintf(out, "no memcg limit, ");
-	fprintf(out, "kswapd %s, %u-byte reads, ", p->no_kswapd ? "off" : "on", RT_READ_SIZE);
+	fprintf(out, "kswapd %s, %u-byte reads, ", p->no_kswapd ? "off" : "on", LVB_READ_SIZE);
 	if (opt->compare && opt->by == LVB_BY_FOLIO_ORDER)
 		fprintf(out, "folios of 2^N pages by column");
 	else
