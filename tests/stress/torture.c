@@ -118,9 +118,8 @@ static atomic_ulong truncations;	/* truncates that dropped cached pages (their d
 static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
 static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
 static atomic_ulong charged_at_removal; /* pages the removals had to reparent */
-static atomic_ulong unevictable_at_removal; /* ... of which mlocked (found in the memmap) */
+static atomic_ulong unevictable_at_removal; /* ... of which mlocked */
 static atomic_ulong totals_backwards;	    /* machine totals seen to shrink (see totals_check()) */
-static struct lv_memcg *leftover;
 /*
  * A tenant whose limit is below a CPU batch, read through by every thread at times: its
  * charges can find all its pages queued in other CPUs' batches, and must drain them
@@ -2503,7 +2502,7 @@ static bool swap_accounting(size_t *used, char *why, size_t len)
 {
 	const struct timespec retry = { 0, 1000 * 1000 };
 	struct lv_memcg *root = lv_memcg_root(machine);
-	struct lv_memcg *others[] = { tiny, presser, swap_memcg, leftover };
+	struct lv_memcg *others[] = { tiny, presser, swap_memcg };
 
 	for (int tries = 0; tries < 1000; tries++, nanosleep(&retry, NULL)) {
 		size_t in_use = swap_slots_used(), top = 0;
@@ -2841,7 +2840,7 @@ static void *memcg_churner(void *arg)
 
 			if (!f)
 				continue;
-			/* Mlocked: counted on no list, the removal finds it through the memmap. */
+			/* Mlocked: counted on no list, its count follows its obj_cgroup. */
 			if (rnd(&s) % 4 == 0)
 				lv_folio_set_state(f, LV_PG_MLOCKED, true);
 			if (lv_folio_add_lru(f))
@@ -2958,10 +2957,9 @@ static void *memcg_churner(void *arg)
 		if (racer.n)
 			pthread_create(&racer_tid, NULL, removal_racer, &racer);
 		/*
-		 * -EBUSY: a folio held off the LRU for too long, isolated by another thread; or
-		 * isolated and abandoned by a worker (op_on_folio()) while the racer's reference
-		 * keeps it, which is freed only once the racer lets go. So the racer races the
-		 * first attempt, and the retries run after its end.
+		 * The removal waits for no folio in transit (isolated by a worker, queued in a
+		 * batch, being migrated or compacted, held by the racer) and tmp has no child, no
+		 * address space and no other remover: nothing may make it fail.
 		 */
 		err = lv_memcg_remove(tmp);
 		if (racer.n) {
@@ -2969,21 +2967,16 @@ static void *memcg_churner(void *arg)
 			pthread_join(racer_tid, NULL);
 			lv_folios_put(racer.folios, (size_t)racer.n);
 		}
-		while (err == -EBUSY && !atomic_load(&stop)) {
-			usleep(100);
-			err = lv_memcg_remove(tmp);
-		}
-		/* Reparented (or left for the end): the others may use the witness from here on. */
+		/* Reparented: the others may use the witness from here on. */
 		expected = NULL;
 		if (witness && !atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE],
 							       &expected, witness))
 			lv_folio_put(witness);
-		if (err == -EBUSY) {
-			leftover = tmp; /* still charged: removed after the final release */
-			break;
-		}
-		if (err)
+		if (err) {
+			fprintf(stderr, "torture: lv_memcg_remove: %s with folios in transit\n",
+				strerror(-err));
 			abort();
+		}
 		atomic_fetch_add(&memcgs_removed, 1);
 		totals_check(last_totals);
 	}
@@ -3703,8 +3696,7 @@ int main(int argc, char **argv)
 		bool zero = (!tiny || lv_memcg_usage(tiny) == 0) &&
 			    (!swap_memcg || (lv_memcg_usage(swap_memcg) == 0 &&
 					     lv_memcg_swap_usage(swap_memcg) == 0));
-		bool removed = (!leftover || lv_memcg_remove(leftover) == 0) &&
-			       (!tiny || lv_memcg_remove(tiny) == 0) &&
+		bool removed = (!tiny || lv_memcg_remove(tiny) == 0) &&
 			       (!presser || lv_memcg_remove(presser) == 0) &&
 			       (!swap_memcg || lv_memcg_remove(swap_memcg) == 0);
 
