@@ -498,13 +498,17 @@ struct obj_cgroup {
 	 * (which then cannot change until unlock).
 	 */
 	struct lv_memcg *memcg;
-	long refcnt;	  /* atomic: one per bound folio, one of its memcg until freed */
-	long nr_isolated; /* atomic: pages of bound folios isolated by lv_folio_isolate_lru() */
-	long nr_mlock;	  /* atomic: pages of bound folios with PG_mlocked */
 	struct list_head list; /* on objcg_list of @memcg's lruvec of @nid: its lru_lock */
 	unsigned int nid;      /* constant */
 	struct rcu_head rcu;   /* the release */
-};
+	/*
+	 * Written by every allocation and free of a folio bound here: a line of their own, so
+	 * that they do not bounce the line every lookup reads @memcg from.
+	 */
+	long refcnt ____cacheline_aligned; /* atomic: one per bound folio, one of its memcg's */
+	long nr_isolated; /* atomic: pages of bound folios isolated by lv_folio_isolate_lru() */
+	long nr_mlock;	  /* atomic: pages of bound folios with PG_mlocked */
+} ____cacheline_aligned;
 
 struct lv_memcg {
 	struct lv_machine *machine; /* constant */
@@ -624,8 +628,8 @@ static inline struct lv_memcg *folio_memcg(const struct lv_folio *folio)
 
 /*
  * folio_matches_lruvec - does @folio belong to @lruvec (same node and memcg)? Stable only while
- * the caller holds @lruvec's lock and the answer is yes, or has isolated the folio (a pin
- * alone is not enough while the folio is linked: reparenting moves it).
+ * the caller holds @lruvec's lock and the answer is yes: a removal re-points any folio's
+ * obj_cgroup, isolated or not, under the locks of its old and new lruvec.
  */
 static inline bool folio_matches_lruvec(const struct lv_folio *folio, const struct lruvec *lruvec)
 {
@@ -755,7 +759,8 @@ long lruvec_nr_isolated(struct lruvec *lruvec);
  * Return: the lruvec locked. Context: the caller holds a reference on @lruvec's memcg or is in
  * an RCU read-side section; no LRU lock held.
  */
-struct lruvec *lruvec_live_lock(struct lruvec *lruvec);
+struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, const char *site);
+#define lruvec_live_lock(lruvec) lruvec_live_lock_at((lruvec), __func__)
 
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
@@ -831,6 +836,16 @@ void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid);
 void lru_add_drain_dropped(struct lv_machine *m);
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
+
+/*
+ * folio_may_be_lru_cached - may @folio wait in a per-CPU batch (swap.c's, mlock.c's)? A small
+ * one may; a large one only with cfg.batch_large: by default a batch is flushed as soon as a
+ * large folio joins it, so the folio reaches its list in the caller's own lock hold.
+ */
+static inline bool folio_may_be_lru_cached(struct lv_machine *m, struct lv_folio *folio)
+{
+	return !folio_test_large(folio) || m->cfg.batch_large;
+}
 
 /* kthread.c */
 /*

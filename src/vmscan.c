@@ -107,7 +107,7 @@ int lv_folio_isolate_lru(struct lv_folio *folio)
 	if (!folio_isolate_lru(folio))
 		return -EBUSY;
 	/*
-	 * The folio is the caller's now: its binding and therefore its lruvec are stable. Count
+	 * The folio is the caller's now: its obj_cgroup, which carries the count, is stable. Count
 	 * it before publishing PG_isolated (a putback may follow at once), and hand the claim
 	 * over to PG_isolated in one atomic step, so that no add can slip in between.
 	 */
@@ -133,7 +133,7 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 	} while (!__atomic_compare_exchange_n(
 		&folio->flags, &flags, (flags & ~(1ul << PG_isolated)) | (1ul << PG_lru_claimed),
 		true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	/* Claimed and on no list, the folio keeps its binding: count it off the same lruvec. */
+	/* Claimed and on no list, the folio keeps its obj_cgroup: count it off the same one. */
 	folio_isolated_count(folio, -folio_nr_pages(folio));
 	folio_putback_lru(folio);
 	return 0;
@@ -157,10 +157,7 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
 
 		if (!folio_test_clear_lru(folio)) {
 			/* Counted where it is bound now; RCU keeps that memcg readable. */
-			rcu_read_lock();
-			lruvec_count_event_atomic(folio_lruvec(folio), EV_UNEVICTABLE_PGS_SCANNED,
-						  pages);
-			rcu_read_unlock();
+			folio_count_event(folio, EV_UNEVICTABLE_PGS_SCANNED, pages);
 			continue;
 		}
 		lruvec = folio_lruvec_relock(folio, lruvec);
@@ -188,10 +185,14 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
  */
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 {
-	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
+	/*
+	 * The cost was collected for @lruvec a while ago (a reclaim batch, a refault's lookup):
+	 * if its memcg was removed meanwhile, it is the first live ancestor's now (the 7.1 fix's
+	 * rule), never a reparented lruvec's. Ancestors of a live memcg are live.
+	 */
+	for (lruvec = lruvec_live_lock(lruvec); lruvec;) {
 		unsigned long lrusize;
 
-		lv_lock_acquire(lruvec->lru_lock);
 		lrusize = lruvec->lru_size[LRU_INACTIVE_ANON] + lruvec->lru_size[LRU_ACTIVE_ANON] +
 			  lruvec->lru_size[LRU_INACTIVE_FILE] + lruvec->lru_size[LRU_ACTIVE_FILE];
 		/* Stored with WRITE_ONCE: get_scan_count() reads them without the lock. */
@@ -204,6 +205,9 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost / 2);
 		}
 		lv_lock_release(lruvec->lru_lock);
+		lruvec = parent_lruvec(lruvec);
+		if (lruvec)
+			lv_lock_acquire(lruvec->lru_lock);
 	}
 }
 
@@ -310,7 +314,7 @@ static void move_folios_to_lru(struct list_head *list, bool deactivated)
 			folio_putback_lru(folio);
 			continue;
 		}
-		/* Isolation froze the binding: the relock finds the lruvec it came from. */
+		/* A removal may have reparented it meanwhile: the relock finds where it is now. */
 		lruvec = folio_lruvec_relock(folio, lruvec);
 		lruvec_add_folio(lruvec, folio);
 		folio_set_lru(folio);

@@ -653,6 +653,44 @@ static void wait_memcg_frees(struct lv_machine *m)
 }
 
 /*
+ * The 7.1 fix's rule: a delta collected for an lruvec and folded after its memcg was removed
+ * goes to the first live ancestor. Here the delta is a reclaim cost noted for c by a reclaimer
+ * that still holds its reference on c (as reclaim's memcg walk does) after c's removal; the
+ * costs c had when it was removed went to p with its lists.
+ */
+static void test_cost_after_reparent(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = new_memcg(m, p, "c");
+	struct lruvec *pl = &p->nodeinfo[0], *cl = &c->nodeinfo[0];
+	struct lv_folio *f[64];
+	unsigned long before;
+
+	/* Enough pages on the lists that a few pages of cost do not decay. */
+	for (int i = 0; i < 64; i++) {
+		f[i] = alloc_or_bail(m, 0, 0, i < 32 ? p : c, 0);
+		lv_folio_add_lru(f[i]);
+	}
+	lv_lru_add_drain_all(m);
+	lru_note_cost(cl, true, 3);
+	is((long)READ_ONCE(cl->file_cost), 3, "cost: noted on c while it lives");
+	is((long)READ_ONCE(pl->file_cost), 3, "cost: and on its parent");
+	css_get(c); /* the reclaimer's reference */
+	is(lv_memcg_remove(c), 0, "cost: remove c");
+	is((long)READ_ONCE(pl->file_cost), 6, "cost: c's costs went to p with its lists");
+	before = READ_ONCE(pl->file_cost);
+	lru_note_cost(cl, true, 2); /* the reclaimer folds its delta late */
+	is((long)READ_ONCE(cl->file_cost), 0, "cost: nothing folded into the reparented lruvec");
+	is((long)(READ_ONCE(pl->file_cost) - before), 2, "cost: the first live ancestor has it");
+	css_put(c);
+	check_ok(m, "cost after reparent");
+	lv_folios_put(f, 64);
+	lv_lru_add_drain_all(m);
+	finish(m, "cost after reparent");
+}
+
+/*
  * The 7.1 series' evidence, as a test: tenants created and removed in a loop, each leaving page
  * cache behind, do not pile up as dying memcgs. Each removal re-points its obj_cgroup at the
  * root's, which lists it until its last folio goes; the memcg itself is freed at once.
@@ -1207,6 +1245,7 @@ int main(void)
 	test_remove_under_isolation(LV_LOCK_LRUVEC);
 	test_remove_under_isolation(LV_LOCK_NODE);
 #endif
+	test_cost_after_reparent();
 	test_dying_memcgs_do_not_pile_up();
 	test_memcg_stats();
 	test_stats_after_remove();
