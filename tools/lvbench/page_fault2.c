@@ -244,25 +244,62 @@ out:
 #define PF2_PUB_15 8839851.0
 #define PF2_PUB_31 9949112.0
 
+/* pf2_median - the median of the @n values at @v (sorted in place); 0 if none. */
+static double pf2_median(double *v, unsigned int n)
+{
+	for (unsigned int i = 1; i < n; i++)
+		for (unsigned int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	if (!n)
+		return 0;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* pf2_round_median - the median of @s's per-round totals (faults/s of all threads). */
+static double pf2_round_median(const struct lvb_series *s)
+{
+	double v[64];
+	unsigned int n = s->rounds < 64 ? s->rounds : 64;
+
+	memcpy(v, s->round_rate, n * sizeof(*v));
+	return pf2_median(v, n);
+}
+
 static void pf2_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
 			    const struct lvb_series *s, unsigned int n, const struct lvb_ceiling *c)
 {
 	const struct pf2_params *p = params;
+	char batch[32] = "";
 
 	(void)c;
+	if (!opt->compare || opt->by != LVB_BY_BATCH)
+		snprintf(batch, sizeof(batch), "; batch %u", opt->batch);
 	fprintf(out,
 		"\npage_fault2: %u thread%s, each mapping its own %llu MiB sparse file privately, "
-		"writing\none byte per page (a COW fault each), unmapping, repeating; batch %u; "
-		"%s.\n",
+		"writing\none byte per page (a COW fault each), unmapping, repeating%s; %s.\n",
 		opt->threads, lvb_plural(opt->threads), (unsigned long long)(p->file_size >> 20),
-		opt->batch,
+		batch,
 		p->data ? "data frames: 4 KiB copied per fault" : "descriptors only (no --data)");
 	for (unsigned int d = 0; d < n; d++)
-		fprintf(out, "%s: %.0f faults/s in all, %llu iterations\n",
+		fprintf(out, "%s: %.0f faults/s in all, median round %.0f, %llu iterations\n",
 			s[d].column ? s[d].column : lvb_lock_names[s[d].design],
-			lvb_series_rate(&s[d]), (unsigned long long)s[d].counters[PF2_MAPS]);
+			lvb_series_rate(&s[d]), pf2_round_median(&s[d]),
+			(unsigned long long)s[d].counters[PF2_MAPS]);
 	if (!opt->compare)
 		return;
+	/* The rounds alternate (ABAB): a round's neighbours ran in the same conditions. */
+	for (unsigned int d = 1; d < n; d++) {
+		double base = pf2_round_median(&s[0]);
+
+		fprintf(out, "%s/%s, median rounds: %.3fx\n",
+			s[d].column ? s[d].column : lvb_lock_names[s[d].design],
+			s[0].column ? s[0].column : lvb_lock_names[s[0].design],
+			base > 0 ? pf2_round_median(&s[d]) / base : 0);
+	}
 	fprintf(out,
 		"\nPublished (LKP, 2024, 104 threads): batch 15 -> 31 (PAGEVEC_SIZE, Linux 6.9): "
 		"%.0f -> %.0f\nops (+%.1f%%), ~45%% of cycles in folio_lruvec_lock_irqsave under "
@@ -280,6 +317,7 @@ static void pf2_json_extra(FILE *out, bool *first, const struct lvb_common *opt,
 	lvb_json_u64(out, first, "file_size", p->file_size);
 	lvb_json_u64(out, first, "data", p->data);
 	lvb_json_u64(out, first, "iterations", s->counters[PF2_MAPS]);
+	lvb_json_double(out, first, "faults_per_s_median_round", pf2_round_median(s));
 }
 
 static const struct lvb_default pf2_shared_defaults[] = {
@@ -307,7 +345,7 @@ const struct lvb_workload lvb_page_fault2 = {
 		"the large machine. The machine keeps descriptors only unless --data is given.\n"
 		"Output: faults/s per thread (mmtests rows) and in all, the lock tables and the\n"
 		"iterations (mappings written whole and unmapped).\n"
-		"JSON adds file_size, data and iterations.\n"
+		"JSON adds file_size, data, iterations and faults_per_s_median_round.\n"
 		"Published numbers, set beside compare's: LKP (2024, 104 threads), the per-CPU\n"
 		"batch grown from 15 to 31 folios (PAGEVEC_SIZE, Linux 6.9): 8,839,851 ->\n"
 		"9,949,112 ops (+12.5%), about 45% of cycles in folio_lruvec_lock_irqsave under\n"
@@ -321,4 +359,5 @@ const struct lvb_workload lvb_page_fault2 = {
 	.run = pf2_run,
 	.print_extra = pf2_print_extra,
 	.json_extra = pf2_json_extra,
+	.compare_by = LVB_BY_BATCH,
 };
