@@ -950,6 +950,12 @@ void unmap_mapping_detach(struct lv_file *file);
  * no reclaim runs.
  */
 extern void (*file_unmap_hook)(struct lv_folio *folio);
+/*
+ * Tests: called by a fault of a file mapping with no lock held, holding a reference on the
+ * page cache folio it looked up (and, for a write, the filled private copy), before it takes
+ * the page_table_lock again to install the entry (reclaim or truncation may run here).
+ */
+extern void (*file_fault_hook)(struct lv_mm *mm, struct lv_folio *cache);
 #endif
 void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void destroy_all_mms(struct lv_machine *m);

@@ -1050,7 +1050,7 @@ static int file_access_page(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn,
 			new->mapping = anon_mapping(mm);
 			new->index = vpn;
 			folio_add_lru_vma(new, vma); /* mlocked if VM_LOCKED */
-			*pte = new;		     /* the entry takes the allocation's reference */
+			*pte = new; /* the entry takes the allocation's reference */
 			do_copy(new, page_data(new, vpn), off, len, buf, c, op);
 			new = NULL;
 			break;
@@ -1087,6 +1087,10 @@ static int file_access_page(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn,
 			else if (to)
 				memset(to, 0, LV_PAGE_SIZE);
 		}
+#ifdef LV_DEBUG
+		if (file_fault_hook)
+			file_fault_hook(mm, cache);
+#endif
 		lv_lock_acquire(&mm->page_table_lock);
 		vma = find_vma(mm, vpn);
 		if (!vma || vma->file != file || vma_file_index(vma, vpn) != index) {
@@ -1533,6 +1537,11 @@ static bool vma_file_range(const struct vm_area *vma, unsigned long first, unsig
 	return true;
 }
 
+#ifdef LV_DEBUG
+void (*file_unmap_hook)(struct lv_folio *folio);
+void (*file_fault_hook)(struct lv_mm *mm, struct lv_folio *cache);
+#endif
+
 /**
  * try_to_unmap_file - unmap an isolated page cache folio from every page table mapping it, for
  * its eviction. An entry of a locked region stays (the kernel's try_to_unmap_one() refuses
@@ -1541,10 +1550,6 @@ static bool vma_file_range(const struct vm_area *vma, unsigned long first, unsig
  * Context: the caller owns the isolation reference and holds no lock; takes the file's i_mmap
  * lock, then each mapper's page_table_lock.
  */
-#ifdef LV_DEBUG
-void (*file_unmap_hook)(struct lv_folio *folio);
-#endif
-
 bool try_to_unmap_file(struct lv_folio *folio)
 {
 	unsigned long first = folio->index, last = first + (unsigned long)folio_nr_pages(folio) - 1;
