@@ -5,7 +5,11 @@
  * folio not used since it last looked, keeps a used one, and a fault between its unmap and
  * its eviction keeps the folio (by construction: a hook in the reclaim path faults); truncation
  * unmaps pages and private copies past the new end, whose accesses then fail; large page
- * cache folios; a file closed under a mapping; lv_check after each. */
+ * cache folios; a file closed under a mapping; reclaim and truncation in a fault's window
+ * between its page cache lookup and its install (a hook in the fault); removal of a memcg whose
+ * page cache folios and a private copy are mapped, also in reclaim's window; mapped page
+ * cache folios are not migrated (lv_file_migrate_pages, compaction), private copies are;
+ * lv_check after each. */
 #include "internal.h" /* folio flags, the mapcount, file_unmap_hook */
 #include "mm_types.h"
 
@@ -26,15 +30,13 @@ struct env {
 	uint64_t addr;
 };
 
-/* A real file of PAGES pages of pat(offset, 1), mapped whole by a fresh mm. */
-static void setup(struct env *e, unsigned int folio_order)
+/* A real file of PAGES pages of pat(offset, 1), mapped whole by a fresh mm on machine @cfg. */
+static void setup_config(struct env *e, const struct lv_config *cfg)
 {
-	struct lv_config cfg = small_config();
 	unsigned char buf[PAGE];
 	char name[] = "/tmp/lvtest-mmap-XXXXXX";
 
-	cfg.file_folio_order = folio_order;
-	e->m = new_machine(&cfg);
+	e->m = new_machine(cfg);
 	e->memcg = lv_memcg_create(e->m, NULL, "t");
 	e->fd = mkstemp(name);
 	if (!e->memcg || e->fd < 0)
@@ -52,6 +54,14 @@ static void setup(struct env *e, unsigned int folio_order)
 		BAIL_OUT("setup: %s", strerror(errno));
 	if (lv_mmap_file(e->mm, e->file, 0, PAGES * PAGE, LV_MAP_PRIVATE, &e->addr))
 		BAIL_OUT("lv_mmap_file failed");
+}
+
+static void setup(struct env *e, unsigned int folio_order)
+{
+	struct lv_config cfg = small_config();
+
+	cfg.file_folio_order = folio_order;
+	setup_config(e, &cfg);
 }
 
 static void teardown(struct env *e, const char *what)
@@ -324,6 +334,250 @@ static void test_close_mapped(void)
 	finish(e.m, "close while mapped");
 }
 
+static struct env *race_env;
+static struct lv_folio *race_cache;
+static struct lv_memcg *race_child;
+static int race_calls;
+
+/*
+ * A fault between its page cache lookup and its install: reclaim cannot evict the folio the
+ * fault holds (the freeze fails on the fault's reference), but does evict an idle neighbour.
+ */
+static void reclaim_in_fault_hook(struct lv_mm *mm, struct lv_folio *cache)
+{
+	(void)mm;
+	file_fault_hook = NULL; /* the calls below fault too */
+	race_calls++;
+	race_cache = cache;
+	folio_clear_referenced(cache);
+	folio_clear_referenced(cache_folio(race_env, 3));
+	lv_memcg_reclaim(race_env->memcg, PAGES);
+	ok(cache_folio(race_env, 2) == cache,
+	   "fault hook: reclaim left the looked-up folio cached");
+	ok(!cache_folio(race_env, 3), "fault hook: and evicted the idle page beside it");
+}
+
+/* The same window, truncation instead: the folio leaves the page cache under the fault. */
+static void truncate_in_fault_hook(struct lv_mm *mm, struct lv_folio *cache)
+{
+	(void)mm;
+	file_fault_hook = NULL;
+	race_calls++;
+	race_cache = cache;
+	is(lv_file_truncate(race_env->file, 4 * PAGE), 0, "fault hook: truncate to 4 pages");
+	ok(!cache_folio(race_env, cache->index), "fault hook: the looked-up folio left the cache");
+}
+
+static void test_fault_races(void)
+{
+	unsigned char buf[PAGE], c = 0x33;
+	long rss;
+	struct env e;
+
+	setup(&e, 0);
+	race_env = &e;
+	/* Pages 2 and 3 cached, unmapped, on the LRU. */
+	is(lv_file_read(e.file, e.memcg, buf, PAGE, 2 * PAGE), (long)PAGE, "races: cache page 2");
+	is(lv_file_read(e.file, e.memcg, buf, PAGE, 3 * PAGE), (long)PAGE, "races: cache page 3");
+	lv_lru_add_drain_all(e.m);
+	race_calls = 0;
+	file_fault_hook = reclaim_in_fault_hook;
+	ok(page_is(&e, 2, 1), "a read fault racing reclaim reads the file's bytes");
+	file_fault_hook = NULL;
+	is(race_calls, 1, "the fault ran the hook (reclaim in its window)");
+	ok(cache_folio(&e, 2) == race_cache && folio_file_mapcount(race_cache) == 1,
+	   "the fault mapped the folio reclaim could not take");
+	is(lv_mm_rss(e.mm), 1, "rss: the one page");
+	check_ok(e.m, "reclaim racing a fault");
+
+	/* A COW fault whose page leaves the file meanwhile fails, leaking nothing. */
+	race_calls = 0;
+	file_fault_hook = truncate_in_fault_hook;
+	is(lv_mm_write(e.mm, e.addr + 5 * PAGE, &c, 1), -EFAULT,
+	   "a COW fault racing truncation past its page fails (SIGBUS)");
+	file_fault_hook = NULL;
+	is(race_calls, 1, "the write fault ran the hook (truncation in its window)");
+	rss = lv_mm_rss(e.mm);
+	is(rss, 1, "no copy was installed");
+	check_ok(e.m, "a COW fault racing truncation");
+
+	/* A read fault likewise (the file first grows back: lv_file_truncate() extends it). */
+	is(lv_file_truncate(e.file, PAGES * PAGE), 0, "the file grows back to 16 pages");
+	race_calls = 0;
+	file_fault_hook = truncate_in_fault_hook;
+	is(lv_mm_read(e.mm, e.addr + 6 * PAGE, buf, 1), -EFAULT,
+	   "a read fault racing truncation past its page fails (SIGBUS)");
+	file_fault_hook = NULL;
+	is(race_calls, 1, "the read fault ran the hook");
+	is(lv_mm_rss(e.mm), 1, "nothing was mapped");
+	ok(page_is(&e, 2, 1), "the page before the end still reads the file");
+	check_ok(e.m, "a read fault racing truncation");
+	teardown(&e, "fault races");
+}
+
+/* Reclaim has unmapped an isolated folio of the child: remove the child now. */
+static void remove_in_unmap_hook(struct lv_folio *folio)
+{
+	file_unmap_hook = NULL;
+	race_calls++;
+	ok(!folio_test_mapped(folio), "unmap hook: reclaim unmapped the child's folio");
+	is(lv_memcg_remove(race_child), 0, "unmap hook: the child is removed, its folio isolated");
+	ok(lv_folio_memcg(folio) == race_env->memcg,
+	   "unmap hook: the isolated folio is the parent's");
+}
+
+/*
+ * Removal of a memcg whose page cache folios another memcg's mm maps, and one of whose folios
+ * is a private copy that mm maps: everything goes to the parent, mapped as before, charged once.
+ */
+static void test_reparent(void)
+{
+	unsigned char buf[4 * PAGE], c = 7;
+	struct lv_folio *cached[4], *copy;
+	bool ok_all = true;
+	long usage;
+	struct env e;
+
+	setup(&e, 0);
+	race_env = &e;
+	race_child = lv_memcg_create(e.m, e.memcg, "child");
+	if (!race_child)
+		BAIL_OUT("lv_memcg_create: %s", strerror(errno));
+	/* The child reads pages 0-3 in; the mm, of the parent, maps them. */
+	is(lv_file_read(e.file, race_child, buf, sizeof(buf), 0), (long)sizeof(buf),
+	   "reparent: the child reads pages 0-3");
+	for (unsigned long p = 0; p < 4; p++) {
+		ok_all &= page_is(&e, p, 1);
+		cached[p] = cache_folio(&e, p);
+		ok_all &= cached[p] && folio_test_mapped(cached[p]) &&
+			  lv_folio_memcg(cached[p]) == race_child;
+	}
+	ok(ok_all, "reparent: the mm maps the child's page cache folios");
+	/* Copies of pages 8 and 9 are the parent's; page 8's moves to the child. */
+	is(lv_mm_write(e.mm, e.addr + 8 * PAGE, &c, 1), 0, "reparent: COW page 8");
+	is(lv_mm_write(e.mm, e.addr + 9 * PAGE, &c, 1), 0, "reparent: COW page 9");
+	lv_lru_add_drain_all(e.m);
+	copy = mapped_folio(&e, 8);
+	is(copy ? lv_folio_move_memcg(copy, race_child) : -1, 0,
+	   "reparent: page 8's copy is charged to the child");
+	if (copy)
+		lv_folio_put(copy);
+	is(lv_memcg_usage(race_child), 5, "reparent: the child's usage: 4 file pages, 1 copy");
+	usage = (long)lv_memcg_usage(e.memcg);
+	is(usage, 8, "reparent: the parent's: and its own 2 file pages and 1 copy");
+	check_ok(e.m, "before the removal");
+
+	is(lv_memcg_remove(race_child), 0, "reparent: the child is removed while mapped");
+	ok_all = true;
+	for (unsigned long p = 0; p < 4; p++)
+		ok_all &= cache_folio(&e, p) == cached[p] && folio_file_mapcount(cached[p]) == 1 &&
+			  lv_folio_memcg(cached[p]) == e.memcg;
+	ok(ok_all, "reparent: the file folios stay cached and mapped, the parent's");
+	copy = mapped_folio(&e, 8);
+	ok(copy && lv_folio_memcg(copy) == e.memcg && !pte_is_file(copy),
+	   "reparent: the mapped copy is the parent's");
+	if (copy)
+		lv_folio_put(copy);
+	is((long)lv_memcg_usage(e.memcg), usage, "reparent: the parent's usage is unchanged");
+	is(lv_memcg_stat(e.memcg, LV_NR_INACTIVE_FILE) + lv_memcg_stat(e.memcg, LV_NR_ACTIVE_FILE),
+	   6, "reparent: the 6 file pages are on the parent's file lists");
+	is(lv_memcg_stat(e.memcg, LV_NR_INACTIVE_ANON) + lv_memcg_stat(e.memcg, LV_NR_ACTIVE_ANON),
+	   2, "reparent: the 2 copies on its anon lists");
+	check_ok(e.m, "after the removal (charged once)");
+
+	/* The parent's reclaim unmaps and evicts them; they fault back in, charged to it. */
+	for (unsigned long p = 0; p < 4; p++)
+		folio_clear_referenced(cached[p]);
+	lv_memcg_reclaim(e.memcg, PAGES);
+	ok(!cache_folio(&e, 0) && !cache_folio(&e, 3),
+	   "reparent: the parent's reclaim evicted them");
+	is(lv_mm_rss(e.mm), 2, "reparent: only the copies stay mapped");
+	ok(page_is(&e, 0, 1), "reparent: page 0 faults back in");
+	ok(cache_folio(&e, 0) && lv_folio_memcg(cache_folio(&e, 0)) == e.memcg,
+	   "reparent: charged to the mm's memcg");
+	check_ok(e.m, "reclaim after the removal");
+
+	/* The removal in reclaim's window: after the unmap, before the eviction. */
+	race_child = lv_memcg_create(e.m, e.memcg, "child2");
+	if (!race_child)
+		BAIL_OUT("lv_memcg_create: %s", strerror(errno));
+	is(lv_file_read(e.file, race_child, buf, PAGE, 5 * PAGE), (long)PAGE,
+	   "removal in reclaim: the child reads page 5");
+	ok(page_is(&e, 5, 1), "removal in reclaim: the mm maps it");
+	lv_lru_add_drain_all(e.m);
+	folio_clear_referenced(cache_folio(&e, 5));
+	race_calls = 0;
+	file_unmap_hook = remove_in_unmap_hook;
+	lv_memcg_reclaim(e.memcg, PAGES);
+	file_unmap_hook = NULL;
+	is(race_calls, 1, "removal in reclaim: reclaim unmapped a child's folio (the hook ran)");
+	ok(!cache_folio(&e, 5), "removal in reclaim: the folio was evicted all the same");
+	ok(page_is(&e, 5, 1), "removal in reclaim: and faults back in");
+	check_ok(e.m, "removal in reclaim");
+	teardown(&e, "reparent");
+}
+
+/*
+ * Migration: a mapped page cache folio stays where it is (lv_file_migrate_pages(), compaction)
+ * until it is unmapped; lv_migrate_pages() moves the mm's private copies only.
+ */
+static void test_migrate(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_folio *mapped, *copy;
+	unsigned char buf[PAGE], c = 3;
+	int from, to, copy_from;
+	struct env e;
+
+	cfg.nr_nodes = 2;
+	setup_config(&e, &cfg);
+	ok(page_is(&e, 1, 1), "migrate: map page 1");
+	is(lv_mm_write(e.mm, e.addr + 2 * PAGE, &c, 1), 0, "migrate: COW page 2");
+	is(lv_file_read(e.file, e.memcg, buf, PAGE, 3 * PAGE), (long)PAGE,
+	   "migrate: cache page 3, unmapped");
+	lv_lru_add_drain_all(e.m);
+	mapped = cache_folio(&e, 1);
+	from = lv_folio_nid(mapped);
+	to = !from;
+	ok(lv_folio_nid(cache_folio(&e, 3)) == from, "migrate: pages 1 and 3 on one node");
+	ok(lv_file_migrate_pages(e.file, 1ull << from, to) >= 1,
+	   "lv_file_migrate_pages: not every folio moved");
+	ok(cache_folio(&e, 1) == mapped && lv_folio_nid(mapped) == from &&
+		   folio_test_mapped(mapped),
+	   "migrate: the mapped folio stayed, mapped");
+	ok(cache_folio(&e, 3) && lv_folio_nid(cache_folio(&e, 3)) == to,
+	   "migrate: the unmapped one moved");
+	ok(page_is(&e, 1, 1), "migrate: the mapping still reads the file");
+	check_ok(e.m, "lv_file_migrate_pages");
+
+	copy = mapped_folio(&e, 2);
+	copy_from = copy ? lv_folio_nid(copy) : 0;
+	if (copy)
+		lv_folio_put(copy);
+	is(lv_migrate_pages(e.mm, 3, !copy_from), 0, "lv_migrate_pages: every private page moved");
+	copy = mapped_folio(&e, 2);
+	ok(copy && !pte_is_file(copy) && lv_folio_nid(copy) == !copy_from,
+	   "lv_migrate_pages moved the copy");
+	if (copy)
+		lv_folio_put(copy);
+	ok(cache_folio(&e, 1) == mapped && lv_folio_nid(mapped) == from,
+	   "lv_migrate_pages left the page cache folio");
+	check_ok(e.m, "lv_migrate_pages");
+
+	ok(lv_compact_node(e.m, from, -1) >= 0, "compact the mapped folio's node");
+	ok(cache_folio(&e, 1) == mapped && folio_file_mapcount(mapped) == 1,
+	   "compaction left the mapped folio where it was");
+	ok(page_is(&e, 1, 1), "compaction: the mapping still reads the file");
+	check_ok(e.m, "compaction");
+
+	is(lv_munmap(e.mm, e.addr + PAGE, PAGE), 0, "migrate: unmap page 1");
+	lv_lru_add_drain_all(e.m);
+	is(lv_file_migrate_pages(e.file, 1ull << from, to), 0, "migrate: unmapped, it moves");
+	ok(cache_folio(&e, 1) && lv_folio_nid(cache_folio(&e, 1)) == to,
+	   "migrate: page 1 is on the other node");
+	teardown(&e, "migrate");
+}
+
 int main(void)
 {
 	test_errors();
@@ -332,5 +586,8 @@ int main(void)
 	test_truncate(0);
 	test_truncate(2);
 	test_close_mapped();
+	test_fault_races();
+	test_reparent();
+	test_migrate();
 	return done_testing();
 }
