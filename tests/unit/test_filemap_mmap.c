@@ -119,6 +119,15 @@ static void test_errors(void)
 	is(lv_mmap_file(mm, file, 0, 0, LV_MAP_PRIVATE, &addr), -EINVAL, "length 0");
 	is(lv_mmap_file(mm, file, 100, PAGE, LV_MAP_PRIVATE, &addr), -EINVAL, "unaligned offset");
 	is(lv_mmap_file(mm, file, 0, PAGE, 0, &addr), -EINVAL, "no LV_MAP_PRIVATE (shared)");
+	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_SHARED, &addr), -EINVAL,
+	   "LV_MAP_SHARED is not built");
+	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_SHARED | LV_MAP_PRIVATE, &addr), -EINVAL,
+	   "LV_MAP_SHARED with LV_MAP_PRIVATE");
+	is(lv_mmap_file(mm, file, 0, (size_t)65 << 30, LV_MAP_PRIVATE, &addr), -EINVAL,
+	   "a length above 64 GiB");
+	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_PRIVATE | LV_MAP_LOCKED, &addr), 0,
+	   "LV_MAP_LOCKED is allowed");
+	is(lv_munmap(mm, addr, PAGE), 0, "and unmapped");
 	is(lv_mmap_file(mm, file, 0, PAGE, LV_MAP_PRIVATE | 0x1, &addr), -EINVAL, "unknown flag");
 	is(lv_mmap_file(mm, far, 0, PAGE, LV_MAP_PRIVATE, &addr), -EINVAL,
 	   "a file of another machine");
@@ -563,6 +572,19 @@ static void test_migrate(void)
 	ok(cache_folio(&e, 1) == mapped && lv_folio_nid(mapped) == from,
 	   "lv_migrate_pages left the page cache folio");
 	check_ok(e.m, "lv_migrate_pages");
+
+	{
+		uint64_t a = e.addr + PAGE;
+		int st = -1, node = to;
+
+		is(lv_move_pages(e.mm, 1, &a, NULL, &st), 0, "move_pages: locate the file page");
+		is(st, from, "move_pages: the node of the page cache folio");
+		is(lv_move_pages(e.mm, 1, &a, &node, &st), 0, "move_pages: move the file page");
+		is(st, -EBUSY, "move_pages: -EBUSY for a mapped page cache folio");
+		ok(cache_folio(&e, 1) == mapped && lv_folio_nid(mapped) == from &&
+			   folio_file_mapcount(mapped) == 1,
+		   "move_pages: it stayed, mapped");
+	}
 
 	ok(lv_compact_node(e.m, from, -1) >= 0, "compact the mapped folio's node");
 	ok(cache_folio(&e, 1) == mapped && folio_file_mapcount(mapped) == 1,
