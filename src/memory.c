@@ -100,7 +100,7 @@ static void file_rmap_put(struct lv_mm *mm, struct file_rmap *rmap)
 	struct i_mmap *im = file_i_mmap(rmap->file);
 	bool last;
 
-	lv_lock_acquire(&im->lock);
+	lv_lock_acquire_at(&im->lock, "unlink_file_vma");
 	lv_lock_acquire_nested(&mm->page_table_lock);
 	last = !--rmap->nr_vmas;
 	lv_lock_release(&mm->page_table_lock);
@@ -1565,11 +1565,11 @@ bool try_to_unmap_file(struct lv_folio *folio)
 		return !folio_file_mapcount(folio);
 	}
 	im = file_i_mmap(file);
-	lv_lock_acquire(&im->lock);
+	lv_lock_acquire_at(&im->lock, "rmap_walk_file");
 	list_for_each (pos, &im->list) {
 		struct lv_mm *mm = list_entry(pos, struct file_rmap, list)->mm;
 
-		lv_lock_acquire_nested(&mm->page_table_lock);
+		lv_lock_acquire_nested_at(&mm->page_table_lock, "page_vma_mapped_walk");
 		list_for_each (p, &mm->vmas) {
 			struct vm_area *vma = list_entry(p, struct vm_area, list);
 			uint64_t s, e;
@@ -1620,7 +1620,7 @@ void unmap_mapping_range(struct lv_file *file, unsigned long from, unsigned long
 
 		/* No buffer: allocating under the lock is not allowed; full batches go at once. */
 		tlb_gather_mmu(&tlb, mm, 0);
-		lv_lock_acquire_nested(&mm->page_table_lock);
+		lv_lock_acquire_nested_at(&mm->page_table_lock, "zap_pte_range");
 		list_for_each (p, &mm->vmas) {
 			struct vm_area *vma = list_entry(p, struct vm_area, list);
 			uint64_t s, e, cs, ce;
