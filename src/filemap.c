@@ -895,11 +895,15 @@ uint64_t file_size(const struct lv_file *file)
 }
 
 /*
- * file_mapped - whether any address space maps @file, read without the i_mmap lock: a mapping
- * made after the read faults in only pages below the size the caller stored before it.
+ * file_mapped - whether any address space maps @file, read without the i_mmap lock (truncation
+ * holds the mapping lock, which ranks below it). A Dekker pair with lv_mmap_file(), which
+ * counts its mapper, then fences, before any fault of the region reads the size or the page
+ * cache: our caller stored the size (or dropped folios) before this fence, so either we see
+ * the mapper, or its faults see the new size and the dropped folios gone.
  */
 static bool file_mapped(struct lv_file *file)
 {
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return READ_ONCE(file->i_mmap.nr) != 0;
 }
 
