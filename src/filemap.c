@@ -903,7 +903,7 @@ uint64_t file_size(const struct lv_file *file)
  */
 static bool file_mapped(struct lv_file *file)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	smp_mb();
 	return READ_ONCE(file->i_mmap.nr) != 0;
 }
 

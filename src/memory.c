@@ -710,7 +710,7 @@ int lv_mmap_file(struct lv_mm *mm, struct lv_file *file, uint64_t offset, size_t
 		list_add_tail(&rmap->list, &im->list);
 		WRITE_ONCE(im->nr, im->nr + 1);
 		/* Before any fault reads the file's size: see file_mapped() (filemap.c). */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		smp_mb();
 	}
 	lv_lock_acquire_nested(&mm->page_table_lock);
 	rmap->nr_vmas++;
