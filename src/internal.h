@@ -311,6 +311,9 @@ enum compact_event {
 	NR_COMPACT_EVENTS
 };
 
+/* Stripes of an lruvec's pending scan costs: 4 lines (256 bytes) per lruvec, whatever nr_slots. */
+#define COST_STRIPES 4
+
 /*
  * struct lruvec - the LRU lists of one (memcg, node), or of a node when memcg is disabled.
  * The list heads come first and the lock sits on a cache line of its own after them (the
@@ -320,7 +323,10 @@ struct lruvec {
 	struct list_head lists[NR_LRU_LISTS]; /* *lru_lock */
 	unsigned long lru_size[NR_LRU_LISTS]; /* *lru_lock; in pages */
 	uint64_t events[EV_PGSTEAL];	      /* *lru_lock (read racily) */
-	/* *lru_lock (stored with WRITE_ONCE); get_scan_count() reads them racily */
+	/*
+	 * LV_COST_LOCKED: *lru_lock; LV_COST_VMSTAT: cost_lock (vmscan.c, "Scan cost"). Stored
+	 * with WRITE_ONCE; get_scan_count() reads them racily.
+	 */
 	unsigned long anon_cost, file_cost;
 	struct lv_lock *lru_lock;  /* constant: &own_lock, or the node's lock */
 	struct lv_memcg *memcg;	   /* constant; NULL for a node's own lruvec */
@@ -337,6 +343,15 @@ struct lruvec {
 	unsigned long reclaim_id; /* atomic: the last reclaim call that aged us on that news */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
+	/*
+	 * LV_COST_VMSTAT: costs noted here and not folded yet, [0] anon, [1] file, one line per
+	 * stripe of CPU slots (this_cpu_index() % COST_STRIPES). Atomic: producers add, the
+	 * fold exchanges them with zero (vmscan.c, "Scan cost").
+	 */
+	struct cost_stripe {
+		unsigned long pending[2];
+	} ____cacheline_aligned cost_pending[COST_STRIPES];
+	struct lv_lock cost_lock ____cacheline_aligned; /* class cost: the fold (a leaf lock) */
 	/*
 	 * Page cache tree nodes left holding only the shadows of folios evicted from here (the
 	 * kernel's memcg-aware shadow_nodes list_lru): one tenant's evictions and shrinking
@@ -739,6 +754,16 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr);
 unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
 				unsigned long nr);
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
+void lruvec_scan_costs(struct lruvec *lruvec, unsigned long *anon, unsigned long *file);
+void lru_note_cost_reparent(struct lv_memcg *memcg);
+#ifdef LV_DEBUG
+/*
+ * Tests: called by lru_note_cost() in LV_COST_VMSTAT mode between choosing the lruvec that
+ * collects the cost (the first live one) and adding to it. Set and cleared by a test while
+ * no reclaim or refault runs.
+ */
+extern void (*lru_note_cost_hook)(struct lruvec *lruvec);
+#endif
 unsigned long reclaim_pages(struct list_head *list);
 int kswapd_start(struct lv_machine *m);
 void kswapd_stop(struct lv_machine *m);

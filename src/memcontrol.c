@@ -105,6 +105,7 @@ static void memcg_free(struct lv_memcg *memcg)
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++) {
 		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
 		lv_lock_destroy(&memcg->nodeinfo[nid].shadow_lock);
+		lv_lock_destroy(&memcg->nodeinfo[nid].cost_lock);
 	}
 	lv_lock_destroy(&memcg->drain.mutex);
 	free(memcg);
@@ -137,6 +138,7 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
 				 &lruvec->shadow_lock);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_COST], &lruvec->cost_lock);
 	}
 	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_DRAIN], &memcg->drain.mutex);
 }
@@ -665,6 +667,7 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 		return err;
 	/* Dying refuses new children and address spaces too: the checks above still hold. */
 	err = memcg_reparent_folios(memcg);
+	lru_note_cost_reparent(memcg); /* after dying: costs noted here go to the parent */
 #ifdef LV_DEBUG
 	if (memcg_remove_hook) /* tests: what other threads do until the removal commits */
 		memcg_remove_hook(memcg, err);

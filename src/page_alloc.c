@@ -752,6 +752,7 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 	lruvec->memcg = memcg;
 	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC);
 	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW);
+	lv_lock_init(&lruvec->cost_lock, m->cfg.lock_backend, LV_LOCK_CLASS_COST);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
 	/*
 	 * The baseline design shares the node's lock; the code paths are otherwise identical, so
@@ -838,6 +839,7 @@ void node_exit(struct lv_machine *m, int nid)
 	lv_lock_destroy(&pgdat->drain.mutex);
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
 	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
+	lv_lock_destroy(&pgdat->__lruvec.cost_lock);
 	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);
