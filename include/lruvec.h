@@ -344,17 +344,20 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * charged to @memcg: lv_folio_alloc() fails with ENOENT, lv_file_read() with -ENOENT when it
  * has to charge a page, lv_folio_move_memcg() to it with -ENOENT, and lv_memcg_create() and
  * lv_mm_create() under it with EINVAL. Its folios move to its parent (the kernel's LRU
- * reparenting): first those queued in any CPU's batches are flushed onto its lists (other
- * memcgs' queued folios stay queued); then each folio on its lists goes, in its order, to the
- * tail of the same list of the parent, so the parent's reclaim takes a removed tenant's page
- * cache first; its unevictable folios go to the parent's unevictable count. Each moved folio is
- * charged to the parent from then on: the parent's usage does not change (it already counted
- * them), no limit is checked, and the pages count as LV_PGMOVED of @memcg. Its page cache stays
+ * reparenting, as Linux 7.1 does it): folios are charged through a per-node obj_cgroup of
+ * their memcg, and the removal re-points those at the parent one node at a time. First its
+ * requests queued in any CPU's batches are applied (other memcgs' stay queued); then its lists
+ * go, in their order, to the tail of the same lists of the parent, so the parent's reclaim
+ * takes a removed tenant's page cache first; its unevictable folios go to the parent's
+ * unevictable count. Every folio charged to @memcg, wherever it is — on a list, queued,
+ * isolated by reclaim, a migration or the caller, or being charged or filled — is charged to
+ * the parent from then on, without being waited for: one isolated meanwhile goes to the
+ * parent's lists when it is put back. The parent's usage does not change (it already counted
+ * them), no limit is checked, and the pages on the lists count as LV_PGMOVED of @memcg. Its page cache stays
  * cached; its shadow entries stay in the files, but a refault of one is no longer activated
  * (the memcg that evicted it is gone), and the tree nodes holding them move to the parent's
- * shadow lists. Folios in transit (isolated by
- * reclaim or a migration, being charged or filled) are waited for, up to about 100 ms. A
- * folio's memcg (lv_folio_memcg()) therefore changes when its memcg is removed. Its event
+ * shadow lists. A folio's memcg (lv_folio_memcg())
+ * therefore changes when its memcg is removed. Its event
  * counts and lock statistics stay in the machine's totals (lv_node_stat(), lv_lock_stats()).
  *
  * Concurrent calls. Calls that other threads make with @memcg while the removal runs are safe:
@@ -376,14 +379,11 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  *
  * Return: 0 once @memcg is removed. On an error nothing is removed and @memcg stays usable (and
  * works again for charges once this has returned): -EINVAL for the root or NULL; -EBUSY if it
- * has children or address spaces, if another thread is removing it, or if a folio charged to
- * it stays off the LRU for the whole wait (isolated with lv_folio_isolate_lru(), or allocated
- * and never added, by the caller) — the folios already moved, unevictable ones included, then
- * stay with the parent.
- * Context: may block (flushes CPU batches, sleeps while waiting for folios in transit); takes
- * the memcg tree mutex (twice), its own drain mutex and then slot locks, its lruvec locks and
- * then its parent's (nested, the one place two LRU locks are held), pcp and zone locks for
- * references it drops, and, under the tree mutex, its shadow locks and then its parent's
+ * has children or address spaces, or if another thread is removing it.
+ * Context: may block (flushes CPU batches, waits for locks); takes
+ * the memcg tree mutex (twice), its own drain mutex and then slot locks, for each node its
+ * lruvec lock and then its parent's (nested, the one place two LRU locks are held; never two
+ * nodes' at once), pcp and zone locks for references it drops, and, under the tree mutex, its shadow locks and then its parent's
  * (nested); shrinking the parent's shadow lists afterwards takes shadow locks and tries mapping
  * locks; RCU read-side until it owns the removal.
  */
@@ -793,7 +793,12 @@ int lv_folio_putback_lru(struct lv_folio *folio);
  * its old lruvec's lock (LV_PGMOVED counts it there), uncharges the old branch and puts the
  * folio back. No reclaim is tried.
  *
- * Return: 0 (also when it is already in @to); -EBUSY if the folio is not on an LRU list, the
+ * This is cgroup v1's charge moving as Linux <= 6.12 had it, kept so that the comparisons with
+ * those kernels stay possible; Linux 6.13 removed it, and a machine created with
+ * &struct lv_config.charge_moving false refuses it as that kernel does.
+ *
+ * Return: 0 (also when it is already in @to); -EOPNOTSUPP if the machine's charge_moving is
+ * false (checked first); -EBUSY if the folio is not on an LRU list, the
  * pin is lost to another actor, or its memcg changed meanwhile; -ENOMEM if @to or an ancestor
  * below the common ancestor would exceed its limit; -EINVAL with memcg disabled, @to NULL or of
  * another machine; -ENOENT if @to is being removed. On every error nothing has changed.
@@ -1698,7 +1703,7 @@ void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_
  * @m: the machine.
  *
  * Every class reads zero afterwards, the memcg class included (this call's own hold of the
- * memcg tree mutex is not counted).
+ * memcg tree mutex is not counted), and so do the call sites of lv_lock_sites().
  *
  * Return: nothing.
  * Context: a quiescent machine (no other thread using @m); takes the memcg tree mutex.
@@ -1718,6 +1723,41 @@ void lv_lock_stats_reset(struct lv_machine *m);
  * Context: may block (writes to @out); takes the memcg tree mutex once per listed class.
  */
 void lv_lock_stats_print(struct lv_machine *m, FILE *out);
+
+/**
+ * struct lv_lock_site_stat - lock contention at one call site, in the columns of
+ * `perf lock contention`. Times in nanoseconds.
+ * @caller:        the kernel function the contended acquisition stands for
+ *                 ("folio_batch_move_lru", "shrink_inactive_list", "rmqueue", ...; the list is
+ *                 in docs/locking.md); a static string that lives as long as the library.
+ * @cls:           the class of the lock it waited for.
+ * @contended:     contended acquisitions (uncontended ones are not recorded).
+ * @wait_total_ns: their total wait.
+ * @wait_max_ns:   the longest of them.
+ */
+struct lv_lock_site_stat {
+	const char *caller;
+	enum lv_lock_class cls;
+	uint64_t contended, wait_total_ns, wait_max_ns;
+};
+
+/**
+ * lv_lock_sites - lock contention by call site.
+ * @m:   the machine.
+ * @out: where to store the sites, most total wait first; may be NULL if @max is 0.
+ * @max: the room in @out.
+ *
+ * Every (caller, class) pair with a contention since the machine was created or since
+ * lv_lock_stats_reset(), those of removed memcgs', closed files' and destroyed mms' locks
+ * included. At a quiescent point the contended counts of a class's sites add up to the
+ * class's in lv_lock_stats(). With cfg.no_lock_sites nothing is recorded (the class
+ * statistics still are).
+ *
+ * Return: the number of sites, which may exceed @max (only @max are stored); 0 if none was
+ * recorded, or if the call could not allocate its scratch space (a few kilobytes).
+ * Context: any thread; takes no library lock; racy while threads run, never torn.
+ */
+size_t lv_lock_sites(struct lv_machine *m, struct lv_lock_site_stat *out, size_t max);
 
 /**
  * enum lv_stat_item - vmstat-like counters. Unless marked "node only", an item is kept per

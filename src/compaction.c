@@ -304,18 +304,21 @@ static bool folio_charged_below(struct lv_folio *folio, const struct lv_memcg *t
 	bool in;
 
 	rcu_read_lock();
-	in = memcg_in_subtree(rcu_dereference_lv(folio->memcg), top);
+	in = memcg_in_subtree(folio_memcg(folio), top);
 	rcu_read_unlock();
 	return in;
 }
 
-/* compact_lock - compact_lock_irqsave(): try first; if we must wait, say so, and wait. */
+/*
+ * compact_lock - compact_lock_irqsave(): try first; if we must wait, say so, and wait. The
+ * migrate scanner is its only caller: its waits are isolate_migratepages_block()'s.
+ */
 static void compact_lock(struct compact_control *cc, struct lv_lock *lock)
 {
 	if (lv_lock_trylock(lock))
 		return;
 	cc->contended = true;
-	lv_lock_acquire(lock);
+	lv_lock_acquire_at(lock, "isolate_migratepages_block");
 }
 
 /*
@@ -431,13 +434,12 @@ isolate_fail_put:
 static bool isolate_folio_v1(struct compact_control *cc, struct lv_folio *folio, unsigned int order,
 			     struct lruvec **locked)
 {
-	struct lruvec *lruvec =
-		mem_cgroup_lruvec(__atomic_load_n(&folio->memcg, __ATOMIC_RELAXED), folio->pgdat);
+	struct lruvec *lruvec = mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat);
 
 	if (!*locked || (*locked)->lru_lock != lruvec->lru_lock) {
 		if (*locked)
 			lruvec_unlock(*locked);
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, "isolate_migratepages_block");
 	}
 	*locked = lruvec;
 	if (!folio_test_lru(folio) || !folio_try_get(folio))
@@ -566,7 +568,8 @@ static void compact_putback(struct compact_control *cc, struct list_head *list)
 			folio_putback_lru(folio);
 			continue;
 		}
-		lruvec = folio_lruvec_relock(folio, lruvec);
+		/* The kernel's putback_movable_pages(), in batches. */
+		lruvec = folio_lruvec_relock_at(folio, lruvec, "putback_movable_pages");
 		lruvec_add_folio(lruvec, folio);
 		folio_set_lru(folio);
 		done[nr++] = folio;
@@ -679,12 +682,13 @@ static void compact_migrate(struct compact_control *cc)
 				continue;
 			}
 			/* Isolated, so the binding is stable for the count. */
-			lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat),
-						  EV_PGMIGRATE_FAIL, nr);
+			folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 			list_add_tail(&folio->lru, &putback);
 			continue;
 		}
-		new = prep_migration_target(target, order, folio->memcg);
+		rcu_read_lock(); /* the binding's memcg, while the target takes its obj_cgroup */
+		new = prep_migration_target(target, order, folio_memcg(folio));
+		rcu_read_unlock();
 		if (migrate_folio_into(folio, new, folio_owner_refs(folio) + 1)) {
 			return_migration_target(new, cc->freepages);
 			list_add_tail(&folio->lru, &putback);

@@ -33,7 +33,7 @@ struct cpu_slot *this_cpu_slot(struct lv_machine *m)
  * for this CPU's. Any slot is correct: drains and the cache disable visit them all.
  * Return: the locked slot.
  */
-struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m)
+struct cpu_slot *this_cpu_slot_lock_at(struct lv_machine *m, const char *site)
 {
 	unsigned int here = this_cpu_index(m);
 	struct cpu_slot *slot = &m->slots[here];
@@ -46,7 +46,7 @@ struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m)
 		if (lv_lock_trylock(&other->lock))
 			return other;
 	}
-	lv_lock_acquire(&slot->lock);
+	lv_lock_acquire_at(&slot->lock, site);
 	return slot;
 }
 
@@ -57,7 +57,7 @@ int cpu_slots_init(struct lv_machine *m)
 		return -ENOMEM;
 	memset(m->slots, 0, m->nr_slots * sizeof(*m->slots));
 	for (unsigned int s = 0; s < m->nr_slots; s++)
-		lv_lock_init(&m->slots[s].lock, m->cfg.lock_backend, LV_LOCK_CLASS_SLOT);
+		lv_lock_init(&m->slots[s].lock, m->cfg.lock_backend, LV_LOCK_CLASS_SLOT, m->lock_sites);
 	return 0;
 }
 

@@ -175,7 +175,7 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 				check_fail(c, "free frame %lu of node %d is linked", pfn,
 					   pgdat->node_id);
 		} else if (folio_test(f, PG_head)) {
-			struct lruvec *lruvec = mem_cgroup_lruvec(f->memcg, pgdat);
+			struct lruvec *lruvec = mem_cgroup_lruvec(folio_memcg(f), pgdat);
 			long i = lruvec_index(c, lruvec);
 
 			allocated += nr;
@@ -217,9 +217,9 @@ static void check_memmap(struct check *c, struct pglist_data *pgdat)
 			if (folio_ref_count(f) < 1)
 				check_fail(c, "allocated folio %p with refcount %d", (void *)f,
 					   folio_ref_count(f));
-			if (mem_cgroup_disabled(c->m) != (f->memcg == NULL))
+			if (mem_cgroup_disabled(c->m) != (f->objcg == NULL))
 				check_fail(c, "folio %p memcg binding %p is wrong", (void *)f,
-					   (void *)f->memcg);
+					   (void *)f->objcg);
 			/*
 			 * The other frames of a large folio are nobody's: a split that left one
 			 * half made (a reference, a flag of a folio, a link) shows here.
@@ -337,16 +337,16 @@ int lv_check(struct lv_machine *m, FILE *report)
 				   lruvec->pgdat->node_id,
 				   lruvec->memcg ? lruvec->memcg->name : "-",
 				   lruvec->lru_size[LRU_UNEVICTABLE], c.unevictable[i]);
-		if ((long)lruvec_event(lruvec, EV_NR_MLOCK) != c.mlocked[i])
+		if (lruvec_nr_mlock(lruvec) != c.mlocked[i])
 			check_fail(&c, "node %d memcg '%s': nr_mlock %ld, mlocked pages %ld",
 				   lruvec->pgdat->node_id,
 				   lruvec->memcg ? lruvec->memcg->name : "-",
-				   (long)lruvec_event(lruvec, EV_NR_MLOCK), c.mlocked[i]);
-		if (lruvec->nr_isolated != c.isolated[i])
+				   lruvec_nr_mlock(lruvec), c.mlocked[i]);
+		if (lruvec_nr_isolated(lruvec) != c.isolated[i])
 			check_fail(&c, "node %d memcg '%s': isolated count %ld, folios %ld",
 				   lruvec->pgdat->node_id,
-				   lruvec->memcg ? lruvec->memcg->name : "-", lruvec->nr_isolated,
-				   c.isolated[i]);
+				   lruvec->memcg ? lruvec->memcg->name : "-",
+				   lruvec_nr_isolated(lruvec), c.isolated[i]);
 	}
 	if (m->root) {
 		lv_lock_acquire(&m->memcg_mutex);

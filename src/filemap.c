@@ -175,7 +175,8 @@ static struct lruvec *shadow_lock_node(struct xa_node *node)
 	for (;;) {
 		struct lruvec *lruvec = READ_ONCE(node->shadow_lruvec);
 
-		lv_lock_acquire(&lruvec->shadow_lock);
+		/* The list_lru the kernel's workingset_update_node() deletes the node from. */
+		lv_lock_acquire_at(&lruvec->shadow_lock, "list_lru_del");
 		if (READ_ONCE(node->shadow_lruvec) == lruvec)
 			return lruvec;
 		lv_lock_release(&lruvec->shadow_lock);
@@ -194,7 +195,7 @@ static struct lruvec *shadow_lock_live(struct lruvec *lruvec)
 	for (;;) {
 		struct lv_memcg *memcg = lruvec->memcg;
 
-		lv_lock_acquire(&lruvec->shadow_lock);
+		lv_lock_acquire_at(&lruvec->shadow_lock, "list_lru_add");
 		/* The root is never removed, so a dying memcg has a parent. */
 		if (!memcg || !__atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
 			return lruvec;
@@ -218,8 +219,7 @@ static void shadow_list_set(struct xa_node *node, bool want, struct lv_folio *le
 	/* RCU: @leaving is still charged, but its charge may be moving to another memcg. */
 	rcu_read_lock();
 	if (want) {
-		lruvec = shadow_lock_live(
-			mem_cgroup_lruvec(READ_ONCE(leaving->memcg), leaving->pgdat));
+		lruvec = shadow_lock_live(mem_cgroup_lruvec(folio_memcg(leaving), leaving->pgdat));
 		WRITE_ONCE(node->shadow_lruvec, lruvec);
 		list_add_tail(&node->private_list, &lruvec->shadow_nodes);
 		WRITE_ONCE(lruvec->nr_shadow_nodes, lruvec->nr_shadow_nodes + 1);
@@ -659,7 +659,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	folio->index = start;
 	folio_set(folio, PG_locked);
 
-	lv_lock_acquire(&file->lock);
+	lv_lock_acquire_at(&file->lock, "__filemap_add_folio");
 	if ((uint64_t)index * LV_PAGE_SIZE >= file->size) {
 		lv_lock_release(&file->lock);
 		WRITE_ONCE(folio->mapping, NULL);
@@ -716,7 +716,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	folio_add_lru(folio);
 	if (folio_fill(file, folio, limit)) {
 		folio_end_fill(folio, false);
-		lv_lock_acquire(&file->lock);
+		lv_lock_acquire_at(&file->lock, "filemap_remove_folio");
 		if (page_cache_delete(file, folio, NULL)) {
 			lv_lock_release(&file->lock);
 			lv_folio_put(folio); /* the page cache's reference */
@@ -760,7 +760,7 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 	file->fd = fd;
 	file->size = size;
 	file->fill_limit = size;
-	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING);
+	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING, m->lock_sites);
 	lv_lock_acquire(&m->memcg_mutex);
 	list_add_tail(&file->files, &m->files);
 	lv_lock_release(&m->memcg_mutex);
@@ -909,7 +909,7 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 
 	if (!file || size > MAX_FILE_BYTES)
 		return -EINVAL;
-	lv_lock_acquire(&file->lock);
+	lv_lock_acquire_at(&file->lock, "truncate_inode_pages_range");
 	WRITE_ONCE(file->size, size);
 	if (size < file->fill_limit)
 		file->fill_limit = size;
@@ -931,7 +931,7 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 		if (!next)
 			break;
 		start = next;
-		lv_lock_acquire(&file->lock);
+		lv_lock_acquire_at(&file->lock, "truncate_inode_pages_range");
 	}
 	/*
 	 * Folios still queued in CPU batches hold a reference each: flush them, so that dropped
@@ -1107,7 +1107,7 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	file = folio_file_mapping(old);
 	if (!file)
 		goto out;
-	lv_lock_acquire(&file->lock);
+	lv_lock_acquire_at(&file->lock, "__folio_migrate_mapping");
 	leaf = folio_file_mapping(old) == file ? xa_find_leaf(file, old->index, false) : NULL;
 	if (!leaf || leaf->slots[old->index & XA_CHUNK_MASK] != old ||
 	    !folio_test(old, PG_uptodate) || folio_test(old, PG_locked)) {
@@ -1118,7 +1118,6 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 		unsigned long nr = (unsigned long)folio_nr_pages(old);
 
 		folio_migrate_copy(new, old);
-		mlock_migrate_folio(new, old);
 		folio_get(new); /* the page cache's */
 		/* Folio for folio: the counts and the shadow list stay as they are. */
 		xa_store_range(file, leaf, new->index, nr, new, NULL);
@@ -1140,14 +1139,14 @@ out:
  * Context: RCU read-side critical section (keeps a file being closed valid to lock); the
  * caller holds a reference on @folio.
  */
-struct lv_file *filemap_lock_owner(struct lv_folio *folio)
+struct lv_file *filemap_lock_owner_at(struct lv_folio *folio, const char *site)
 {
 	struct lv_file *file = folio_file_mapping(folio);
 	struct xa_node *leaf;
 
 	if (!file)
 		return NULL;
-	lv_lock_acquire(&file->lock);
+	lv_lock_acquire_at(&file->lock, site);
 	leaf = folio_file_mapping(folio) == file ? xa_find_leaf(file, folio->index, false) : NULL;
 	if (leaf && leaf->slots[folio->index & XA_CHUNK_MASK] == folio)
 		return file;
@@ -1207,7 +1206,7 @@ bool remove_mapping(struct lv_folio *folio)
 	file = folio_file_mapping(folio);
 	if (!file)
 		goto out;
-	lv_lock_acquire(&file->lock);
+	lv_lock_acquire_at(&file->lock, "__remove_mapping");
 	if (READ_ONCE(folio->mapping) == file && !folio_test(folio, PG_locked) &&
 	    folio_ref_freeze(folio, 2 /* the page cache's and the isolation's */)) {
 		removed = page_cache_delete(file, folio, workingset_eviction(folio));

@@ -204,8 +204,7 @@ bool thp_fault_map(struct lv_mm *mm, struct lv_folio *folio, uint64_t haddr)
 	if (!vma || thp_fault_suitable(mm, vma, haddr) != haddr)
 		return false;
 	/* Counted while unpublished: nothing can rebind the folio yet. */
-	lruvec_count_event_atomic(mem_cgroup_lruvec(folio->memcg, folio->pgdat), EV_THP_FAULT_ALLOC,
-				  1);
+	folio_count_event(folio, EV_THP_FAULT_ALLOC, 1);
 	folio->mapping = anon_mapping(mm);
 	folio->index = haddr;
 	__atomic_fetch_add(&folio->_refcount, (int)HPAGE_PMD_NR - 1, __ATOMIC_RELAXED);
@@ -286,7 +285,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 	long owner_refs = 0, dead = 0;
 	struct list_head *at;
 	struct lruvec *lruvec;
-	struct lv_memcg *memcg;
+	struct obj_cgroup *objcg;
 	enum lru_list lru = LRU_UNEVICTABLE;
 	bool linked;
 	int head_refs;
@@ -362,8 +361,10 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 		filemap_split_store(file, folio);
 	}
 
-	lruvec = folio_lruvec_lock(folio);
-	memcg = folio->memcg;
+	lruvec = folio_lruvec_lock_at(folio, "__split_huge_page");
+	objcg = folio->objcg;
+	if (objcg) /* each new folio holds a reference, as every bound folio does */
+		__atomic_fetch_add(&objcg->refcnt, nr - 1, __ATOMIC_RELAXED);
 	if (linked)
 		lru = folio_lru_list(folio);
 	at = list ? list->prev : NULL;
@@ -375,8 +376,8 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 	for (unsigned long i = nr - 1; i >= 1; i--) {
 		struct lv_folio *page = folio + i;
 
-		/* Released: a removal's walk for unevictable folios reads descriptors racily. */
-		__atomic_store_n(&page->memcg, memcg, __ATOMIC_RELEASE);
+		/* Released: descriptors are read racily (compaction's scanner). */
+		__atomic_store_n(&page->objcg, objcg, __ATOMIC_RELEASE);
 		if (!test_bit_ul(live, i)) {
 			dead++;
 			continue;
@@ -399,7 +400,7 @@ int split_folio_locked(struct lv_folio *folio, struct list_head *list, int extra
 	 * freeing a frozen page never looks at PG_mlocked.
 	 */
 	if (folio_test_mlocked(folio) && dead + !head_refs)
-		mlock_count_nr(lruvec, -(dead + !head_refs));
+		folio_mlock_count(folio, -(dead + !head_refs));
 	if (!head_refs) {
 		/* An anon head no entry maps, split for an unmap: it goes with the dead pages. */
 		if (linked) {
@@ -439,13 +440,13 @@ static bool lock_owner(struct lv_folio *folio, struct split_owner *o)
 	rcu_read_lock();
 	o->file = NULL;
 	if ((o->mm = folio_anon_mm(folio))) {
-		lv_lock_acquire(&o->mm->page_table_lock);
+		lv_lock_acquire_at(&o->mm->page_table_lock, "split_huge_page_to_list_to_order");
 		if (folio_anon_mm(folio) != o->mm) {
 			lv_lock_release(&o->mm->page_table_lock);
 			o->mm = NULL;
 		}
 	} else {
-		o->file = filemap_lock_owner(folio);
+		o->file = filemap_lock_owner_at(folio, "split_huge_page_to_list_to_order");
 	}
 	rcu_read_unlock();
 	return o->mm || o->file;

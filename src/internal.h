@@ -88,16 +88,14 @@ struct lv_folio {
 		} hole;
 	};
 	/*
-	 * Binding to the charged memcg (NULL with memcg disabled). Written by the owner of the
-	 * PG_lru pin while it holds the lock of the folio's current lruvec (a charge move), by
-	 * reparenting for a folio counted on that lruvec (linked, or unevictable with PG_lru)
-	 * while it holds that lock and the parent's (no pin), before the folio is visible, or by
-	 * migration on an original it isolated and froze (its charge moved to the copy; no
-	 * lookup can reach it). Read under RCU, or under that lock; stable for the owner of an
-	 * isolated (unlinked) folio (memcontrol.c). Always written atomically: a removal's walk
-	 * for unevictable folios reads every descriptor racily.
+	 * The charge: the obj_cgroup of the charged memcg on the folio's node (NULL with memcg
+	 * disabled), holding one of its references. Written by the owner of the PG_lru pin while
+	 * it holds the lock of the folio's current lruvec (a charge move), before the folio is
+	 * visible, or by migration on an original it isolated and froze (its charge moved to
+	 * the copy). Reparenting never writes it: it re-points the obj_cgroup (memcontrol.c).
+	 * Read under RCU, under that lock, or by the folio's exclusive owner.
 	 */
-	struct lv_memcg *memcg;
+	struct obj_cgroup *objcg;
 	/*
 	 * The owner: the page cache file (struct lv_file) holding the folio, or the address space
 	 * (struct lv_mm, tagged with FOLIO_MAPPING_ANON) mapping it; NULL when nobody does. Set
@@ -331,13 +329,20 @@ struct lruvec {
 	struct lv_lock *lru_lock;  /* constant: &own_lock, or the node's lock */
 	struct lv_memcg *memcg;	   /* constant; NULL for a node's own lruvec */
 	struct pglist_data *pgdat; /* constant */
+	struct obj_cgroup *objcg;  /* constant: the memcg's own for this node; NULL for a node's */
+	/*
+	 * *lru_lock: the obj_cgroups that point at this lruvec's memcg: its own, and those of
+	 * removed descendants, which reparenting spliced here (memcontrol.c).
+	 */
+	struct list_head objcg_list;
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
 	 * they do not bounce the lines the lock holder works on.
 	 */
-	long nr_isolated ____cacheline_aligned; /* atomic: lv_folio_isolate_lru() pages */
-	unsigned long nonresident_age;		/* atomic: workingset clock */
+	/* atomic: lv_folio_isolate_lru() pages; with memcg, the obj_cgroups count them instead */
+	long nr_isolated ____cacheline_aligned;
+	unsigned long nonresident_age; /* atomic: workingset clock */
 	/* atomic: EV_WORKINGSET_ACTIVATE when a reclaim call that aged us on news of it ended */
 	uint64_t refaults;
 	unsigned long reclaim_id; /* atomic: the last reclaim call that aged us on that news */
@@ -461,6 +466,28 @@ struct cpu_slot {
 
 /* ---- Memory cgroups -------------------------------------------------------------------------- */
 
+/*
+ * struct obj_cgroup - what a folio is charged through: one per memcg per node (the 7.1
+ * kernel's per-node objcg). Removing a memcg re-points its obj_cgroups at the parent, one node
+ * at a time, instead of rebinding each folio (memcontrol.c, "Reparenting"). The counts a
+ * folio carries off the lists live here, so that they follow it through a reparenting
+ * without being moved: an lruvec's NR_MLOCK and nr_isolated are the sums over its objcg_list.
+ */
+struct obj_cgroup {
+	/*
+	 * The memcg charged. Written under the lru_locks of @nid of both the old memcg and the
+	 * new one (reparenting); read under RCU, or under the lru_lock of @nid of the memcg read
+	 * (which then cannot change until unlock).
+	 */
+	struct lv_memcg *memcg;
+	long refcnt;	  /* atomic: one per bound folio, one of its memcg until freed */
+	long nr_isolated; /* atomic: pages of bound folios isolated by lv_folio_isolate_lru() */
+	long nr_mlock;	  /* atomic: pages of bound folios with PG_mlocked */
+	struct list_head list; /* on objcg_list of @memcg's lruvec of @nid: its lru_lock */
+	unsigned int nid;      /* constant */
+	struct rcu_head rcu;   /* the release */
+};
+
 struct lv_memcg {
 	struct lv_machine *machine; /* constant */
 	struct lv_memcg *parent;    /* constant; NULL for the root */
@@ -472,6 +499,7 @@ struct lv_memcg {
 	long swap_max;		    /* atomic (relaxed): swap limit in slots, LONG_MAX = none */
 	int swappiness;		    /* atomic (relaxed): 0..200, or -1: the machine's */
 	int dying;		    /* atomic: set by lv_memcg_remove(), cleared if it fails */
+	int offline;		    /* atomic: reparented; nothing is charged to it any more */
 	long refcnt;		    /* atomic: the tree's reference + reclaim walkers' (css_get) */
 	unsigned int nr_mms;	    /* memcg tree mutex: address spaces charging here (tasks) */
 	unsigned int id;	    /* constant: index in machine->memcg_ids, for shadow entries */
@@ -499,6 +527,8 @@ struct lv_machine {
 	struct list_head mms;	       /* memcg_mutex: live address spaces (statistics, lv_check) */
 	struct list_head dying_memcgs; /* memcg_mutex: removed memcgs not freed yet */
 	struct lv_lock_stat retired_lock_stats[LV_NR_LOCK_CLASSES]; /* memcg_mutex */
+	/* Constant: every lock's call-site table (lock.c), NULL with cfg.no_lock_sites. */
+	struct lock_site_table *lock_sites;
 
 	struct drain_gate drain;	    /* lv_lru_add_drain_all(): lru_drain_gen, its mutex */
 	struct drain_gate drop_drain;	    /* lru_add_drain_dropped(): truncation's drains */
@@ -556,6 +586,24 @@ static inline bool mem_cgroup_disabled(const struct lv_machine *m)
 	return m->cfg.memcg_disabled;
 }
 
+static inline struct obj_cgroup *folio_objcg(const struct lv_folio *folio)
+{
+	return __atomic_load_n(&folio->objcg, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * folio_memcg - the memcg @folio is charged to right now (NULL with memcg disabled).
+ * Context: RCU read side (the memcg may be removed and freed after it), or the lru_lock of
+ * the returned memcg's lruvec on the folio's node, or a reference on the memcg; a removal may
+ * re-point the folio at the parent at any time otherwise.
+ */
+static inline struct lv_memcg *folio_memcg(const struct lv_folio *folio)
+{
+	struct obj_cgroup *objcg = folio_objcg(folio);
+
+	return objcg ? __atomic_load_n(&objcg->memcg, __ATOMIC_ACQUIRE) : NULL;
+}
+
 /*
  * folio_matches_lruvec - does @folio belong to @lruvec (same node and memcg)? Stable only while
  * the caller holds @lruvec's lock and the answer is yes, or has isolated the folio (a pin
@@ -563,8 +611,7 @@ static inline bool mem_cgroup_disabled(const struct lv_machine *m)
  */
 static inline bool folio_matches_lruvec(const struct lv_folio *folio, const struct lruvec *lruvec)
 {
-	return folio->pgdat == lruvec->pgdat &&
-	       __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED) == lruvec->memcg;
+	return folio->pgdat == lruvec->pgdat && folio_memcg(folio) == lruvec->memcg;
 }
 
 /* debug.c: VM_BUG_ON — abort in debug builds, count in release builds. */
@@ -600,7 +647,9 @@ static inline struct lruvec *parent_lruvec(struct lruvec *lruvec)
 
 /* cpu.c */
 struct cpu_slot *this_cpu_slot(struct lv_machine *m);
-struct cpu_slot *this_cpu_slot_lock(struct lv_machine *m);
+/* this_cpu_slot_lock() records a contention under its caller's name (lv_lock_acquire_at()). */
+struct cpu_slot *this_cpu_slot_lock_at(struct lv_machine *m, const char *site);
+#define this_cpu_slot_lock(m) this_cpu_slot_lock_at((m), __func__)
 unsigned int this_cpu_index(const struct lv_machine *m);
 
 /* page_alloc.c */
@@ -646,10 +695,50 @@ int mem_cgroup_init(struct lv_machine *m);
 void mem_cgroup_exit(struct lv_machine *m);
 struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgdat);
 struct lruvec *folio_lruvec(struct lv_folio *folio);
-struct lruvec *folio_lruvec_lock(struct lv_folio *folio);
-struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked);
+/*
+ * folio_lruvec_lock() and folio_lruvec_relock() record a contention under their caller's
+ * name; the _at forms take the name of the kernel function the caller stands for.
+ */
+struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site);
+struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
+				      const char *site);
+#define folio_lruvec_lock(folio)	  folio_lruvec_lock_at((folio), __func__)
+#define folio_lruvec_relock(folio, locked) folio_lruvec_relock_at((folio), (locked), __func__)
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry);
+/*
+ * The charge binding (memcontrol.c, "Obj_cgroups"). folio_bind_memcg() binds a folio nobody
+ * else can see to @memcg's obj_cgroup of its node (NULL: none), taking a reference on it;
+ * folio_unbind() drops it without uncharging (the charge went elsewhere, or there was none);
+ * folio_uncharge_unbind() uncharges @nr_pages from the memcg it points at and drops
+ * @nr_folios references (free_folios() batches folios of one obj_cgroup).
+ */
+void folio_bind_memcg(struct lv_folio *folio, struct lv_memcg *memcg);
+void folio_unbind(struct lv_folio *folio);
+void objcg_uncharge_put(struct obj_cgroup *objcg, long nr_pages, long nr_folios);
+/* folio_count_event - count @ev on @folio's lruvec (inside a read-side section of its own). */
+void folio_count_event(struct lv_folio *folio, enum lru_event ev, long nr);
+/* get_mem_cgroup_from_folio - @folio's memcg with a reference (css_put()), NULL if none. */
+struct lv_memcg *get_mem_cgroup_from_folio(struct lv_folio *folio);
+/*
+ * folio_mlock_count, folio_isolated_count - add @nr to the NR_MLOCK or nr_isolated count that
+ * @folio carries (its obj_cgroup's; its node lruvec's with memcg disabled). Context: the
+ * folio's binding is stable for the caller (its lruvec lock, its pin, or its exclusive owner).
+ */
+void folio_mlock_count(struct lv_folio *folio, long nr);
+void folio_isolated_count(struct lv_folio *folio, long nr);
+/* lruvec_nr_mlock, lruvec_nr_isolated - those counts of @lruvec. Context: takes its lock. */
+long lruvec_nr_mlock(struct lruvec *lruvec);
+long lruvec_nr_isolated(struct lruvec *lruvec);
+/*
+ * lruvec_live_lock - lock @lruvec, or, if its memcg was removed (or is being removed)
+ * meanwhile, the lruvec of the same node of its first ancestor that is not: where a delta
+ * collected for @lruvec belongs now (the 7.1 fix for deferred updates across a reparent).
+ * Return: the lruvec locked. Context: the caller holds a reference on @lruvec's memcg or is in
+ * an RCU read-side section; no LRU lock held.
+ */
+struct lruvec *lruvec_live_lock(struct lruvec *lruvec);
+
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
 void css_put(struct lv_memcg *memcg);
@@ -673,10 +762,10 @@ bool memcg_guard_pin(struct memcg_guard *g);
 void memcg_guard_exit(struct memcg_guard *g);
 #ifdef LV_DEBUG
 /*
- * Tests: called by a removal between its walk for unevictable folios and its locks. Set and
- * cleared by a test while no removal runs.
+ * Tests: called by a removal after it reparented node @nid (no lock held). Set and cleared by
+ * a test while no removal runs.
  */
-extern void (*reparent_walk_hook)(struct lv_folio *candidate);
+extern void (*reparent_node_hook)(struct lv_memcg *memcg, unsigned int nid);
 /*
  * Tests: called by every public call that takes a memcg handle, inside the protection it
  * holds (read-side section or reference) and before it reads the memcg; and by a removal
@@ -789,7 +878,8 @@ static inline void folio_lock(struct lv_folio *f)
 		folio_wait_locked(f);
 }
 int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected);
-struct lv_file *filemap_lock_owner(struct lv_folio *folio);
+struct lv_file *filemap_lock_owner_at(struct lv_folio *folio, const char *site);
+#define filemap_lock_owner(folio) filemap_lock_owner_at((folio), __func__)
 void filemap_unlock_owner(struct lv_file *file);
 void folio_zero_holes(struct lv_folio *folio);
 void filemap_split_store(struct lv_file *file, struct lv_folio *folio);
@@ -912,7 +1002,6 @@ void mlock_new_folio(struct lv_folio *folio);
 void munlock_folio(struct lv_folio *folio);
 void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma);
 void mlock_folio_batch(struct folio_batch *fbatch);
-void mlock_count_nr(struct lruvec *lruvec, long nr);
 void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old);
 void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		     bool lock);

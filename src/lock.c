@@ -37,6 +37,18 @@
  * torture run's operations; where the build keeps frame pointers (checked once at arming),
  * the stack is read by following them instead, within the thread's stack, in a few
  * nanoseconds.
+ *
+ * Contention by call site. `perf lock contention` names, for each contended acquisition, the
+ * function that asked for the lock; so does lv_lock_sites(). The site is a static string
+ * passed down to lv_lock_acquire_at() — the caller's __func__, or the kernel function it stands
+ * for — so the uncontended path pays only for passing one more argument. A contended one, which
+ * has just slept or spun, adds its wait to the site's entry in its machine's table: a fixed
+ * open-addressing hash keyed by (string pointer, class), whose entries are claimed once with a
+ * compare-and-swap and never given back, and whose counters are atomic (several threads record
+ * at once, none of them holding anything in common). An entry being claimed is passed over,
+ * so one site may own two entries: the reader merges entries by (name, class), the names
+ * compared as strings (one name may also come from two translation units). A full table
+ * counts in one catch-all entry per class, so the sites' counts always add up to the class's.
  */
 #define _GNU_SOURCE
 #include "lock.h"
@@ -64,9 +76,10 @@ static void futex_wake(uint32_t *uaddr, int nr)
 	syscall(SYS_futex, uaddr, FUTEX_WAKE_PRIVATE, nr, NULL, NULL, 0);
 }
 
-void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls)
+void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls,
+		  struct lock_site_table *sites)
 {
-	*l = (struct lv_lock){ .backend = (uint8_t)backend, .cls = (uint8_t)cls };
+	*l = (struct lv_lock){ .backend = (uint8_t)backend, .cls = (uint8_t)cls, .sites = sites };
 	if (backend == LV_BACKEND_MUTEX)
 		pthread_mutex_init(&l->mutex, NULL);
 }
@@ -75,6 +88,163 @@ void lv_lock_destroy(struct lv_lock *l)
 {
 	if (l->backend == LV_BACKEND_MUTEX)
 		pthread_mutex_destroy(&l->mutex);
+}
+
+/* ---- contention by call site ("Theory of operation" above) ------------------------------- */
+
+#define LOCK_SITES 512 /* a power of two, several times the library's (site, class) pairs */
+
+enum { SITE_FREE, SITE_CLAIMING, SITE_READY };
+
+/*
+ * struct lock_site - one (name, class) pair. @name and @cls are written once, by the thread
+ * that claims the entry, before its release store of SITE_READY; the counters are atomic.
+ */
+struct lock_site {
+	unsigned int state; /* atomic: SITE_FREE, SITE_CLAIMING, SITE_READY */
+	unsigned int cls;   /* constant once ready */
+	const char *name;   /* constant once ready */
+	uint64_t contended, wait_total, wait_max; /* atomic */
+};
+
+struct lock_site_table {
+	struct lock_site site[LOCK_SITES];
+	struct lock_site other[LV_NR_LOCK_CLASSES]; /* a full table's overflow: "(other)" */
+};
+
+struct lock_site_table *lock_sites_create(void)
+{
+	struct lock_site_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
+		t->other[cls] = (struct lock_site){ SITE_READY, (unsigned int)cls, "(other)", 0, 0, 0 };
+	return t;
+}
+
+void lock_sites_destroy(struct lock_site_table *t)
+{
+	free(t);
+}
+
+static struct lock_site *lock_site_find(struct lock_site_table *t, const char *name,
+					unsigned int cls)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)name ^ cls) * 0x9e3779b97f4a7c15ull;
+	unsigned int i = (unsigned int)(h >> 40);
+
+	for (unsigned int probe = 0; probe < LOCK_SITES; probe++, i++) {
+		struct lock_site *e = &t->site[i % LOCK_SITES];
+		unsigned int state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+
+		if (state == SITE_FREE) {
+			if (!__atomic_compare_exchange_n(&e->state, &state, SITE_CLAIMING, false,
+							 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+				continue; /* taken meanwhile, maybe by us under another thread */
+			e->name = name;
+			e->cls = cls;
+			__atomic_store_n(&e->state, SITE_READY, __ATOMIC_RELEASE);
+			return e;
+		}
+		if (state == SITE_READY && e->name == name && e->cls == cls)
+			return e;
+	}
+	return &t->other[cls];
+}
+
+/* lock_site_record - a wait of @wait ns for a lock of @cls, asked for by @name. */
+static __attribute__((noinline)) void lock_site_record(struct lock_site_table *t, const char *name,
+						       unsigned int cls, uint64_t wait)
+{
+	struct lock_site *e = lock_site_find(t, name ? name : "?", cls);
+	uint64_t max = __atomic_load_n(&e->wait_max, __ATOMIC_RELAXED);
+
+	__atomic_fetch_add(&e->contended, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e->wait_total, wait, __ATOMIC_RELAXED);
+	while (wait > max && !__atomic_compare_exchange_n(&e->wait_max, &max, wait, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static int site_cmp_key(const void *a, const void *b)
+{
+	const struct lv_lock_site_stat *x = a, *y = b;
+	int c = strcmp(x->caller, y->caller);
+
+	return c ? c : (int)x->cls - (int)y->cls;
+}
+
+static int site_cmp_wait(const void *a, const void *b)
+{
+	const struct lv_lock_site_stat *x = a, *y = b;
+
+	if (x->wait_total_ns != y->wait_total_ns)
+		return x->wait_total_ns < y->wait_total_ns ? 1 : -1;
+	if (x->contended != y->contended)
+		return x->contended < y->contended ? 1 : -1;
+	return site_cmp_key(a, b);
+}
+
+static void site_copy(struct lv_lock_site_stat *out, const struct lock_site *e)
+{
+	*out = (struct lv_lock_site_stat){
+		.caller = e->name,
+		.cls = (enum lv_lock_class)e->cls,
+		.contended = __atomic_load_n(&e->contended, __ATOMIC_RELAXED),
+		.wait_total_ns = __atomic_load_n(&e->wait_total, __ATOMIC_RELAXED),
+		.wait_max_ns = __atomic_load_n(&e->wait_max, __ATOMIC_RELAXED),
+	};
+}
+
+size_t lock_sites_read(struct lock_site_table *t, struct lv_lock_site_stat *out, size_t max)
+{
+	struct lv_lock_site_stat *all = malloc((LOCK_SITES + LV_NR_LOCK_CLASSES) * sizeof(*all));
+	size_t n = 0, merged = 0;
+
+	if (!all)
+		return 0;
+	for (unsigned int i = 0; i < LOCK_SITES + LV_NR_LOCK_CLASSES; i++) {
+		const struct lock_site *e = i < LOCK_SITES ? &t->site[i] : &t->other[i - LOCK_SITES];
+
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != SITE_READY ||
+		    !__atomic_load_n(&e->contended, __ATOMIC_RELAXED))
+			continue;
+		site_copy(&all[n++], e);
+	}
+	qsort(all, n, sizeof(*all), site_cmp_key);
+	for (size_t i = 0; i < n; i++) {
+		struct lv_lock_site_stat *last = merged ? &all[merged - 1] : NULL;
+
+		if (last && !site_cmp_key(last, &all[i])) {
+			last->contended += all[i].contended;
+			last->wait_total_ns += all[i].wait_total_ns;
+			if (all[i].wait_max_ns > last->wait_max_ns)
+				last->wait_max_ns = all[i].wait_max_ns;
+		} else {
+			all[merged++] = all[i];
+		}
+	}
+	qsort(all, merged, sizeof(*all), site_cmp_wait);
+	if (out && max)
+		memcpy(out, all, (merged < max ? merged : max) * sizeof(*all));
+	free(all);
+	return merged;
+}
+
+/*
+ * lock_sites_clear - zero every count. Claimed entries stay claimed: a thread may be about to
+ * count in one it found, and an entry given back could be claimed for another site meanwhile.
+ */
+void lock_sites_clear(struct lock_site_table *t)
+{
+	for (unsigned int i = 0; i < LOCK_SITES + LV_NR_LOCK_CLASSES; i++) {
+		struct lock_site *e = i < LOCK_SITES ? &t->site[i] : &t->other[i - LOCK_SITES];
+
+		__atomic_store_n(&e->contended, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->wait_total, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->wait_max, 0, __ATOMIC_RELAXED);
+	}
 }
 
 #ifdef LV_DEBUG
@@ -872,7 +1042,7 @@ static void lock_wait(struct lv_lock *l)
 	}
 }
 
-static void lock_acquire(struct lv_lock *l, unsigned int nested)
+static void lock_acquire(struct lv_lock *l, unsigned int nested, const char *site)
 {
 	watchdog_check_self(l);
 #ifdef LV_DEBUG
@@ -897,6 +1067,8 @@ static void lock_acquire(struct lv_lock *l, unsigned int nested)
 			WRITE_ONCE(l->wait_max, wait);
 		if (wait < l->wait_min || l->wait_min == 0)
 			WRITE_ONCE(l->wait_min, wait ? wait : 1);
+		if (l->sites)
+			lock_site_record(l->sites, site, l->cls, wait);
 	}
 #ifdef LV_DEBUG
 	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
@@ -905,14 +1077,14 @@ static void lock_acquire(struct lv_lock *l, unsigned int nested)
 	watchdog_acquired(l);
 }
 
-void lv_lock_acquire(struct lv_lock *l)
+void lv_lock_acquire_at(struct lv_lock *l, const char *site)
 {
-	lock_acquire(l, 0);
+	lock_acquire(l, 0, site);
 }
 
-void lv_lock_acquire_nested(struct lv_lock *l)
+void lv_lock_acquire_nested_at(struct lv_lock *l, const char *site)
 {
-	lock_acquire(l, 1);
+	lock_acquire(l, 1, site);
 }
 
 /*

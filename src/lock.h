@@ -38,6 +38,8 @@
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
 
+struct lock_site_table;
+
 /*
  * struct lv_lock - a lock and its statistics. Keep it on its own cache line (the users align
  * it): the LKP false-sharing regression of the 5.11 series came from a hot lock sharing a line
@@ -51,6 +53,8 @@ struct lv_lock {
 	};
 	uint8_t backend; /* enum lv_lock_backend: set at init, never changed */
 	uint8_t cls;	 /* enum lv_lock_class: set at init, never changed */
+	/* Set at init, never changed: the machine's call-site table, NULL to record no sites. */
+	struct lock_site_table *sites;
 	/* Statistics: written by the holder only (relaxed stores), read racily. */
 	uint64_t acquired;
 	uint64_t contended;
@@ -83,15 +87,29 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls);
+/*
+ * lv_lock_init - @sites is the machine's call-site table (lock_sites_create()), or NULL: the
+ * lock's contentions are then counted in its statistics only.
+ */
+void lv_lock_init(struct lv_lock *l, enum lv_lock_backend backend, enum lv_lock_class cls,
+		  struct lock_site_table *sites);
 void lv_lock_destroy(struct lv_lock *l);
-void lv_lock_acquire(struct lv_lock *l);
+/*
+ * lv_lock_acquire_at - take @l; a contended acquisition is recorded in the call-site table
+ * under @site, a static string naming the kernel function the caller stands for (perf lock
+ * contention's "caller"). lv_lock_acquire() names the calling function itself; a wrapper that
+ * locks on its callers' behalf takes their name the same way (folio_lruvec_lock() is a macro
+ * around folio_lruvec_lock_at()), so that call sites need not name themselves.
+ */
+void lv_lock_acquire_at(struct lv_lock *l, const char *site);
+#define lv_lock_acquire(l) lv_lock_acquire_at((l), __func__)
 void lv_lock_release(struct lv_lock *l);
 /*
  * lv_lock_acquire_nested - take @l while holding exactly one other lock of its class, the one
  * that orders them (spin_lock_nested): a child's shadow list, then its parent's.
  */
-void lv_lock_acquire_nested(struct lv_lock *l);
+void lv_lock_acquire_nested_at(struct lv_lock *l, const char *site);
+#define lv_lock_acquire_nested(l) lv_lock_acquire_nested_at((l), __func__)
 /* lv_lock_trylock - take @l if it is free; the caller keeps the lock order (checked). */
 bool lv_lock_trylock(struct lv_lock *l);
 /* lv_lock_trylock_inverted - the same against the lock order: never waits, so never deadlocks. */
@@ -111,6 +129,17 @@ static inline bool lv_lock_is_contended(const struct lv_lock *l)
 void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);
 void lv_lock_stat_merge(struct lv_lock_stat *sum, const struct lv_lock_stat *s);
 void lv_lock_stat_clear(struct lv_lock *l);
+
+/*
+ * The call-site table (lock.c, "Contention by call site"): one per machine, fixed size,
+ * lock-free. lock_sites_read() copies every site with a contention into @out (up to @max),
+ * merged by (name, class) and sorted by total wait, most first, and returns how many there
+ * are; lock_sites_clear() zeroes the counts.
+ */
+struct lock_site_table *lock_sites_create(void);
+void lock_sites_destroy(struct lock_site_table *t);
+size_t lock_sites_read(struct lock_site_table *t, struct lv_lock_site_stat *out, size_t max);
+void lock_sites_clear(struct lock_site_table *t);
 
 /*
  * The lock watchdog (lock.c, "Theory of operation"): while armed, every thread records the

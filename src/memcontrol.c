@@ -74,6 +74,9 @@
 #include <string.h>
 #include <unistd.h>
 
+static void memcg_free(struct lv_memcg *memcg);
+static void objcg_put_many(struct obj_cgroup *objcg, long nr);
+
 /* ---- the tree ----------------------------------------------------------------------------- */
 
 static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *parent, const char *name)
@@ -97,11 +100,40 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 	drain_gate_init(m, &memcg->drain);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
 		lruvec_init(&memcg->nodeinfo[nid], m->nodes[nid], memcg);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		struct lruvec *lruvec = &memcg->nodeinfo[nid];
+		struct obj_cgroup *objcg = calloc(1, sizeof(*objcg));
+
+		if (!objcg) {
+			memcg_free(memcg);
+			return NULL;
+		}
+		objcg->memcg = memcg;
+		objcg->refcnt = 1; /* the memcg's, dropped when it is freed */
+		objcg->nid = nid;
+		list_add(&objcg->list, &lruvec->objcg_list);
+		lruvec->objcg = objcg;
+	}
 	return memcg;
 }
 
-static void memcg_free(struct lv_memcg *memcg)
+/*
+ * memcg_free - free @memcg's memory; its own obj_cgroups only if @objcgs (the whole machine is
+ * going: then every obj_cgroup still listed anywhere is freed with the lruvec listing it).
+ */
+static void memcg_free_objcgs(struct lv_memcg *memcg, bool objcgs)
 {
+	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++) {
+		struct lruvec *lruvec = &memcg->nodeinfo[nid];
+
+		while (objcgs && !list_empty(&lruvec->objcg_list)) {
+			struct obj_cgroup *objcg =
+				list_first_entry(&lruvec->objcg_list, struct obj_cgroup, list);
+
+			list_del(&objcg->list);
+			free(objcg);
+		}
+	}
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++) {
 		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
 		lv_lock_destroy(&memcg->nodeinfo[nid].shadow_lock);
@@ -109,6 +141,11 @@ static void memcg_free(struct lv_memcg *memcg)
 	}
 	lv_lock_destroy(&memcg->drain.mutex);
 	free(memcg);
+}
+
+static void memcg_free(struct lv_memcg *memcg)
+{
+	memcg_free_objcgs(memcg, true);
 }
 
 #ifdef LV_TSAN
@@ -159,7 +196,10 @@ static void memcg_rcu_free(struct rcu_head *head)
 	list_del(&memcg->dying_list);
 	memcg_retire_stats(memcg);
 	lv_lock_release(&m->memcg_mutex);
-	memcg_free(memcg);
+	/* Its obj_cgroups point at an ancestor now, and live on while folios are bound to them. */
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+		objcg_put_many(memcg->nodeinfo[nid].objcg, 1);
+	memcg_free_objcgs(memcg, false);
 	if (parent)
 		css_put(parent);
 	__atomic_fetch_sub(&m->memcgs_freeing, 1, __ATOMIC_RELEASE);
@@ -441,190 +481,245 @@ out:
 
 static void page_counter_uncharge(struct lv_memcg *memcg, struct lv_memcg *stop, long nr);
 
-/* ---- reparenting ----------------------------------------------------------------------------- */
-
-#define REPARENT_BATCH 64  /* folios moved per hold of the two lruvec locks */
-#define REPARENT_TRIES 100 /* passes, a millisecond apart, waiting for folios in transit */
-
-/* reparent_lock - take @child's LRU lock, then @parent's (one lock in the node design). */
-static void reparent_lock(struct lruvec *child, struct lruvec *parent)
-{
-	lv_lock_acquire(child->lru_lock);
-	if (parent->lru_lock != child->lru_lock)
-		lv_lock_acquire_nested(parent->lru_lock);
-}
+/* ---- obj_cgroups ------------------------------------------------------------------------------
+ */
 
 /*
- * reparent_unlock - count @moved pages as moved out of @child and drop both locks.
- * Return: @moved.
+ * objcg_release - the last reference went a grace period ago: take the obj_cgroup off the list
+ * of the lruvec its memcg's node has (looked up, locked and re-checked, since a reparenting
+ * may move it meanwhile), and free it. Nothing points at it any more, and every reader that
+ * found it through a folio before that folio let go has left its read-side section.
  */
-static long reparent_unlock(struct lruvec *child, struct lruvec *parent, long moved)
+static void objcg_release(struct rcu_head *head)
 {
-	if (moved)
-		lruvec_count_event(child, EV_PGMOVED, moved);
+	struct obj_cgroup *objcg = container_of(head, struct obj_cgroup, rcu);
+	struct lv_machine *m;
+	struct lruvec *lruvec;
+
+	rcu_free_begin();
+	rcu_read_lock();
+	for (;;) {
+		struct lv_memcg *memcg = __atomic_load_n(&objcg->memcg, __ATOMIC_ACQUIRE);
+
+		lruvec = &memcg->nodeinfo[objcg->nid];
+		lv_lock_acquire(lruvec->lru_lock);
+		if (__atomic_load_n(&objcg->memcg, __ATOMIC_RELAXED) == memcg)
+			break;
+		lv_lock_release(lruvec->lru_lock);
+	}
+	m = lruvec->memcg->machine;
+	list_del(&objcg->list);
+	lv_lock_release(lruvec->lru_lock);
+	rcu_read_unlock();
+	free(objcg);
+	__atomic_fetch_sub(&m->memcgs_freeing, 1, __ATOMIC_RELEASE);
+	rcu_free_end();
+}
+
+static void objcg_put_many(struct obj_cgroup *objcg, long nr)
+{
+	if (__atomic_sub_fetch(&objcg->refcnt, nr, __ATOMIC_ACQ_REL) == 0) {
+		struct lv_memcg *memcg;
+
+		/* Its memcg (or an ancestor it was re-pointed at) is alive: it lists the objcg. */
+		rcu_read_lock();
+		memcg = __atomic_load_n(&objcg->memcg, __ATOMIC_ACQUIRE);
+		__atomic_fetch_add(&memcg->machine->memcgs_freeing, 1, __ATOMIC_RELAXED);
+		rcu_read_unlock();
+		call_rcu_lv(&objcg->rcu, objcg_release);
+	}
+}
+
+void folio_bind_memcg(struct lv_folio *folio, struct lv_memcg *memcg)
+{
+	struct obj_cgroup *objcg = memcg ? memcg->nodeinfo[folio_nid(folio)].objcg : NULL;
+
+	if (objcg)
+		__atomic_fetch_add(&objcg->refcnt, 1, __ATOMIC_RELAXED);
+	/* Released: the descriptors are read racily (compaction's scanner, under RCU). */
+	__atomic_store_n(&folio->objcg, objcg, __ATOMIC_RELEASE);
+}
+
+void folio_unbind(struct lv_folio *folio)
+{
+	struct obj_cgroup *objcg = folio->objcg;
+
+	WRITE_ONCE(folio->objcg, NULL);
+	if (objcg)
+		objcg_put_many(objcg, 1);
+}
+
+void objcg_uncharge_put(struct obj_cgroup *objcg, long nr_pages, long nr_folios)
+{
+	/* The charge is counted from the memcg the objcg points at now up (removed ones gone). */
+	rcu_read_lock();
+	page_counter_uncharge(__atomic_load_n(&objcg->memcg, __ATOMIC_ACQUIRE), NULL, nr_pages);
+	rcu_read_unlock();
+	objcg_put_many(objcg, nr_folios);
+}
+
+void folio_count_event(struct lv_folio *folio, enum lru_event ev, long nr)
+{
+	rcu_read_lock();
+	lruvec_count_event_atomic(mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat), ev, nr);
+	rcu_read_unlock();
+}
+
+struct lv_memcg *get_mem_cgroup_from_folio(struct lv_folio *folio)
+{
+	struct lv_memcg *memcg;
+
+	rcu_read_lock();
+	do {
+		memcg = folio_memcg(folio);
+		/* Failing only while a removal re-points it: the next read finds the parent. */
+	} while (memcg && !css_tryget(memcg));
+	rcu_read_unlock();
+	return memcg;
+}
+
+void folio_mlock_count(struct lv_folio *folio, long nr)
+{
+	struct obj_cgroup *objcg = folio_objcg(folio);
+
+	if (objcg)
+		__atomic_fetch_add(&objcg->nr_mlock, nr, __ATOMIC_RELAXED);
+	else
+		lruvec_count_event_atomic(&folio->pgdat->__lruvec, EV_NR_MLOCK, nr);
+}
+
+void folio_isolated_count(struct lv_folio *folio, long nr)
+{
+	struct obj_cgroup *objcg = folio_objcg(folio);
+
+	__atomic_fetch_add(objcg ? &objcg->nr_isolated : &folio->pgdat->__lruvec.nr_isolated, nr,
+			   __ATOMIC_RELAXED);
+}
+
+/* lruvec_objcg_sum - the sum of a count over the obj_cgroups listed on @lruvec. */
+static long lruvec_objcg_sum(struct lruvec *lruvec, size_t offset, long own)
+{
+	struct list_head *pos;
+	long sum = 0;
+
+	if (!lruvec->memcg)
+		return own;
+	lv_lock_acquire(lruvec->lru_lock);
+	list_for_each (pos, &lruvec->objcg_list)
+		sum += __atomic_load_n(
+			(long *)((char *)list_entry(pos, struct obj_cgroup, list) + offset),
+			__ATOMIC_RELAXED);
+	lv_lock_release(lruvec->lru_lock);
+	return sum;
+}
+
+long lruvec_nr_mlock(struct lruvec *lruvec)
+{
+	return lruvec_objcg_sum(lruvec, offsetof(struct obj_cgroup, nr_mlock),
+				(long)lruvec_event(lruvec, EV_NR_MLOCK));
+}
+
+long lruvec_nr_isolated(struct lruvec *lruvec)
+{
+	return lruvec_objcg_sum(lruvec, offsetof(struct obj_cgroup, nr_isolated),
+				__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED));
+}
+
+struct lruvec *lruvec_live_lock(struct lruvec *lruvec)
+{
+	struct lv_memcg *memcg = lruvec->memcg;
+
+	rcu_read_lock();
+	/* Dying is set before the first node is reparented: never a removed memcg's lists. */
+	while (memcg && memcg->parent && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
+		memcg = memcg->parent;
+	lruvec = mem_cgroup_lruvec(memcg, lruvec->pgdat);
+	lv_lock_acquire(lruvec->lru_lock);
+	rcu_read_unlock();
+	return lruvec;
+}
+
+/* ---- reparenting ----------------------------------------------------------------------------- */
+
+/* reparent_lock - take @child's LRU lock, then @parent's (one lock in the node design). */
+static void reparent_lock_at(struct lruvec *child, struct lruvec *parent, const char *site)
+{
+	lv_lock_acquire_at(child->lru_lock, site);
+	if (parent->lru_lock != child->lru_lock)
+		lv_lock_acquire_nested_at(parent->lru_lock, site);
+}
+#define reparent_lock(child, parent) reparent_lock_at((child), (parent), __func__)
+
+static void reparent_unlock(struct lruvec *child, struct lruvec *parent)
+{
 	if (parent->lru_lock != child->lru_lock)
 		lv_lock_release(parent->lru_lock);
 	lv_lock_release(child->lru_lock);
-	return moved;
 }
 
-/*
- * reparent_folio - move @folio, counted on @child (linked, or unevictable), to the tail of the
- * same list of @parent, rebinding it under the old lruvec's lock as every binding change is.
- * Return: its pages.
- */
-static long reparent_folio(struct lruvec *child, struct lruvec *parent, struct lv_folio *folio)
-{
-	lockdep_assert_held(child->lru_lock);
-	lockdep_assert_held(parent->lru_lock);
-	lruvec_del_folio(child, folio);
-	__atomic_store_n(&folio->memcg, parent->memcg, __ATOMIC_RELEASE);
-	lruvec_add_folio_tail(parent, folio);
-	/* PG_mlocked changes only under the folio's lruvec lock, which we hold: exact. */
-	if (folio_test_mlocked(folio)) {
-		mlock_count_nr(child, -folio_nr_pages(folio));
-		mlock_count_nr(parent, folio_nr_pages(folio));
-	}
-	return folio_nr_pages(folio);
-}
+#ifdef LV_DEBUG
+void (*reparent_node_hook)(struct lv_memcg *memcg, unsigned int nid);
+#endif
 
 /*
- * lruvec_reparent_batch - move up to REPARENT_BATCH folios from @child's lists to the tails
- * of @parent's, rebinding each: a removed tenant's folios are the oldest of the parent's, so
- * its reclaim takes them first, and their order among themselves is kept (newest moved first,
- * each behind the last). Like the kernel's reparenting, this takes no pin and no reference:
- * every folio linked on the child's lists moves, including one whose pin another thread holds
- * (a batch or an isolator waiting for the child's lock) and one being freed. Each of those
- * locks the folio's lruvec next, and the re-check of folio_lruvec_lock() sends it to the
- * parent's; its flags, which select the list, change only under that lock. Folios that are
- * not linked (isolated, queued for lru_add) keep their binding, so an isolator's is stable;
- * unevictable folios are counted but not linked (lruvec_reparent_unevictable()).
- * Return: pages moved; their charge is now counted from the parent up.
+ * lruvec_reparent - hand @child's lruvec of one node to @parent, as the 7.1 kernel does: under
+ * both LRU locks of that node, re-point every obj_cgroup listed on @child at the parent and
+ * move them to the parent's list, then splice each of the child's LRU lists onto the tail of
+ * the parent's (a removed tenant's folios become the parent's oldest, in their order) and add
+ * the sizes, the unevictable count included. No folio is touched: every folio charged through
+ * those obj_cgroups, linked, queued in a batch, isolated or in flight, belongs to the parent
+ * from this moment. A thread that read the child from a folio before and waits for the child's
+ * lock fails its re-check afterwards and retries; one holding the parent's lock already
+ * cannot be affected, since we take it too. Holding both locks is what makes the re-check
+ * exact: while any lruvec lock a re-check saw is held, folio_memcg() cannot change.
+ * Return: the pages moved off @child's lists.
  * Context: @child's memcg is dying; no LRU lock held; takes @child's lock, then @parent's.
  */
-static long lruvec_reparent_batch(struct lruvec *child, struct lruvec *parent)
+static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 {
-	unsigned int nr_moved = 0;
+	struct list_head *pos;
 	long moved = 0;
 
 	reparent_lock(child, parent);
-	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE; lru++) {
-		struct list_head *list = &child->lists[lru];
+	list_for_each (pos, &child->objcg_list)
+		__atomic_store_n(&list_entry(pos, struct obj_cgroup, list)->memcg, parent->memcg,
+				 __ATOMIC_RELEASE);
+	list_splice_tail_init(&child->objcg_list, &parent->objcg_list);
+	/* The child's recent scan costs are the parent's now, as its folios are. */
+	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
+	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
+	for (enum lru_list lru = 0; lru < NR_LRU_LISTS; lru++) {
+		long nr = (long)child->lru_size[lru];
 
-		for (; !list_empty(list) && nr_moved < REPARENT_BATCH; nr_moved++)
-			moved += reparent_folio(child, parent,
-						list_first_entry(list, struct lv_folio, lru));
+		if (lru != LRU_UNEVICTABLE)
+			list_splice_tail_init(&child->lists[lru], &parent->lists[lru]);
+		update_lru_size(child, lru, -nr);
+		update_lru_size(parent, lru, nr);
+		moved += nr;
 	}
-	return reparent_unlock(child, parent, moved);
-}
-
-/*
- * unevictable_of - whether @folio is an unevictable folio on the LRU bound to @memcg: the
- * binding, then PG_lru (set only under the lruvec lock once the folio is counted; cleared by
- * a pin owner, who then takes that lock) with PG_unevictable. The binding is read first, with
- * acquire: a charge mover rebinds (release) only after it cleared PG_lru, so a folio seen
- * bound to @memcg with PG_lru set was counted under @memcg's lock. Racy in general; exact for
- * a caller that holds a reference (the descriptor cannot be freed and reused between the two
- * loads) and @memcg's lruvec lock (nobody else can bind a folio to @memcg and count it).
- */
-static bool unevictable_of(struct lv_folio *folio, struct lv_memcg *memcg)
-{
-	const unsigned long want = (1ul << PG_head) | (1ul << PG_lru) | (1ul << PG_unevictable);
-
-	return __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE) == memcg &&
-	       (__atomic_load_n(&folio->flags, __ATOMIC_ACQUIRE) & want) == want;
-}
-
-#ifdef LV_DEBUG
-void (*reparent_walk_hook)(struct lv_folio *candidate);
-#endif
-
-/*
- * lruvec_reparent_unevictable - move the unevictable folios counted on @child to @parent.
- * They are counted but on no list (mlocked folios, as in the kernel since 6.1), so the node's
- * descriptors are walked: a batch of candidates read racily and referenced (try-get, so that
- * none is freed and reused before we look again), then each confirmed and moved under the two
- * locks, and the references dropped after the unlock (they make a concurrent eviction's
- * freeze fail and retry, as any speculative reference does). A pin owner that clears PG_lru
- * after our check follows the folio to @parent through its re-check, as for linked folios;
- * one that cleared it before keeps the folio, which the caller then waits for. The kernel
- * needs no walk (its folios point to an obj_cgroup, which reparenting rebinds at once); the
- * walk reads descriptors until its candidates cover @child's count (at worst every descriptor
- * of the node: about 1 ms for 2 GiB), and runs only while @child counts such folios.
- * Return: pages moved. Context: as lruvec_reparent_batch().
- */
-static long lruvec_reparent_unevictable(struct lruvec *child, struct lruvec *parent)
-{
-	struct pglist_data *pgdat = child->pgdat;
-	unsigned long pfn = 0;
-	long moved = 0;
-
-	/* Scan until the candidates cover what is counted (read racily: the loop looks again). */
-	for (unsigned long want;
-	     pfn < pgdat->nr_pages && (want = READ_ONCE(child->lru_size[LRU_UNEVICTABLE]));) {
-		struct lv_folio *batch[REPARENT_BATCH];
-		unsigned long found = 0;
-		unsigned int n = 0;
-		long batch_moved = 0;
-
-		for (; pfn < pgdat->nr_pages && n < REPARENT_BATCH && found < want; pfn++)
-			if (unevictable_of(&pgdat->memmap[pfn], child->memcg) &&
-			    folio_try_get(&pgdat->memmap[pfn])) {
-				batch[n++] = &pgdat->memmap[pfn];
-				found += (unsigned long)folio_nr_pages(batch[n - 1]);
-			}
-		if (!n)
-			continue;
-#ifdef LV_DEBUG
-		if (reparent_walk_hook) /* tests: what others do between the walk and the lock */
-			reparent_walk_hook(batch[0]);
-#endif
-		reparent_lock(child, parent);
-		for (unsigned int i = 0; i < n; i++)
-			if (unevictable_of(batch[i], child->memcg))
-				batch_moved += reparent_folio(child, parent, batch[i]);
-		moved += reparent_unlock(child, parent, batch_moved);
-		folios_put_refs(batch, n);
-	}
+	if (moved)
+		lruvec_count_event(child, EV_PGMOVED, moved);
+	reparent_unlock(child, parent);
 	return moved;
 }
 
 /*
- * memcg_reparent_folios - move every LRU folio charged to @memcg, and its charge, to the
- * parent. Each pass first flushes @memcg's folios from every CPU's batches (and only its own:
- * the other tenants' stay queued), so that folios queued for the LRU are on a list and moves
- * queued for its folios are applied on its own lists, then moves what is linked. A folio in
- * transit (charged before the memcg was marked dying, or isolated by reclaim or a migration)
- * may be queued at any time, by a thread that then never adds to that batch again: between
- * passes we sleep a millisecond.
- * Return: 0 when nothing is charged to @memcg any more; -EBUSY if something still is after
- * REPARENT_TRIES passes (a folio held off the LRU: isolated or allocated and never added by
- * the caller).
- * Context: @memcg is dying (nothing new is charged to it); no library lock held; may block.
+ * memcg_reparent_folios - move everything charged to @memcg to the parent, one node at a time,
+ * never holding two nodes' locks (the per-node obj_cgroups make that possible). Nothing is
+ * waited for: folios in transit follow their obj_cgroup. The charge needs no move either: the
+ * parent's counters already count it, and the child's are dead with it.
+ * Context: @memcg is dying (nothing new is charged to it); no library lock held.
  */
-static int memcg_reparent_folios(struct lv_memcg *memcg)
+static void memcg_reparent_folios(struct lv_memcg *memcg)
 {
 	struct lv_machine *m = memcg->machine;
 
-	for (int pass = 0;; pass++) {
-		lru_add_drain_scope(m, memcg, -1); /* cheap when the batches are empty */
-		for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
-			struct lruvec *lruvec = &memcg->nodeinfo[nid];
-			struct lruvec *parent = &memcg->parent->nodeinfo[nid];
-			long moved;
-
-			while ((moved = lruvec_reparent_batch(lruvec, parent)))
-				page_counter_uncharge(memcg, memcg->parent, moved);
-			if (READ_ONCE(lruvec->lru_size[LRU_UNEVICTABLE]))
-				page_counter_uncharge(memcg, memcg->parent,
-						      lruvec_reparent_unevictable(lruvec, parent));
-		}
-		if (!__atomic_load_n(&memcg->usage, __ATOMIC_SEQ_CST))
-			return 0;
-		if (pass == REPARENT_TRIES)
-			return -EBUSY;
-		if (pass)
-			usleep(1000);
+	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
+		lruvec_reparent(&memcg->nodeinfo[nid], &memcg->parent->nodeinfo[nid]);
+#ifdef LV_DEBUG
+		if (reparent_node_hook) /* tests: what others do between two nodes */
+			reparent_node_hook(memcg, nid);
+#endif
 	}
 }
 
@@ -665,21 +760,23 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	rcu_read_unlock();
 	if (err)
 		return err;
-	/* Dying refuses new children and address spaces too: the checks above still hold. */
-	err = memcg_reparent_folios(memcg);
+	/*
+	 * Dying refuses new children and address spaces too: the checks above still hold. Its
+	 * queued requests are applied on its own lists first (only its: the other tenants' stay
+	 * queued), so that what the removal returns to sees them done; correctness does not need
+	 * it, since a queued folio follows its obj_cgroup to the parent.
+	 */
+	lru_add_drain_scope(m, memcg, -1);
+	memcg_reparent_folios(memcg);
 	lru_note_cost_reparent(memcg); /* after dying: costs noted here go to the parent */
+	__atomic_store_n(&memcg->offline, 1, __ATOMIC_RELEASE);
 #ifdef LV_DEBUG
 	if (memcg_remove_hook) /* tests: what other threads do until the removal commits */
-		memcg_remove_hook(memcg, err);
+		memcg_remove_hook(memcg, 0);
 #endif
 	lv_lock_acquire(&m->memcg_mutex);
-	/* Nothing is charged, so nothing is bound to us, so nothing is linked on our lists. */
-	VM_BUG_ON_M(m, !err && memcg_has_folios(memcg));
-	if (err) {
-		__atomic_store_n(&memcg->dying, 0, __ATOMIC_SEQ_CST);
-		lv_lock_release(&m->memcg_mutex);
-		return err;
-	}
+	/* Every obj_cgroup and every list moved: nothing can be linked here again. */
+	VM_BUG_ON_M(m, memcg_has_folios(memcg));
 	list_del_rcu(&memcg->sibling);
 	/* Before the id goes: a swap record then never names an unpublished id for long. */
 	swap_reparent(m, memcg, memcg->parent);
@@ -750,7 +847,9 @@ size_t lv_memcg_usage(const struct lv_memcg *memcg)
 	rcu_read_lock();
 	memcg_handle_hook_call(memcg);
 	if (memcg->parent) {
-		used = (size_t)__atomic_load_n(&memcg->usage, __ATOMIC_RELAXED);
+		/* Reparented, its own counter is dead: what it counted belongs to the parent. */
+		if (!__atomic_load_n(&memcg->offline, __ATOMIC_ACQUIRE))
+			used = (size_t)__atomic_load_n(&memcg->usage, __ATOMIC_RELAXED);
 	} else {
 		/* The root is not counted: everything allocated is charged to it or below. */
 		m = memcg->machine;
@@ -972,7 +1071,7 @@ struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgd
  */
 struct lruvec *folio_lruvec(struct lv_folio *folio)
 {
-	return mem_cgroup_lruvec(rcu_dereference_lv(folio->memcg), folio->pgdat);
+	return mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat);
 }
 
 #ifdef LV_DEBUG
@@ -1017,14 +1116,14 @@ static void lruvec_memcg_debug(struct lruvec *lruvec, struct lv_folio *folio)
  * whose binding never changes: v1's lookup is then the real one (docs/design.md, decision 78).
  * Context: as folio_lruvec_lock().
  */
-static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio)
+static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio, const char *site)
 {
 	struct lruvec *lruvec;
 
 	rcu_read_lock();
 	lruvec = folio_lruvec(folio);
 	folio_lruvec_lock_hook_call(folio);
-	lv_lock_acquire(lruvec->lru_lock);
+	lv_lock_acquire_at(lruvec->lru_lock, site);
 	lruvec_memcg_debug(lruvec, folio);
 	rcu_read_unlock();
 	return lruvec;
@@ -1036,19 +1135,19 @@ static struct lruvec *folio_lruvec_lock_v1(struct lv_folio *folio)
  * Context: the caller holds a reference, the pin, or is freeing the folio (refcount zero);
  * holds no LRU lock. Enters an RCU read-side section for the lookup.
  */
-struct lruvec *folio_lruvec_lock(struct lv_folio *folio)
+struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site)
 {
 	unsigned int retries = 0;
 	struct lruvec *lruvec;
 
 	/* The machine's protocol is constant: one branch, always predicted the same way. */
 	if (unlikely(folio_machine(folio)->cfg.protocol == LV_PROTOCOL_V1))
-		return folio_lruvec_lock_v1(folio);
+		return folio_lruvec_lock_v1(folio, site);
 	rcu_read_lock();
 	for (;;) {
 		lruvec = folio_lruvec(folio);
 		folio_lruvec_lock_hook_call(folio);
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, site);
 		if (likely(folio_matches_lruvec(folio, lruvec)))
 			break;
 		/* A charge move or reparenting rebound the folio between our lookup and lock. */
@@ -1073,7 +1172,8 @@ void lruvec_unlock(struct lruvec *lruvec)
  * the binding of any folio whose current lruvec uses it, so the lookup is exact.
  * Return: @folio's lruvec, whose lock is held.
  */
-struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked)
+struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
+				      const char *site)
 {
 	if (locked) {
 		struct lruvec *lruvec;
@@ -1093,12 +1193,12 @@ struct lruvec *folio_lruvec_relock(struct lv_folio *folio, struct lruvec *locked
 			return lruvec;
 		lruvec_unlock(locked);
 	}
-	return folio_lruvec_lock(folio);
+	return folio_lruvec_lock_at(folio, site);
 }
 
 struct lv_memcg *lv_folio_memcg(const struct lv_folio *folio)
 {
-	return __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE);
+	return folio_memcg(folio);
 }
 
 /* ---- charge moving -------------------------------------------------------------------------- */
@@ -1131,10 +1231,13 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 {
 	struct lv_machine *m = folio_machine(folio);
 	struct lv_memcg *from, *common;
+	struct obj_cgroup *old, *new;
 	struct lruvec *lruvec;
 	long nr = folio_nr_pages(folio);
 	int err;
 
+	if (!m->cfg.charge_moving)
+		return -EOPNOTSUPP; /* charge moving is gone since Linux 6.13 */
 	if (mem_cgroup_disabled(m) || !to)
 		return -EINVAL;
 	/*
@@ -1177,26 +1280,32 @@ int lv_folio_move_memcg(struct lv_folio *folio, struct lv_memcg *to)
 		mem_cgroup_uncharge_upto(to, common, nr);
 		goto out;
 	}
-	if (folio->memcg != from) {
-		/* Another move won the race before our pin: its result stands. */
+	/*
+	 * Rebind under the old lruvec's lock: a thread holding that lock and seeing the old
+	 * binding keeps seeing it until it unlocks; one that locks after us sees the new binding
+	 * and retries. The lock also keeps a removal from re-pointing the folio's obj_cgroup
+	 * meanwhile: if one did before (or another move won the race before our pin), the
+	 * binding is no longer @from's and that result stands.
+	 */
+	lruvec = folio_lruvec_lock_at(folio, "mem_cgroup_move_account");
+	if (lruvec->memcg != from) {
+		lruvec_unlock(lruvec);
 		mem_cgroup_uncharge_upto(to, common, nr);
 		folio_putback_lru(folio);
 		goto out;
 	}
-	/*
-	 * Rebind under the old lruvec's lock: a thread holding that lock and seeing the old
-	 * binding keeps seeing it until it unlocks; one that locks after us sees the new binding
-	 * and retries. Our charge on @from keeps it alive until the uncharge below.
-	 */
-	lruvec = folio_lruvec_lock(folio);
-	__atomic_store_n(&folio->memcg, to, __ATOMIC_RELEASE);
-	lruvec_count_event(lruvec, EV_PGMOVED, nr);
-	/* NR_MLOCK follows the folio; PG_mlocked changes only under the lock we hold. */
+	old = folio->objcg;
+	new = to->nodeinfo[folio_nid(folio)].objcg;
+	__atomic_fetch_add(&new->refcnt, 1, __ATOMIC_RELAXED);
+	/* The counts the folio carries go with it; PG_mlocked changes only under our lock. */
 	if (folio_test_mlocked(folio)) {
-		mlock_count_nr(lruvec, -nr);
-		mlock_count_nr(mem_cgroup_lruvec(to, folio->pgdat), nr);
+		__atomic_fetch_sub(&old->nr_mlock, nr, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&new->nr_mlock, nr, __ATOMIC_RELAXED);
 	}
+	__atomic_store_n(&folio->objcg, new, __ATOMIC_RELEASE);
+	lruvec_count_event(lruvec, EV_PGMOVED, nr);
 	lruvec_unlock(lruvec);
+	objcg_put_many(old, 1);
 	mem_cgroup_uncharge_upto(from, common, nr);
 	folio_putback_lru(folio);
 	err = 0;

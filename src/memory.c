@@ -357,7 +357,7 @@ struct lv_mm *lv_mm_create(struct lv_machine *m, struct lv_memcg *memcg, int nid
 	mm->mmap_next = MMAP_BASE;
 	INIT_LIST_HEAD(&mm->vmas);
 	list_add(&mm->heap->list, &mm->vmas);
-	lv_lock_init(&mm->page_table_lock, m->cfg.lock_backend, LV_LOCK_CLASS_MM);
+	lv_lock_init(&mm->page_table_lock, m->cfg.lock_backend, LV_LOCK_CLASS_MM, m->lock_sites);
 	/* Like a task in a cgroup: the memcg cannot be removed while we belong to it. */
 	lv_lock_acquire(&m->memcg_mutex);
 	if (memcg && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
@@ -1156,7 +1156,8 @@ struct lv_mm *mm_lock_folio(struct lv_folio *folio, struct lv_folio ***ptep)
 	*ptep = NULL;
 	if (!mm)
 		return NULL;
-	lv_lock_acquire(&mm->page_table_lock);
+	/* The rmap walk's PTE lock: the kernel's page_vma_mapped_walk() takes it. */
+	lv_lock_acquire_at(&mm->page_table_lock, "page_vma_mapped_walk");
 	if (folio_anon_mm(folio) == mm) {
 		if (folio_test_large(folio))
 			return mm;
@@ -1262,7 +1263,6 @@ int anon_folio_replace(struct lv_folio *old, struct lv_folio *new, int expected)
 	} else {
 		folio_copy_data(new, old);
 		folio_migrate_copy(new, old);
-		mlock_migrate_folio(new, old);
 		/* The entries' references. */
 		__atomic_fetch_add(&new->_refcount, (int)mapped, __ATOMIC_RELAXED);
 		if (pte) {

@@ -74,17 +74,23 @@ void folio_migrate_copy(struct lv_folio *new, struct lv_folio *old)
 	WRITE_ONCE(new->mapping, old->mapping);
 	WRITE_ONCE(old->mapping, NULL);
 	/* @new was bound to old's memcg at allocation; the charge is now @new's alone. */
-	WRITE_ONCE(old->memcg, NULL);
+	mlock_migrate_folio(new, old);
+	folio_unbind(old);
 }
 
 /* folio_alloc_migration_target - a folio on node @nid bound to @old's memcg, not charged. */
 static struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int nid)
 {
 	struct lv_machine *m = folio_machine(old);
+	struct lv_memcg *memcg = get_mem_cgroup_from_folio(old); /* the allocation may block */
+	struct lv_folio *new;
 
 	/* A large folio never reclaims for a block: without compaction it would evict in vain. */
-	return folio_alloc_charged(m->nodes[nid], folio_order(old), old->memcg,
-				   folio_order(old) ? FOLIO_ALLOC_NORETRY : 0);
+	new = folio_alloc_charged(m->nodes[nid], folio_order(old), memcg,
+				  folio_order(old) ? FOLIO_ALLOC_NORETRY : 0);
+	if (memcg)
+		css_put(memcg);
+	return new;
 }
 
 /*
@@ -94,9 +100,7 @@ static struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int n
  */
 static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
 {
-	struct lv_memcg *memcg = __atomic_load_n(&folio->memcg, __ATOMIC_RELAXED);
-
-	lruvec_count_event_atomic(mem_cgroup_lruvec(memcg, folio->pgdat), ev, nr);
+	folio_count_event(folio, ev, nr);
 }
 
 /**
@@ -187,7 +191,7 @@ static int migrate_split_to(struct lv_folio *folio, int nid)
 			continue;
 		}
 		if (new) {
-			WRITE_ONCE(new->memcg, NULL); /* never published, holds no charge */
+			folio_unbind(new); /* never published, holds no charge */
 			lv_folio_put(new);
 		} else {
 			count_migrate(page, EV_PGMIGRATE_FAIL, 1);
@@ -232,7 +236,7 @@ int migrate_folio_to(struct lv_folio *folio, int nid)
 	/* The owner's references, the caller's and the isolation's. */
 	if (migrate_folio_into(folio, new, folio_owner_refs(folio) + 2)) {
 		/* Never published: drop it without touching the charge it does not hold. */
-		WRITE_ONCE(new->memcg, NULL);
+		folio_unbind(new);
 		lv_folio_put(new);
 		err = -EBUSY;
 		goto fail_putback;

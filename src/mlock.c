@@ -59,37 +59,21 @@
 /* ---- counts --------------------------------------------------------------------------------- */
 
 /**
- * mlock_count_nr - add @nr (negative: subtract) to @lruvec's NR_MLOCK.
- * Context: the folio's binding to @lruvec is stable: @lruvec's lock held after a re-check, or
- * the caller owns the folio (see the top).
- */
-void mlock_count_nr(struct lruvec *lruvec, long nr)
-{
-	lruvec_count_event_atomic(lruvec, EV_NR_MLOCK, nr);
-}
-
-/**
- * mlock_migrate_folio - @new took @old's place (and PG_mlocked with its flags): move the
- * NR_MLOCK count along when the two live on different lruvecs (another node). Called right
- * after folio_migrate_copy(), which left @old bound to no memcg.
- * Context: @old is frozen and @new not yet visible: both bindings are stable.
+ * mlock_migrate_folio - @new takes @old's place (and PG_mlocked with its flags): the NR_MLOCK
+ * pages @old carries move to @new's obj_cgroup (another node's). Called by folio_migrate_copy()
+ * while @old is still bound.
+ * Context: @old is frozen and @new not yet visible: both bindings are theirs alone.
  */
 void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old)
 {
-	/* The copy has the original's memcg; the original's binding went with its charge. */
-	struct lv_memcg *memcg = __atomic_load_n(&new->memcg, __ATOMIC_RELAXED);
-	struct lruvec *from = mem_cgroup_lruvec(memcg, old->pgdat);
-	struct lruvec *to = mem_cgroup_lruvec(memcg, new->pgdat);
 	long nr = folio_nr_pages(old);
 
 	if (!folio_test_mlocked(old))
 		return;
 	if (!folio_test_mlocked(new))
 		folio_set_mlocked(new);
-	if (from == to)
-		return;
-	mlock_count_nr(from, -nr);
-	mlock_count_nr(to, nr);
+	folio_mlock_count(old, -nr);
+	folio_mlock_count(new, nr);
 }
 
 /* ---- the batch's operations (slot lock held; the lruvec lock taken by relock) -----------------
@@ -106,7 +90,7 @@ static struct lruvec *__mlock_folio(struct lv_folio *folio, struct lruvec *lruve
 	/* Off the LRU: its pin owner's way back culls it (PG_mlocked is set). */
 	if (!folio_test_clear_lru(folio))
 		return lruvec;
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	if (folio_evictable(folio)) {
 		/* A munlock drained before us: undo our cull if it was done. */
 		if (folio_test_unevictable(folio)) {
@@ -134,7 +118,7 @@ static struct lruvec *__mlock_folio(struct lv_folio *folio, struct lruvec *lruve
 static struct lruvec *__mlock_new_folio(struct lv_folio *folio, struct lruvec *lruvec)
 {
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	folio_clear_unevictable(folio);
 	folio->mlock_count = 0;
 	/* A munlock (an unmap) may have drained first: then it is an ordinary add. */
@@ -159,7 +143,7 @@ static struct lruvec *__munlock_folio(struct lv_folio *folio, struct lruvec *lru
 	bool isolated = folio_test_clear_lru(folio);
 	long nr = folio_nr_pages(folio);
 
-	lruvec = folio_lruvec_relock(folio, lruvec);
+	lruvec = folio_lruvec_relock_at(folio, lruvec, "mlock_folio_batch");
 	if (folio_test_unevictable(folio)) {
 		if (folio->mlock_count)
 			folio->mlock_count--;
@@ -168,7 +152,7 @@ static struct lruvec *__munlock_folio(struct lv_folio *folio, struct lruvec *lru
 	}
 	if (!folio_test_clear_mlocked(folio))
 		goto out;
-	mlock_count_nr(lruvec, -nr);
+	folio_mlock_count(folio, -nr);
 	lruvec_count_event_atomic(
 		lruvec, isolated ? EV_UNEVICTABLE_PGS_MUNLOCKED : EV_UNEVICTABLE_PGS_STRANDED, nr);
 	/* folio_evictable() has to be checked after clearing PG_mlocked. */
@@ -249,7 +233,7 @@ void mlock_folio(struct lv_folio *folio)
 	struct lruvec *lruvec = folio_lruvec_lock(folio);
 
 	if (!folio_test_set_mlocked(folio)) {
-		mlock_count_nr(lruvec, folio_nr_pages(folio));
+		folio_mlock_count(folio, folio_nr_pages(folio));
 		lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED,
 					  folio_nr_pages(folio));
 	}
@@ -265,14 +249,13 @@ void mlock_folio(struct lv_folio *folio)
  */
 void mlock_new_folio(struct lv_folio *folio)
 {
-	struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
 	long nr = folio_nr_pages(folio);
 
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
 	folio_set(folio, PG_lru_claimed);
 	if (!folio_test_set_mlocked(folio)) {
-		mlock_count_nr(lruvec, nr);
-		lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED, nr);
+		folio_mlock_count(folio, nr);
+		folio_count_event(folio, EV_UNEVICTABLE_PGS_MLOCKED, nr);
 	}
 	mlock_batch_add(folio, MLOCK_NEW);
 }

@@ -89,6 +89,7 @@ static void machine_free(struct lv_machine *m)
 		pthread_cond_destroy(&m->fill_wait[i].cond);
 	}
 	free(m->nodes);
+	lock_sites_destroy(m->lock_sites);
 	free(m);
 }
 
@@ -118,7 +119,12 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 	if (m->nr_slots == 0)
 		m->nr_slots = 1;
 	m->cfg.nr_cpu_slots = m->nr_slots;
-	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG);
+	/* Before the first lock: every lock keeps the table's address from its init. */
+	if (!cfg->no_lock_sites && !(m->lock_sites = lock_sites_create())) {
+		free(m);
+		goto nomem;
+	}
+	lv_lock_init(&m->memcg_mutex, cfg->lock_backend, LV_LOCK_CLASS_MEMCG, m->lock_sites);
 	drain_gate_init(m, &m->drain);
 	drain_gate_init(m, &m->drop_drain);
 	INIT_LIST_HEAD(&m->files);

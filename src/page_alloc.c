@@ -122,13 +122,13 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 	 * frame from the buddy allocator.
 	 */
 	if (!lv_lock_trylock(&pcp->lock)) {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue");
 		f = __rmqueue(pgdat, 0);
 		lv_lock_release(&pgdat->zone.lock);
 		return f;
 	}
 	if (list_empty(&pcp->list)) {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
 		for (int i = 0; i < PCP_BATCH; i++) {
 			struct lv_folio *p = __rmqueue(pgdat, 0);
 
@@ -153,7 +153,7 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 static void free_pcp_pages(struct pglist_data *pgdat, struct per_cpu_pages *pcp, int nr)
 {
 	lockdep_assert_held(&pcp->lock);
-	lv_lock_acquire(&pgdat->zone.lock);
+	lv_lock_acquire_at(&pgdat->zone.lock, "free_pcppages_bulk");
 	while (nr-- > 0 && !list_empty(&pcp->list)) {
 		struct lv_folio *p = list_last_entry(&pcp->list, struct lv_folio, lru);
 
@@ -213,7 +213,7 @@ static struct lv_folio *rmqueue(struct pglist_data *pgdat, unsigned int order)
 	if (order == 0) {
 		f = rmqueue_pcp(pgdat);
 	} else {
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue");
 		f = __rmqueue(pgdat, order);
 		lv_lock_release(&pgdat->zone.lock);
 	}
@@ -266,7 +266,7 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct free_lock
 			/* As in rmqueue_pcp(): a busy list sends the frame to the buddy allocator.
 			 */
 			if (!lv_lock_trylock(&pcp->lock)) {
-				lv_lock_acquire(&pgdat->zone.lock);
+				lv_lock_acquire_at(&pgdat->zone.lock, "free_one_page");
 				set_order(f, 0, 0);
 				__free_one_block(pgdat, folio_pfn(f), 0);
 				lv_lock_release(&pgdat->zone.lock);
@@ -283,7 +283,7 @@ static void free_frames(struct lv_folio *f, unsigned int order, struct free_lock
 	}
 	if (held->zone != &pgdat->zone) {
 		free_locks_release(held);
-		lv_lock_acquire(&pgdat->zone.lock);
+		lv_lock_acquire_at(&pgdat->zone.lock, "free_one_page");
 		held->zone = &pgdat->zone;
 	}
 	set_order(f, 0, 0);
@@ -445,7 +445,7 @@ static void prep_new_folio(struct lv_folio *f, unsigned int order, struct lv_mem
 	f->index = 0;
 	f->lru.next = LIST_POISON1;
 	f->lru.prev = LIST_POISON2;
-	WRITE_ONCE(f->memcg, memcg); /* the unevictable walk reads any descriptor racily */
+	folio_bind_memcg(f, memcg);
 	__atomic_store_n(&f->_refcount, 1, __ATOMIC_RELAXED);
 	set_order(f, order, (1ul << PG_head) | flags);
 }
@@ -521,8 +521,8 @@ struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int ord
 void free_folios(struct lv_folio **folios, unsigned int nr)
 {
 	struct free_locks held = { 0 }; /* one page-list or zone lock hold for a batch */
-	struct lv_memcg *memcg = NULL;
-	long nr_pages = 0;
+	struct obj_cgroup *objcg = NULL;
+	long nr_pages = 0, nr_folios = 0;
 
 	lockdep_assert_no_lru_lock();
 	for (unsigned int i = 0; i < nr; i++) {
@@ -531,22 +531,22 @@ void free_folios(struct lv_folio **folios, unsigned int nr)
 
 		VM_BUG_ON_FOLIO(folio_ref_count(f) != 0 || folio_test_lru(f), f);
 		if (folio_test_clear_isolated(f))
-			__atomic_fetch_sub(&mem_cgroup_lruvec(f->memcg, f->pgdat)->nr_isolated,
-					   folio_nr_pages(f), __ATOMIC_RELAXED);
-		if (f->memcg != memcg) {
-			if (memcg)
-				mem_cgroup_uncharge(memcg, nr_pages);
-			memcg = f->memcg;
-			nr_pages = 0;
+			folio_isolated_count(f, -folio_nr_pages(f));
+		if (f->objcg != objcg) {
+			if (objcg)
+				objcg_uncharge_put(objcg, nr_pages, nr_folios);
+			objcg = f->objcg;
+			nr_pages = nr_folios = 0;
 		}
 		nr_pages += 1l << order;
-		WRITE_ONCE(f->memcg, NULL);
+		nr_folios++;
+		WRITE_ONCE(f->objcg, NULL);
 		f->mapping = NULL;
 		free_frames(f, order, &held);
 	}
 	free_locks_release(&held);
-	if (memcg)
-		mem_cgroup_uncharge(memcg, nr_pages);
+	if (objcg)
+		objcg_uncharge_put(objcg, nr_pages, nr_folios);
 }
 
 /* ---- compaction's free frames -------------------------------------------------------------- */
@@ -684,7 +684,7 @@ void return_migration_target(struct lv_folio *new, struct list_head *lists)
 {
 	unsigned int order = folio_order(new);
 
-	WRITE_ONCE(new->memcg, NULL); /* it holds no charge: its free must not uncharge */
+	folio_unbind(new); /* it holds no charge: its free must not uncharge */
 	if (!folio_ref_freeze(new, 1)) {
 		lv_folio_put(new);
 		return;
@@ -750,10 +750,11 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 		INIT_LIST_HEAD(&lruvec->lists[l]);
 	lruvec->pgdat = pgdat;
 	lruvec->memcg = memcg;
-	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC);
-	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW);
-	lv_lock_init(&lruvec->cost_lock, m->cfg.lock_backend, LV_LOCK_CLASS_COST);
+	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC, m->lock_sites);
+	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW, m->lock_sites);
+	lv_lock_init(&lruvec->cost_lock, m->cfg.lock_backend, LV_LOCK_CLASS_COST, m->lock_sites);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
+	INIT_LIST_HEAD(&lruvec->objcg_list);
 	/*
 	 * The baseline design shares the node's lock; the code paths are otherwise identical, so
 	 * the comparison measures the lock split and nothing else.
@@ -790,8 +791,8 @@ int node_init(struct lv_machine *m, int nid)
 		if (!pgdat->frames)
 			goto fail;
 	}
-	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE);
-	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE);
+	lv_lock_init(&pgdat->zone.lock, m->cfg.lock_backend, LV_LOCK_CLASS_ZONE, m->lock_sites);
+	lv_lock_init(&pgdat->lru_lock, m->cfg.lock_backend, LV_LOCK_CLASS_NODE, m->lock_sites);
 	drain_gate_init(m, &pgdat->drain);
 	lruvec_init(&pgdat->__lruvec, pgdat, NULL);
 	for (int o = 0; o <= LV_MAX_ORDER; o++)
@@ -856,7 +857,7 @@ int pcp_init(struct lv_machine *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		memset(&m->pcp[i], 0, sizeof(m->pcp[i]));
-		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP);
+		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP, m->lock_sites);
 		INIT_LIST_HEAD(&m->pcp[i].list);
 	}
 	return 0;

@@ -227,11 +227,10 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr)
 			folio_clear_lru_flags(folio);
 			/* Under the lock: reparenting moves a counted folio until unlinked. */
 			if (folio_test_clear_mlocked(folio))
-				mlock_count_nr(lruvec, -folio_nr_pages(folio));
+				folio_mlock_count(folio, -folio_nr_pages(folio));
 		} else if (folio_test_clear_mlocked(folio)) {
 			/* Off the LRU and unreferenced: nobody can rebind it. */
-			mlock_count_nr(mem_cgroup_lruvec(folio->memcg, folio->pgdat),
-				       -folio_nr_pages(folio));
+			folio_mlock_count(folio, -folio_nr_pages(folio));
 		}
 		to_free[nr_free++] = folio;
 		if (nr_free == LV_MAX_BATCH) {
@@ -468,7 +467,7 @@ static void lru_add_drain_slot(struct cpu_slot *slot)
 /* drain_slot - lock @slot and flush its batches. Context: no LRU lock held. */
 void drain_slot(struct cpu_slot *slot)
 {
-	lv_lock_acquire(&slot->lock);
+	lv_lock_acquire_at(&slot->lock, "lru_add_drain_cpu");
 	lru_add_drain_slot(slot);
 	lv_lock_release(&slot->lock);
 }
@@ -527,8 +526,7 @@ static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *sco
 		return folio_test(folio, PG_dropped);
 	if (!scope->memcg)
 		return folio_nid(folio) == scope->nid;
-	for (struct lv_memcg *c = __atomic_load_n(&folio->memcg, __ATOMIC_ACQUIRE); c;
-	     c = c->parent)
+	for (struct lv_memcg *c = folio_memcg(folio); c; c = c->parent)
 		if (c == scope->memcg)
 			return true;
 	return false;
@@ -596,7 +594,7 @@ static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
 	if (!scope)
 		lv_lru_add_drain(m);
 
-	lv_lock_acquire(&gate->mutex);
+	lv_lock_acquire_at(&gate->mutex, "__lru_add_drain_all");
 	/*
 	 * (C) the generation moved after (B): a sweep that started after we sampled has read
 	 * every slot after its fence (D), so it saw our folios. Nothing left for us to do.
@@ -612,7 +610,7 @@ static bool sweep_slots(struct lv_machine *m, struct drain_gate *gate,
 
 		if (!force_all_slots && !cpu_needs_drain(slot))
 			continue;
-		lv_lock_acquire(&slot->lock);
+		lv_lock_acquire_at(&slot->lock, "lru_add_drain_per_cpu");
 		if (scope)
 			drain_slot_scope(slot, scope);
 		else
@@ -680,7 +678,7 @@ void lru_add_drain_dropped(struct lv_machine *m)
 
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate)
 {
-	lv_lock_init(&gate->mutex, m->cfg.lock_backend, LV_LOCK_CLASS_DRAIN);
+	lv_lock_init(&gate->mutex, m->cfg.lock_backend, LV_LOCK_CLASS_DRAIN, m->lock_sites);
 	gate->gen = 0;
 }
 

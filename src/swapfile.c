@@ -505,11 +505,33 @@ static void swap_drop_percpu(struct swap_info_struct *si)
 
 /* ---- allocation ------------------------------------------------------------------------------ */
 
+/*
+ * swap_record_fixup - the folio's memcg, read before a removal re-pointed its obj_cgroup,
+ * may be removed by now, and its removal's swap_reparent() may have walked the records before
+ * ours was written. A Dekker pair decides: we wrote the record, then read ->dying; the remover
+ * set ->dying, then walks. If we see it dying, we rewrite the record ourselves, to the first
+ * ancestor that is not (the one its folio belongs to now); otherwise its walk sees the record.
+ * Context: RCU read side (since before @memcg was read from the folio).
+ */
+static void swap_record_fixup(struct lv_machine *m, swp_entry_t entry, struct lv_memcg *memcg)
+{
+	struct swap_info_struct *si = rcu_dereference_lv(m->swap_info[swp_type(entry)]);
+	unsigned short *rec = &si->swap_cgroup[swp_offset(entry)], id = (unsigned short)memcg->id;
+	struct lv_memcg *live = memcg;
+
+	smp_mb();
+	while (live->parent && __atomic_load_n(&live->dying, __ATOMIC_SEQ_CST))
+		live = live->parent;
+	if (live != memcg)
+		__atomic_compare_exchange_n(rec, &id, (unsigned short)live->id, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 swp_entry_t folio_alloc_swap(struct lv_folio *folio)
 {
 	struct lv_machine *m = folio_machine(folio);
 	struct swap_info_struct *cand[LV_MAX_SWAPFILES];
-	struct lv_memcg *memcg = READ_ONCE(folio->memcg); /* stable: the caller isolated it */
+	struct lv_memcg *memcg;
 	swp_entry_t entry = { 0 };
 	unsigned int nr = 0, cpu;
 	unsigned long rotor;
@@ -517,11 +539,15 @@ swp_entry_t folio_alloc_swap(struct lv_folio *folio)
 	VM_BUG_ON_FOLIO(folio_test_large(folio), folio);
 	if (folio_test_large(folio))
 		return entry;
-	if (!swap_try_charge(memcg))
+	/* The read-side section keeps the memcg read readable until its record is final. */
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	if (!swap_try_charge(memcg)) {
+		rcu_read_unlock();
 		return entry;
+	}
 	cpu = this_cpu_index(m);
 	rotor = __atomic_fetch_add(&m->swap_rotor, 1, __ATOMIC_RELAXED);
-	rcu_read_lock();
 	/* Devices with room, by priority (highest first), then by type. */
 	for (unsigned int type = 0; type < LV_MAX_SWAPFILES; type++) {
 		struct swap_info_struct *si = rcu_dereference_lv(m->swap_info[type]);
@@ -554,9 +580,11 @@ swp_entry_t folio_alloc_swap(struct lv_folio *folio)
 				avail_add(si, 1);
 		}
 	}
-	rcu_read_unlock();
 	if (!entry.val)
 		swap_uncharge_upto(memcg, NULL);
+	else if (memcg)
+		swap_record_fixup(m, entry, memcg);
+	rcu_read_unlock();
 	return entry;
 }
 
@@ -959,7 +987,7 @@ static struct swap_info_struct *swap_info_alloc(struct lv_machine *m, unsigned i
 	si->fd = fd;
 	si->max = max;
 	si->nr_clusters = max / SWAPFILE_CLUSTER;
-	lv_lock_init(&si->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP);
+	lv_lock_init(&si->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP, m->lock_sites);
 	INIT_LIST_HEAD(&si->free_clusters);
 	INIT_LIST_HEAD(&si->nonfull_clusters);
 	if (si->nr_clusters > SIZE_MAX / sizeof(struct swap_cluster_info))
@@ -978,7 +1006,7 @@ static struct swap_info_struct *swap_info_alloc(struct lv_machine *m, unsigned i
 	for (unsigned long i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 
-		lv_lock_init(&ci->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP);
+		lv_lock_init(&ci->lock, m->cfg.lock_backend, LV_LOCK_CLASS_SWAP, m->lock_sites);
 		/* Offset 0 is never handed out: counted used, cluster 0 is never free. */
 		ci->count = i ? 0 : 1;
 		ci->state = i ? CLUSTER_FREE : CLUSTER_NONFULL;

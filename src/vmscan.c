@@ -111,8 +111,7 @@ int lv_folio_isolate_lru(struct lv_folio *folio)
 	 * it before publishing PG_isolated (a putback may follow at once), and hand the claim
 	 * over to PG_isolated in one atomic step, so that no add can slip in between.
 	 */
-	__atomic_fetch_add(&mem_cgroup_lruvec(folio->memcg, folio->pgdat)->nr_isolated,
-			   folio_nr_pages(folio), __ATOMIC_RELAXED);
+	folio_isolated_count(folio, folio_nr_pages(folio));
 	old = __atomic_fetch_xor(&folio->flags, (1ul << PG_isolated) | (1ul << PG_lru_claimed),
 				 __ATOMIC_ACQ_REL);
 	VM_BUG_ON_FOLIO(!(old & (1ul << PG_lru_claimed)) || (old & (1ul << PG_isolated)), folio);
@@ -135,8 +134,7 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 		&folio->flags, &flags, (flags & ~(1ul << PG_isolated)) | (1ul << PG_lru_claimed),
 		true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	/* Claimed and on no list, the folio keeps its binding: count it off the same lruvec. */
-	__atomic_fetch_sub(&mem_cgroup_lruvec(folio->memcg, folio->pgdat)->nr_isolated,
-			   folio_nr_pages(folio), __ATOMIC_RELAXED);
+	folio_isolated_count(folio, -folio_nr_pages(folio));
 	folio_putback_lru(folio);
 	return 0;
 }
@@ -371,10 +369,10 @@ void lru_note_cost_reparent(struct lv_memcg *memcg)
  * memcg has other lruvecs to scan and comes back to this one at the next priority.
  * Return: true with the lock held.
  */
-static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
+static bool reclaim_lock_at(struct lruvec *lruvec, struct scan_control *sc, const char *site)
 {
 	if (!sc->may_skip) {
-		lv_lock_acquire(lruvec->lru_lock);
+		lv_lock_acquire_at(lruvec->lru_lock, site);
 		return true;
 	}
 	if (lv_lock_trylock(lruvec->lru_lock))
@@ -383,6 +381,8 @@ static bool reclaim_lock(struct lruvec *lruvec, struct scan_control *sc)
 	lruvec_count_event_atomic(lruvec, EV_RECLAIM_SKIP_BUSY, 1);
 	return false;
 }
+/* shrink_inactive_list() and shrink_active_list() take the lock: name them. */
+#define reclaim_lock(lruvec, sc) reclaim_lock_at((lruvec), (sc), __func__)
 
 static void list_move(struct list_head *entry, struct list_head *head)
 {
@@ -485,6 +485,17 @@ static void move_folios_to_lru(struct list_head *list, bool deactivated)
 
 /* ---- deciding each folio's fate ------------------------------------------------------------- */
 
+/* folio_memcg_nr_swap_pages - the slots @folio's memcg may still take (its binding may move). */
+static long folio_memcg_nr_swap_pages(struct lv_folio *folio)
+{
+	long nr;
+
+	rcu_read_lock();
+	nr = mem_cgroup_get_nr_swap_pages(folio_memcg(folio));
+	rcu_read_unlock();
+	return nr;
+}
+
 /*
  * shrink_anon_folio - the fate of an isolated swap-backed folio (mapped, or in the swap cache):
  * one used since reclaim last looked (its accessed bit, PG_referenced) is activated, unless
@@ -506,8 +517,8 @@ static bool shrink_anon_folio(struct lv_folio *folio, struct list_head *list, bo
 	}
 	/* Nowhere to put it (no slot, the swap limit): keep it whole, off the inactive tail. */
 	if (!folio_test(folio, PG_swapcache) &&
-	    (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
-				    : mem_cgroup_get_nr_swap_pages(folio->memcg)) <= 0) {
+	    (mem_cgroup_disabled(m) ? get_nr_swap_pages(m) : folio_memcg_nr_swap_pages(folio)) <=
+		    0) {
 		*activate = true;
 		return false;
 	}

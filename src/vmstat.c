@@ -213,7 +213,14 @@ void lv_lock_stats_reset(struct lv_machine *m)
 	for_each_fixed_lock(m, &w);
 	for_each_listed_lock(m, &w);
 	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
+	if (m->lock_sites)
+		lock_sites_clear(m->lock_sites);
 	lv_lock_release(&m->memcg_mutex);
+}
+
+size_t lv_lock_sites(struct lv_machine *m, struct lv_lock_site_stat *out, size_t max)
+{
+	return m->lock_sites ? lock_sites_read(m->lock_sites, out, max) : 0;
 }
 
 void lv_lock_stats_print(struct lv_machine *m, FILE *out)
@@ -306,7 +313,9 @@ static uint64_t lruvec_stat(struct lruvec *lruvec, enum lv_stat_item item)
 	if (item <= LV_NR_UNEVICTABLE)
 		return READ_ONCE(lruvec->lru_size[item - LV_NR_INACTIVE_ANON]);
 	if (item == LV_NR_ISOLATED)
-		return (uint64_t)__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED);
+		return (uint64_t)lruvec_nr_isolated(lruvec);
+	if (item == LV_NR_MLOCK)
+		return (uint64_t)lruvec_nr_mlock(lruvec);
 	if (item == LV_WORKINGSET_NODES)
 		return READ_ONCE(lruvec->nr_shadow_nodes);
 	if (item_is_event(item))
@@ -425,23 +434,21 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
 	}
 	if (flag == LV_PG_MLOCKED) {
 		/*
-		 * On no LRU and not queued, the folio is its caller's: nobody can rebind it, so
-		 * NR_MLOCK is counted on its lruvec without the lock (mlock.c, "The bit and the
-		 * count"). Isolated, it is munlocked off the LRU: stranded, as the kernel says.
+		 * On no LRU and not queued, the folio is its caller's, so NR_MLOCK is counted on
+		 * the obj_cgroup it carries without the lock (mlock.c, "The bit and the count").
+		 * Isolated, it is munlocked off the LRU: stranded, as the kernel says.
 		 */
-		struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
 		long nr = folio_nr_pages(folio);
 
 		if (on && !folio_test_set_mlocked(folio)) {
-			mlock_count_nr(lruvec, nr);
-			lruvec_count_event_atomic(lruvec, EV_UNEVICTABLE_PGS_MLOCKED, nr);
+			folio_mlock_count(folio, nr);
+			folio_count_event(folio, EV_UNEVICTABLE_PGS_MLOCKED, nr);
 		} else if (!on && folio_test_clear_mlocked(folio)) {
-			mlock_count_nr(lruvec, -nr);
-			lruvec_count_event_atomic(lruvec,
-						  folio_test_isolated(folio)
-							  ? EV_UNEVICTABLE_PGS_STRANDED
-							  : EV_UNEVICTABLE_PGS_MUNLOCKED,
-						  nr);
+			folio_mlock_count(folio, -nr);
+			folio_count_event(folio,
+					  folio_test_isolated(folio) ? EV_UNEVICTABLE_PGS_STRANDED
+								     : EV_UNEVICTABLE_PGS_MUNLOCKED,
+					  nr);
 		}
 		return 0;
 	}

@@ -60,11 +60,17 @@ void workingset_activation(struct lv_folio *folio)
  */
 void *workingset_eviction(struct lv_folio *folio)
 {
-	struct lruvec *lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
-	unsigned long eviction, memcgid = folio->memcg ? folio->memcg->id : 0;
+	unsigned long eviction, memcgid;
+	struct lv_memcg *memcg;
+	struct lruvec *lruvec;
 
+	rcu_read_lock(); /* a removal may re-point the folio and free the memcg read */
+	memcg = folio_memcg(folio);
+	lruvec = mem_cgroup_lruvec(memcg, folio->pgdat);
+	memcgid = memcg ? memcg->id : 0;
 	eviction = __atomic_load_n(&lruvec->nonresident_age, __ATOMIC_RELAXED);
 	workingset_age_nonresident(lruvec, folio_nr_pages(folio));
+	rcu_read_unlock();
 	eviction &= EVICTION_MASK;
 	return (void *)((((eviction << SHADOW_MEMCG_BITS | memcgid) << SHADOW_NODE_BITS |
 			  (unsigned long)folio_nid(folio))
@@ -95,9 +101,14 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	long nr = folio_nr_pages(folio);
 	bool file = folio_is_file_lru(folio);
 
+	struct lv_memcg *memcg;
+	bool activated = false;
+
 	if ((unsigned int)nid >= m->cfg.nr_nodes)
 		return false;
-	lruvec = mem_cgroup_lruvec(folio->memcg, folio->pgdat);
+	/* Its memcg may be removed meanwhile: a reference keeps the lruvec for the cost below. */
+	memcg = get_mem_cgroup_from_folio(folio);
+	lruvec = mem_cgroup_lruvec(memcg, folio->pgdat);
 	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_REFAULT : EV_WORKINGSET_REFAULT_ANON,
 				  nr);
 
@@ -107,7 +118,7 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 		eviction_memcg = mem_cgroup_from_id(m, memcgid);
 		if (!eviction_memcg) {
 			rcu_read_unlock();
-			return false;
+			goto out;
 		}
 	}
 	eviction_lruvec = mem_cgroup_lruvec(eviction_memcg, m->nodes[nid]);
@@ -126,7 +137,7 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	/* The clock is kept modulo 2^40: the distance is too. */
 	distance = (refault - eviction) & EVICTION_MASK;
 	if (distance > workingset_size)
-		return false;
+		goto out;
 	folio_set_active(folio);
 	workingset_age_nonresident(lruvec, nr);
 	lruvec_count_event_atomic(lruvec,
@@ -135,5 +146,9 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 		folio_set_workingset(folio);
 	/* Reclaim was wrong to evict it: that is a cost of its side. */
 	lru_note_cost(lruvec, file, (unsigned long)nr);
-	return true;
+	activated = true;
+out:
+	if (memcg)
+		css_put(memcg);
+	return activated;
 }

@@ -435,6 +435,30 @@ rc=$?
 check "churn --json: every required key, ops_per_sec > 0" test $rc -eq 0
 [ $rc -eq 0 ] || diag "$TMP/py"
 
+# The call sites: every one with its keys, most wait first, adding up to the classes' counts
+# (read just after them: a daemon's contention in between can only add to the sites).
+python3 - "$TMP/json" <<'EOF' >"$TMP/py" 2>&1
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+sites = o["lock_sites"]
+classes = {l["name"]: l["contended"] for l in o["locks"]}
+by = {}
+for s in sites:
+    for k in ("caller", "type", "contended", "wait_total_ns", "wait_max_ns", "wait_avg_ns"):
+        assert k in s, "site without " + k
+    assert s["type"] in classes and s["contended"] > 0 and s["caller"], s
+    by[s["type"]] = by.get(s["type"], 0) + s["contended"]
+waits = [s["wait_total_ns"] for s in sites]
+assert waits == sorted(waits, reverse=True), "not sorted by total wait"
+for name, n in classes.items():
+    assert by.get(name, 0) >= n, (name, by.get(name, 0), n)
+if classes["lruvec"]:
+    assert any(s["type"] == "lruvec" for s in sites), sites
+EOF
+rc=$?
+check "churn --json: lock_sites, sorted, adding up to the lock classes" test $rc -eq 0
+[ $rc -eq 0 ] || diag "$TMP/py"
+
 # Out of memory, by memcg limit and by a full node: handled, counted, never fatal.
 "$LVBENCH" churn --duration 0.5 --containers 2 --threads 4 --limit 1 --memory 4 \
 	--working-set 1024 --lock node --json >"$TMP/json" 2>"$TMP/err"
@@ -459,8 +483,10 @@ grep -Eq '^ +node +lruvec$' "$TMP/out" &&
 	grep -q 'Lock statistics, node design' "$TMP/out" &&
 	grep -q 'Lock statistics, lruvec design' "$TMP/out" &&
 	grep -Eq '^contended/acquired +[0-9.]+% +[0-9.]+%$' "$TMP/out" &&
-	grep -qF "thread-to-CPU ratio $ratio" "$TMP/out"
-verdict "compare churn: both designs, percentages, lock tables, thread-to-CPU ratio" $?
+	grep -qF "thread-to-CPU ratio $ratio" "$TMP/out" &&
+	grep -q 'Lock contention by call site, lruvec design' "$TMP/out" &&
+	grep -Eq '^ +contended +total wait +max wait +avg wait +type +caller$' "$TMP/out"
+verdict "compare churn: both designs, percentages, lock and site tables, thread-to-CPU ratio" $?
 
 "$LVBENCH" compare churn --duration 0.5 --rounds 1 --containers 2 --threads 4 --json \
 	>"$TMP/json" 2>"$TMP/err"

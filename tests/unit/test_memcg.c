@@ -251,21 +251,15 @@ static void test_remove(void)
 	ok(k != NULL, "p still accepts children after the refused removal");
 	is(lv_memcg_remove(k), 0, "remove k");
 
-	/* A charged folio the caller holds off the LRU cannot be moved: the removal fails. */
-	f = alloc_or_bail(m, 0, 0, c, 0);
-	is(lv_memcg_remove(c), -EBUSY, "remove with a charged folio (not on the LRU) -> -EBUSY");
-	g = lv_folio_alloc(m, 0, 0, c, 0);
-	ok(g != NULL, "after a refused removal the memcg still charges");
-	is(lv_memcg_usage(c), 2, "usage 2");
-	lv_folio_put(g);
-	is(lv_memcg_remove(p), -EBUSY, "remove the parent (child and usage) -> -EBUSY");
-	ok(lv_folio_memcg(f) == c, "the refused removals left the folio where it was");
-
 	/*
-	 * Folios on the LRU move to the parent: g from c's active list, with a deactivation
-	 * queued that the removal's drain of c's folios applies first; f queued for lru_add, on
-	 * no list until that drain.
+	 * A charged folio the caller holds off the LRU does not hold the removal up: it is
+	 * charged through c's obj_cgroup, which now points at p, and joins p's lists when added.
 	 */
+	f = alloc_or_bail(m, 0, 0, c, 0);
+	is(lv_memcg_remove(c), 0, "remove with a charged folio (not on the LRU) -> 0");
+	ok(lv_folio_memcg(f) == p, "the folio off the LRU is p's now");
+	is(lv_memcg_usage(p), 1, "p still counts its page");
+	c = new_memcg(m, p, "c2");
 	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
 	lv_folio_add_lru(g);
 	lv_lru_add_drain_all(m);
@@ -278,11 +272,12 @@ static void test_remove(void)
 	is(lv_memcg_stat(c, LV_NR_INACTIVE_FILE), 0, "f not on a list yet");
 	is(lv_memcg_usage(p), 2, "p counts c's 2 pages");
 	is(lv_memcg_remove(c), 0, "remove with LRU folios -> 0 (reparented)");
+	lv_lru_add_drain_all(m); /* f is p's, queued: the removal's drain of c2 left it */
 	ok(lv_folio_memcg(f) == p && lv_folio_memcg(g) == p, "both folios now belong to p");
 	is(lv_memcg_usage(p), 2, "p's usage is unchanged: the charge moved with the folios");
 	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 1, "f on p's inactive file list");
 	is(lv_memcg_stat(p, LV_NR_INACTIVE_ANON), 1, "g on p's inactive anon list (deactivated)");
-	is(nstat(m, LV_PGMOVED), 2, "pgmoved counts the 2 reparented pages");
+	is(nstat(m, LV_PGMOVED), 1, "pgmoved counts the reparented page on c2's lists");
 	check_ok(m, "after reparenting");
 	lv_folio_put(g);
 	lv_folio_put(f);
@@ -328,30 +323,32 @@ static void test_reparent(enum lv_lock_design design)
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1 + 2 + 4, "%s: c counts 7 unevictable pages", d);
 	is(lv_folio_isolate_lru(moved[3]), 0, "%s: the caller isolates one of c's folios", d);
-	is(lv_memcg_remove(c), -EBUSY, "%s: remove with an isolated folio -> -EBUSY", d);
-	ok(lv_folio_memcg(moved[3]) == c, "%s: the isolated folio stays c's", d);
-	is(lv_memcg_usage(c), 2, "%s: c is charged only the isolated folio's 2 pages", d);
+	lv_memcg_set_max(p, lv_memcg_usage(p));
+	/* No wait for the isolated folio: it is charged through c's obj_cgroup, re-pointed. */
+	is(lv_memcg_remove(c), 0, "%s: remove with an isolated folio -> 0, p at its limit", d);
+	ok(lv_folio_memcg(moved[3]) == p, "%s: the isolated folio is p's now", d);
+	is(lv_memcg_stat(p, LV_NR_ISOLATED), 2, "%s: p counts its 2 isolated pages", d);
 	ok(lv_folio_memcg(mlocked[0]) == p && lv_folio_memcg(mlocked[2]) == p,
 	   "%s: the unevictable folios moved to p", d);
-	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 0, "%s: c counts no unevictable page", d);
 	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 7, "%s: p counts their 7 pages", d);
+	is(lv_memcg_stat(p, LV_NR_MLOCK), 7, "%s: and their NR_MLOCK", d);
 	ok(lv_folio_memcg(moved[0]) == p && lv_folio_memcg(moved[7]) == p,
-	   "%s: the others moved to p and stay there", d);
+	   "%s: the others moved to p", d);
 	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 4 + 10, "%s: p's list holds 4 + 10 pages", d);
-	check_ok(m, "reparent: after the refused removal");
-
-	is(lv_folio_putback_lru(moved[3]), 0, "%s: put back", d);
-	lv_memcg_set_max(p, lv_memcg_usage(p));
-	is(lv_memcg_remove(c), 0, "%s: remove -> 0 with p at its limit", d);
 	is(lv_memcg_usage(p), 4 + 12 + 7, "%s: p's usage is its own 4 + c's 12 + 7 pages", d);
 	is(nstat(m, LV_ALLOCSTALL), 0, "%s: reparenting reclaimed nothing", d);
-	check_ok(m, "reparent: removed");
+	check_ok(m, "reparent: removed with a folio isolated");
+	is(lv_folio_putback_lru(moved[3]), 0, "%s: put back", d);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(p, LV_NR_ISOLATED), 0, "%s: the putback went to p", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 4 + 12, "%s: on p's list", d);
+	check_ok(m, "reparent: put back");
 
-	/* From p's tail: c's folios oldest first (the one put back last), then p's own. */
+	/* From p's tail: c's folios oldest first, then p's own, then the one put back. */
 	{
-		struct lv_folio *want[12] = { moved[3], moved[0], moved[1], moved[2],
-					      moved[4], moved[5], moved[6], moved[7],
-					      own[0],	own[1],	  own[2],   own[3] };
+		struct lv_folio *want[12] = { moved[0], moved[1], moved[2], moved[4],
+					      moved[5], moved[6], moved[7], own[0],
+					      own[1],	own[2],	  own[3],   moved[3] };
 		struct list_head *head = &p->nodeinfo[0].lists[LRU_INACTIVE_FILE];
 		struct list_head *pos = head->prev;
 
@@ -452,8 +449,8 @@ static void test_remove_transit(void)
 	lv_folio_put(t.late);
 
 	/*
-	 * An isolated unevictable folio is waited for like any other; another one, still
-	 * counted, makes the removal walk the descriptors meanwhile, and must not take it.
+	 * An isolated unevictable folio is not waited for: its obj_cgroup takes it to p, whose
+	 * unevictable count it joins when put back; a counted one moves with c's count.
 	 */
 	c = lv_memcg_create(m, p, "c2");
 	u = alloc_or_bail(m, 0, 0, c, 0);
@@ -465,13 +462,14 @@ static void test_remove_transit(void)
 	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(c, LV_NR_UNEVICTABLE), 1 + 2, "unevictable: on c's unevictable list");
 	is(lv_folio_isolate_lru(u), 0, "unevictable: isolate one");
-	is(lv_memcg_remove(c), -EBUSY, "unevictable: remove while the caller holds it -> -EBUSY");
-	ok(lv_folio_memcg(u) == c, "unevictable: the isolated one stays c's");
+	is(lv_memcg_remove(c), 0, "unevictable: remove while the caller holds it -> 0");
+	ok(lv_folio_memcg(u) == p, "unevictable: the isolated one is p's");
 	ok(lv_folio_memcg(u2) == p, "unevictable: the counted one went to p");
+	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 2, "unevictable: p counts the counted one");
+	is(lv_memcg_stat(p, LV_NR_MLOCK), 3, "unevictable: p's NR_MLOCK has both");
 	check_ok(m, "transit: one unevictable folio isolated, one moved");
 	is(lv_folio_putback_lru(u), 0, "unevictable: put it back");
-	is(lv_memcg_remove(c), 0, "unevictable: then remove -> 0");
-	ok(lv_folio_memcg(u) == p, "unevictable: it went to p");
+	lv_lru_add_drain_all(m);
 	is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 1 + 2,
 	   "unevictable: counted on p's unevictable list");
 	check_ok(m, "transit: unevictable moved");
@@ -580,74 +578,6 @@ static void test_reparent_unevictable_race(void)
 	finish(m, "flip race");
 }
 
-#ifdef LV_DEBUG
-/*
- * What happens to a candidate of the walk for unevictable folios between the walk and the
- * removal's locks, made deterministic by the debug-build hook: it is moved to a sibling (the
- * walk must leave it there: it is counted on the sibling now), or its owner drops the last
- * reference (the walk's own reference keeps it; moved, then freed when the walk lets go).
- */
-static struct {
-	struct lv_machine *m;
-	struct lv_memcg *sibling;
-	struct lv_folio *target;
-	int fired, moved;
-	bool put;
-} walk;
-
-static void walk_hook(struct lv_folio *candidate)
-{
-	if (candidate != walk.target || walk.fired++)
-		return;
-	if (walk.put) {
-		lv_folio_put(candidate);		 /* the owner's, the last but the walk's */
-		walk.moved = folio_ref_count(candidate); /* 1: the walk's keeps it allocated */
-		return;
-	}
-	walk.moved = lv_folio_move_memcg(candidate, walk.sibling);
-	lv_lru_add_drain_all(walk.m);
-}
-
-static void test_reparent_walk_window(void)
-{
-	for (int put = 0; put < 2; put++) {
-		struct lv_config cfg = small_config();
-		struct lv_machine *m = new_machine(&cfg);
-		struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = new_memcg(m, p, "c");
-		struct lv_memcg *y = new_memcg(m, p, "y");
-		const char *d = put ? "freed" : "moved";
-		struct lv_folio *a = alloc_or_bail(m, 0, 1, c, 0);
-
-		if (lv_folio_set_state(a, LV_PG_MLOCKED, true))
-			BAIL_OUT("mlock failed");
-		lv_folio_add_lru(a);
-		lv_lru_add_drain_all(m);
-		walk = (typeof(walk)){ .m = m, .sibling = y, .target = a, .put = put };
-		reparent_walk_hook = walk_hook;
-		is(lv_memcg_remove(c), 0, "walk window (%s): the removal succeeds", d);
-		reparent_walk_hook = NULL;
-		is(walk.fired, 1, "walk window (%s): the hook ran between the walk and the locks",
-		   d);
-		if (put) {
-			is(walk.moved, 1,
-			   "walk window (freed): the walk's reference kept the folio");
-		} else {
-			is(walk.moved, 0,
-			   "walk window (moved): the folio moved to a sibling meanwhile");
-			ok(lv_folio_memcg(a) == y, "walk window (moved): the walk left it there");
-			is(lv_memcg_stat(y, LV_NR_UNEVICTABLE), 2,
-			   "walk window (moved): counted on y");
-			is(lv_memcg_stat(p, LV_NR_UNEVICTABLE), 0, "walk window (moved): not on p");
-			lv_folio_put(a);
-		}
-		lv_lru_add_drain_all(m);
-		is(lv_memcg_usage(p), 0, "walk window (%s): nothing left charged", d);
-		check_ok(m, "walk window");
-		finish(m, "walk window");
-	}
-}
-#endif
-
 static void test_memcg_stats(void)
 {
 	struct lv_config cfg = small_config();
@@ -728,6 +658,92 @@ static void wait_memcg_frees(struct lv_machine *m)
  * an event or take its lock. Node totals and lock statistics must include those, before and
  * after the free (folding the counts at removal would drop them).
  */
+#ifdef LV_DEBUG
+/*
+ * A removal between an isolator's lookup and its lock, by construction: the isolator (this
+ * thread) has won the PG_lru pin and read c's lruvec when folio_lruvec_lock_hook stops it; a
+ * second thread removes c, which re-points c's obj_cgroup and splices the lists under c's and
+ * p's locks without waiting for the pinned folio; the hook returns once node 0 is reparented.
+ * The isolator's re-check must then fail on c's lock and find the folio on p's list.
+ */
+static struct {
+	struct lv_memcg *victim;
+	struct lv_folio *target;
+	int armed, reparented, result; /* atomics */
+	pthread_t remover;
+} rl;
+
+static void *rl_remove(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&rl.result, lv_memcg_remove(rl.victim), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void rl_node_hook(struct lv_memcg *memcg, unsigned int nid)
+{
+	if (memcg == rl.victim && nid == 0)
+		__atomic_store_n(&rl.reparented, 1, __ATOMIC_RELEASE);
+}
+
+static void rl_lock_hook(struct lv_folio *folio)
+{
+	if (folio != rl.target || !__atomic_exchange_n(&rl.armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	if (pthread_create(&rl.remover, NULL, rl_remove, NULL))
+		BAIL_OUT("remover thread");
+	while (!__atomic_load_n(&rl.reparented, __ATOMIC_ACQUIRE))
+		usleep(100);
+}
+
+static void test_remove_under_isolation(enum lv_lock_design design)
+{
+	struct lv_config cfg = small_config();
+	const char *d = design == LV_LOCK_NODE ? "node" : "lruvec";
+	struct lv_memcg *p, *c;
+	struct lv_machine *m;
+	struct lv_folio *f, *g;
+	uint64_t retries;
+
+	cfg.lock_design = design;
+	m = new_machine(&cfg);
+	p = new_memcg(m, NULL, "p");
+	c = new_memcg(m, p, "c");
+	f = alloc_or_bail(m, 0, 0, c, 0);
+	g = alloc_or_bail(m, 0, 0, c, LV_FOLIO_ANON);
+	lv_folio_add_lru(f);
+	lv_folio_add_lru(g);
+	lv_lru_add_drain_all(m);
+	retries = nstat(m, LV_LOCK_RETRIES);
+	rl = (typeof(rl)){ .victim = c, .target = f, .armed = 1, .result = 1 };
+	reparent_node_hook = rl_node_hook;
+	folio_lruvec_lock_hook = rl_lock_hook;
+	is(lv_folio_isolate_lru(f), 0, "%s: isolation across a removal succeeds", d);
+	folio_lruvec_lock_hook = NULL;
+	pthread_join(rl.remover, NULL);
+	reparent_node_hook = NULL;
+	is(rl.result, 0, "%s: the removal did not wait for the pinned folio", d);
+	ok(lv_folio_memcg(f) == p && lv_folio_memcg(g) == p, "%s: both folios are p's", d);
+	if (design == LV_LOCK_LRUVEC)
+		ok(nstat(m, LV_LOCK_RETRIES) > retries, "%s: the isolator's re-check failed once",
+		   d);
+	is(lv_memcg_stat(p, LV_NR_ISOLATED), 1, "%s: p counts the isolated page", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 0, "%s: it left p's list", d);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_ANON), 1, "%s: the other one is on p's list", d);
+	is(lv_memcg_usage(p), 2, "%s: p is charged both pages, once", d);
+	check_ok(m, "remove under isolation");
+	is(lv_folio_putback_lru(f), 0, "%s: put back", d);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(p, LV_NR_INACTIVE_FILE), 1, "%s: on p's list", d);
+	lv_folio_put(f);
+	lv_folio_put(g);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_usage(p), 0, "%s: p empty after the frees", d);
+	check_ok(m, "remove under isolation: freed");
+	finish(m, "remove under isolation");
+}
+#endif
+
 static void test_stats_after_remove(void)
 {
 	struct lv_config cfg = small_config();
@@ -758,7 +774,8 @@ static void test_stats_after_remove(void)
 	wait_memcg_frees(m);
 	is(lv_node_stat(m, 0, LV_ALLOCSTALL), stalls + 5, "every event survives the free");
 	lv_lock_stats(m, LV_LOCK_CLASS_LRUVEC, &before);
-	is(before.acquired, after.acquired, "and every lock acquisition");
+	/* Plus one: the release of c's obj_cgroup takes p's lruvec lock to unlist it. */
+	is(before.acquired, after.acquired + 1, "and every lock acquisition");
 	lv_lock_stats(m, LV_LOCK_CLASS_DRAIN, &dbefore);
 	is(dbefore.acquired, dafter.acquired, "its drain mutex's too");
 	finish(m, "stats after remove");
@@ -1122,7 +1139,8 @@ int main(void)
 	test_remove_transit();
 	test_reparent_unevictable_race();
 #ifdef LV_DEBUG
-	test_reparent_walk_window();
+	test_remove_under_isolation(LV_LOCK_LRUVEC);
+	test_remove_under_isolation(LV_LOCK_NODE);
 #endif
 	test_memcg_stats();
 	test_stats_after_remove();

@@ -183,6 +183,35 @@ static void test_move_disabled(void)
 	finish(other, "other machine");
 }
 
+/* Linux 6.13+: charge_moving = false refuses every move, before looking at anything else. */
+static void test_move_not_supported(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_memcg *a, *b;
+	struct lv_machine *m;
+	struct lv_folio *f;
+
+	lv_config_init(&cfg);
+	ok(cfg.charge_moving, "charge moving is on by default (5.x)");
+	cfg = small_config();
+	cfg.charge_moving = false;
+	m = new_machine(&cfg);
+	a = lv_memcg_create(m, NULL, "a");
+	b = lv_memcg_create(m, NULL, "b");
+	f = alloc_or_bail(m, 0, 0, a, 0);
+	lv_folio_add_lru(f);
+	lv_lru_add_drain_all(m);
+	is(lv_folio_move_memcg(f, b), -EOPNOTSUPP, "charge_moving false: move -> -EOPNOTSUPP");
+	is(lv_folio_move_memcg(f, NULL), -EOPNOTSUPP, "charge_moving false: checked first");
+	ok(lv_folio_memcg(f) == a && lv_folio_test(f, LV_PG_LRU), "the folio stayed where it was");
+	is(lv_memcg_usage(a), 1, "a keeps the charge");
+	is(lv_memcg_usage(b), 0, "b was not charged");
+	lv_folio_put(f);
+	is(lv_memcg_remove(a), 0, "remove a");
+	is(lv_memcg_remove(b), 0, "remove b");
+	finish(m, "charge moving off");
+}
+
 static void test_move_hierarchy(void)
 {
 	struct lv_machine *m = move_machine(LV_LOCK_LRUVEC, 1);
@@ -323,6 +352,7 @@ int main(void)
 	test_move_success(LV_LOCK_NODE);
 	test_move_noop_and_errors();
 	test_move_disabled();
+	test_move_not_supported();
 	test_move_hierarchy();
 	test_events_survive_removal();
 	test_move_with_queued_requests();

@@ -38,7 +38,7 @@ static void flip_binding(struct lv_folio *folio)
 	if (folio != target)
 		return;
 	hook_calls++;
-	__atomic_store_n(&folio->memcg, flip[hook_calls & 1], __ATOMIC_RELEASE);
+	__atomic_store_n(&folio->objcg, flip[hook_calls & 1]->nodeinfo[0].objcg, __ATOMIC_RELEASE);
 }
 
 static struct lv_config config(enum lv_protocol protocol, bool memcg_disabled)

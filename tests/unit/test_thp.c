@@ -421,7 +421,7 @@ static void test_split_anon(void)
 	for (unsigned long i = 0; i < HNR; i++)
 		bad += !folio_test_lru(f + i) || !folio_test_active(f + i) ||
 		       !folio_test_dirty(f + i) || !folio_test_swapbacked(f + i) ||
-		       f[i].memcg != f->memcg;
+		       f[i].objcg != f->objcg;
 	is(bad, 0, "every page: PG_lru, active, dirty, swap-backed, the head's memcg");
 	is(nstat(m, LV_THP_SPLIT_PAGE), 1, "thp_split_page 1");
 	is(lv_memcg_stat(cg, LV_THP_SPLIT_PAGE), 1, "counted for the memcg");

@@ -198,8 +198,8 @@ static void (*current_scene)(void);
 /* scene_main - the child's side: fresh locks, then the scene. */
 static void scene_main(void)
 {
-	lv_lock_init(&lock_a, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
-	lv_lock_init(&lock_b, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC);
+	lv_lock_init(&lock_a, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC, NULL);
+	lv_lock_init(&lock_b, LV_BACKEND_FUTEX, LV_LOCK_CLASS_LRUVEC, NULL);
 	current_scene();
 }
 

@@ -29,6 +29,9 @@ void lvb_result_free(struct lvb_result *res)
 	free(res->thread_ops);
 	free(res->thread_amount);
 	free(res->samples);
+	free(res->sites);
+	res->sites = NULL;
+	res->nr_sites = 0;
 	res->thread_ops = NULL;
 	res->thread_amount = NULL;
 	res->samples = NULL;
@@ -49,6 +52,8 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 	double *samples, *rates, units = 0;
 	uint64_t ops = 0;
 
+	if (lvb_sites_merge(&s->sites, &s->nr_sites, res->sites, res->nr_sites))
+		return -ENOMEM;
 	/* The workload's own samples (res->samples) replace the per-thread rates. */
 	samples = realloc(s->samples,
 			  (s->nr_samples + res->nr_threads + res->nr_samples) * sizeof(*samples));
@@ -120,6 +125,7 @@ void lvb_series_free(struct lvb_series *s)
 {
 	free(s->samples);
 	free(s->round_rate);
+	free(s->sites);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -434,6 +440,14 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design", s[d].rounds,
 			lvb_plural(s[d].rounds));
 		lvb_print_locks(out, &s[d]);
+	}
+	for (unsigned int d = 0; d < n; d++) {
+		fprintf(out, "\nLock contention by call site, %s %s (perf lock contention columns, ",
+			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design");
+		fprintf(out, "top %zu of %zu)\n",
+			s[d].nr_sites < LVB_TOP_SITES ? s[d].nr_sites : (size_t)LVB_TOP_SITES,
+			s[d].nr_sites);
+		lvb_print_sites(out, &s[d]);
 	}
 	print_contention(out, s, n);
 	print_counters(out, s, n);

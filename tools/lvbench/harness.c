@@ -423,6 +423,21 @@ static void snapshot(struct lvb_env *env, uint64_t *vmstat, uint64_t *calls, uin
 }
 
 /*
+ * read_sites - the machine's lock contention by call site into @res (none if it cannot be
+ * allocated: the class table still says how much was waited).
+ */
+static void read_sites(struct lv_machine *m, struct lvb_result *res)
+{
+	size_t n = lv_lock_sites(m, NULL, 0), got;
+
+	res->sites = n ? calloc(n, sizeof(*res->sites)) : NULL;
+	if (!res->sites)
+		return;
+	got = lv_lock_sites(m, res->sites, n);
+	res->nr_sites = got < n ? got : n;
+}
+
+/*
  * kswapd is the library's own thread: it goes on reclaiming after the workers stopped, until
  * each node is back above its high watermark, and lv_check() run meanwhile reports frames
  * freed between its two walks ("free frame N is linked"). The API cannot park kswapd, so wait
@@ -570,6 +585,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		wait_reclaim_idle(env);
 		for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
 			lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
+		read_sites(env->m, res);
 		snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);
 		for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
 			if (is_event(item))

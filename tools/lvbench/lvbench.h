@@ -144,6 +144,8 @@ struct lvb_result {
 	uint64_t *thread_ops;	 /* [nr_threads], owned by the result */
 	uint64_t *thread_amount; /* [nr_threads]: the workload's &struct lvb_rate amount */
 	struct lv_lock_stat locks[LV_NR_LOCK_CLASSES];
+	struct lv_lock_site_stat *sites; /* [nr_sites], most wait first; owned by the result */
+	size_t nr_sites;
 	uint64_t vmstat[LV_NR_STAT_ITEMS]; /* events during the run, summed over nodes */
 	uint64_t drain_calls, drain_sweeps;
 	/* Workload-specific event counts (failed allocations, lost pins, ...). */
@@ -184,6 +186,9 @@ struct lvb_series {
 	double units; /* the workload's amount in its unit (MB), or ops */
 	double elapsed;
 	struct lv_lock_stat locks[LV_NR_LOCK_CLASSES];
+	/* Merged over the rounds by (caller, class), most wait first; owned by the series. */
+	struct lv_lock_site_stat *sites;
+	size_t nr_sites;
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
 	uint64_t drain_calls, drain_sweeps;
 	unsigned int nr_counters;
@@ -383,6 +388,10 @@ int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st);
 int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st);
 double lvb_contended_fraction(const struct lv_lock_stat *s);
 void lvb_print_locks(FILE *out, const struct lvb_series *s);
+int lvb_sites_merge(struct lv_lock_site_stat **sites, size_t *nr,
+		    const struct lv_lock_site_stat *add, size_t nr_add);
+#define LVB_TOP_SITES 10 /* the rows of the human call-site table */
+void lvb_print_sites(FILE *out, const struct lvb_series *s);
 void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
 		    const void *params, const struct lvb_series *s, const struct lvb_ceiling *ceil);
 void lvb_json_u64(FILE *out, bool *first, const char *key, uint64_t v);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Statistics and output formats: the rows of mmtests compare, the lock table of
- * `perf lock report`, and JSON.
+ * `perf lock report`, the call-site table of `perf lock contention`, and JSON.
  *
  * The statistics follow mmtests compare as the published runs used it (docs/benchmarks.md
  * defines each row), so that numbers can be put next to published ones: samples sorted best
@@ -154,6 +154,114 @@ void lvb_print_locks(FILE *out, const struct lvb_series *s)
 	}
 }
 
+/* ---- the call-site table ------------------------------------------------------------------- */
+
+static int site_cmp_key(const void *a, const void *b)
+{
+	const struct lv_lock_site_stat *x = a, *y = b;
+	int c = strcmp(x->caller, y->caller);
+
+	return c ? c : (int)x->cls - (int)y->cls;
+}
+
+/* Most total wait first, as `perf lock contention` sorts by default. */
+static int site_cmp_wait(const void *a, const void *b)
+{
+	const struct lv_lock_site_stat *x = a, *y = b;
+
+	if (x->wait_total_ns != y->wait_total_ns)
+		return x->wait_total_ns < y->wait_total_ns ? 1 : -1;
+	if (x->contended != y->contended)
+		return x->contended < y->contended ? 1 : -1;
+	return site_cmp_key(a, b);
+}
+
+/**
+ * lvb_sites_merge - add @nr_add sites into the array *@sites of *@nr, summing those with the
+ * same caller and class (one round's site is the next round's), most wait first.
+ * Return: 0 or -ENOMEM (*@sites unchanged).
+ */
+int lvb_sites_merge(struct lv_lock_site_stat **sites, size_t *nr,
+		    const struct lv_lock_site_stat *add, size_t nr_add)
+{
+	struct lv_lock_site_stat *all;
+	size_t n = *nr, merged = 0;
+
+	if (!nr_add)
+		return 0;
+	all = malloc((n + nr_add) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	if (n)
+		memcpy(all, *sites, n * sizeof(*all));
+	memcpy(all + n, add, nr_add * sizeof(*all));
+	n += nr_add;
+	qsort(all, n, sizeof(*all), site_cmp_key);
+	for (size_t i = 0; i < n; i++) {
+		struct lv_lock_site_stat *last = merged ? &all[merged - 1] : NULL;
+
+		if (last && !site_cmp_key(last, &all[i])) {
+			last->contended += all[i].contended;
+			last->wait_total_ns += all[i].wait_total_ns;
+			if (all[i].wait_max_ns > last->wait_max_ns)
+				last->wait_max_ns = all[i].wait_max_ns;
+		} else {
+			all[merged++] = all[i];
+		}
+	}
+	qsort(all, merged, sizeof(*all), site_cmp_wait);
+	free(*sites);
+	*sites = all;
+	*nr = merged;
+	return 0;
+}
+
+/* fmt_time - @ns as perf lock contention prints times: "126.32 ms", "92.41 us", "640 ns". */
+static const char *fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, len, "%.2f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+static uint64_t site_avg_wait(const struct lv_lock_site_stat *st)
+{
+	return st->contended ? st->wait_total_ns / st->contended : 0;
+}
+
+/**
+ * lvb_print_sites - the LVB_TOP_SITES call sites of @s with the most total wait, in the columns
+ * of `perf lock contention` (its "type" is the lock class here), or a line saying there were
+ * none.
+ */
+void lvb_print_sites(FILE *out, const struct lvb_series *s)
+{
+	size_t n = s->nr_sites < LVB_TOP_SITES ? s->nr_sites : LVB_TOP_SITES;
+	char total[32], max[32], avg[32];
+
+	if (!n) {
+		fprintf(out, "  (no contended acquisition recorded)\n");
+		return;
+	}
+	fprintf(out, "%12s %12s %12s %12s %10s   %s\n", "contended", "total wait", "max wait",
+		"avg wait", "type", "caller");
+	for (size_t i = 0; i < n; i++) {
+		const struct lv_lock_site_stat *st = &s->sites[i];
+
+		fprintf(out, "%12llu %12s %12s %12s %10s   %s\n", (unsigned long long)st->contended,
+			fmt_time(total, sizeof(total), st->wait_total_ns),
+			fmt_time(max, sizeof(max), st->wait_max_ns),
+			fmt_time(avg, sizeof(avg), site_avg_wait(st)), lv_lock_class_name(st->cls),
+			st->caller);
+	}
+}
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 static void json_string(FILE *out, const char *s)
@@ -244,6 +352,26 @@ static void json_locks(FILE *out, const struct lvb_series *s)
 		lvb_json_u64(out, &first, "wait_avg_ns", avg_wait(l));
 		lvb_json_u64(out, &first, "wait_max_ns", l->wait_max_ns);
 		lvb_json_u64(out, &first, "wait_min_ns", l->wait_min_ns);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+/* Every site, most wait first: "caller", "type" (the class), the counts and waits. */
+static void json_sites(FILE *out, const struct lvb_series *s)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < s->nr_sites; i++) {
+		const struct lv_lock_site_stat *st = &s->sites[i];
+		bool first = true;
+
+		fputs(i ? ",{" : "{", out);
+		lvb_json_str(out, &first, "caller", st->caller);
+		lvb_json_str(out, &first, "type", lv_lock_class_name(st->cls));
+		lvb_json_u64(out, &first, "contended", st->contended);
+		lvb_json_u64(out, &first, "wait_total_ns", st->wait_total_ns);
+		lvb_json_u64(out, &first, "wait_max_ns", st->wait_max_ns);
+		lvb_json_u64(out, &first, "wait_avg_ns", site_avg_wait(st));
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -351,6 +479,8 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	}
 	lvb_json_key(out, &first, "locks");
 	json_locks(out, s);
+	lvb_json_key(out, &first, "lock_sites");
+	json_sites(out, s);
 
 	lvb_json_key(out, &first, "vmstat");
 	fputc('{', out);
