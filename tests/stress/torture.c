@@ -42,7 +42,7 @@
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
- *                [--swappiness 0..200] [--page-cluster 1..5]
+ *                [--swappiness 0..200] [--page-cluster 1..5] [--scan-cost locked|vmstat]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -88,6 +88,7 @@ static struct {
 	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
 	unsigned int swappiness;
 	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
+	enum lv_scan_cost scan_cost;
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -3009,6 +3010,7 @@ static int parse_args(int argc, char **argv)
 		{ "watchdog", required_argument, 0, 'W' },
 		{ "swappiness", required_argument, 0, 'R' },
 		{ "page-cluster", required_argument, 0, 'C' },
+		{ "scan-cost", required_argument, 0, 'K' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -3050,6 +3052,14 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'C':
 			opt.page_cluster = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'K':
+			if (!strcmp(optarg, "locked"))
+				opt.scan_cost = LV_COST_LOCKED;
+			else if (!strcmp(optarg, "vmstat"))
+				opt.scan_cost = LV_COST_VMSTAT;
+			else
+				return -1;
 			break;
 		case 'P':
 			if (!strcmp(optarg, "pin"))
@@ -3362,7 +3372,8 @@ int main(int argc, char **argv)
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
 				"[--thp always|madvise|never] "
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
-				"[--swappiness 0..200] [--page-cluster 1..5]\n");
+				"[--swappiness 0..200] [--page-cluster 1..5] "
+				"[--scan-cost locked|vmstat]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -3388,6 +3399,7 @@ int main(int argc, char **argv)
 	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
 	cfg.swappiness = opt.swappiness;
 	cfg.page_cluster = opt.page_cluster;
+	cfg.scan_cost = opt.scan_cost;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {

@@ -7,7 +7,8 @@
 # binary's opener); swap (one or two in-memory devices, address spaces outgrowing their memcgs'
 # limits, MADV_PAGEOUT and swap-ins, swap limit changes, swapoff and swapon of the second
 # device), its first swap-out, swap-in, read-ahead and swapoff made to happen in every run too,
-# with the swappiness and read-ahead window (page-cluster) varying across the configurations;
+# with the swappiness and read-ahead window (page-cluster) varying across the configurations,
+# and one configuration's scan costs counted off the LRU lock (--scan-cost vmstat);
 # and every run has the lock watchdog armed (a lock held or waited for over 10 s ends the run
 # with exit 3 and a report).
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
@@ -28,7 +29,7 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 
 # More threads than the 2 cores in every run: the oversubscribed case is the normal one.
 configs=(
-	"--lock lruvec --threads 8 --folio-order 4 --thp always"
+	"--lock lruvec --threads 8 --folio-order 4 --thp always --scan-cost vmstat"
 	"--lock node --threads 8 --swappiness 200 --page-cluster 1"
 	"--lock nomemcg --threads 8 --thp always --thp-defrag always"
 	"--lock lruvec --threads 6 --disable rcu --swappiness 0"
