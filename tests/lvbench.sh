@@ -92,6 +92,9 @@ bad=(
 	"--swap-file: cannot create files beside|swap --swap-file /nonexistent/lvbench.swap"
 	"the containers' limits add up to 520 MiB|swap --memory 512 --limit 480 --file-limit 40"
 	"--disable|swap --disable rcu"
+	"--containers must be 1|usemem --containers 2"
+	"--scan-cost|usemem --scan-cost fast"
+	"--limit 120 MiB leaves the node|usemem --limit 120"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -155,7 +158,7 @@ bad=(
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
-	"compare swap --help")
+	"compare swap --help" "usemem --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -213,8 +216,8 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap) +[a-zA-Z]' "$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 7 ] &&
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|usemem) +[a-zA-Z]' "$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 8 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -236,7 +239,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa swap; do
+for w in churn readtwice readonce aim9 numa swap usemem; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -267,7 +270,7 @@ verdict "help compare [WORKLOAD] is compare [WORKLOAD] --help; help alone is --h
 # Nothing in lvbench, its help or the two scripts points outside the repository.
 rc=0
 for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "help aim9" \
-	"help numa" "help swap"; do
+	"help numa" "help swap" "help usemem"; do
 	# shellcheck disable=SC2086
 	"$LVBENCH" $h
 done >"$TMP/helps"
@@ -1097,6 +1100,35 @@ rc=$?
 	grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
 	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
 verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
+
+# usemem: writers in one memcg at a quarter of their regions, swapping; in both cost modes, the
+# vmstat one without an LRU lock wait at lru_note_cost.
+cat >"$TMP/usemem.py" <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+mode = sys.argv[2]
+assert o["workload"] == "usemem" and o["check"] == "ok" and o["scan_cost"] == mode, o
+assert o["threads"] == 2 and o["containers"] == 1 and o["limit_mib"] == 2 * 8 // 4 or o["limit_mib"] == 4
+assert o["mb_per_s_total"] > 0 and o["counters"]["swap-in faults"] > 0, o["counters"]
+assert o["lru_wait_ms"] >= o["cost_sites_wait_ms"] >= 0
+sites = [s for s in o["lock_sites"] if s["caller"] == "lru_note_cost" and s["type"] == "lruvec"]
+assert mode == "locked" or not sites, sites
+PY
+for mode in locked vmstat; do
+	"$LVBENCH" usemem --threads 2 --memory 64 --duration 0.4 --scan-cost $mode --json \
+		>"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 "$TMP/usemem.py" "$TMP/json" $mode >"$TMP/py" 2>&1
+	py=$?
+	check "usemem --scan-cost $mode --json: swaps in one memcg, the LRU lock wait by site" \
+		test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+done
+"$LVBENCH" usemem --threads 2 --memory 64 --duration 0.3 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^LRU lock wait (ms, 1 round; lruvec and node classes)$' "$TMP/out" &&
+	grep -Eq '^total +[0-9.]+$' "$TMP/out" && grep -Eq '^lru_note_cost +[0-9.]+$' "$TMP/out"
+verdict "usemem: the LRU lock wait table" $?
 
 echo "1..$n"
 [ $failed -eq 0 ]

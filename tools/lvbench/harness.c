@@ -182,6 +182,8 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.file_folio_order = (flags >> 8) & 0xf;
 	if (flags & LVB_ENV_THP_ALWAYS)
 		cfg.thp = LV_THP_ALWAYS;
+	if (flags & LVB_ENV_COST_VMSTAT)
+		cfg.scan_cost = LV_COST_VMSTAT;
 	cfg.compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)

@@ -282,6 +282,7 @@ extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
 extern const struct lvb_workload lvb_compact;
 extern const struct lvb_workload lvb_swap;
+extern const struct lvb_workload lvb_usemem;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -305,6 +306,7 @@ struct lvb_env {
 #define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
 #define LVB_ENV_THP_ALWAYS	   0x8u /* huge pages in every region (cfg.thp LV_THP_ALWAYS) */
+#define LVB_ENV_COST_VMSTAT	   0x10u /* cfg.scan_cost LV_COST_VMSTAT */
 #define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
 /*
  * Proactive compaction at @p (cfg.compaction_proactiveness). Without it kcompactd wakes only

@@ -30,7 +30,8 @@ const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
 
 static const struct lvb_workload *const workloads[] = {
-	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9, &lvb_numa, &lvb_compact, &lvb_swap,
+	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9,
+	&lvb_numa,  &lvb_compact,   &lvb_swap,	   &lvb_usemem,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -231,8 +232,9 @@ static void usage_main(FILE *out)
 	fprintf(out, "Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
 		     "       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
 		     "       lvbench help [WORKLOAD | compare]    the long help\n\n"
-		     "Benchmarks the lruvec library, Linux's memcg-aware page LRU: the per-lruvec\n"
-		     "lru_lock of Linux 5.11+ against the per-node lru_lock of Linux <= 5.10.\n\n");
+		     "Benchmarks lruvec, Linux's memcg-aware page LRU: per-lruvec (5.11+) against "
+		     "per-node "
+		     "(<= 5.10) lru_lock.\n\n");
 	print_workloads(out);
 	fprintf(out,
 		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
