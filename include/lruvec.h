@@ -195,8 +195,11 @@ enum lv_scan_cost {
  * @charge_moving:  lv_folio_move_memcg() works (cgroup v1 charge moving, Linux <= 6.12); false
  *                  refuses it with -EOPNOTSUPP, as Linux 6.13+ do.
  * @scan_cost:      see &enum lv_scan_cost.
- * @batch_large:    large folios go through the per-CPU batches like small ones (Linux <= 6.16);
- *                  false moves them at once, under the LRU lock, as Linux 6.17+ do.
+ * @batch_large:    large folios wait in the per-CPU batches like small ones, until a full batch
+ *                  or a drain; false (the default) flushes a batch as soon as a large folio
+ *                  joins it, so the folio is on its list when the call returns: the rule Linux
+ *                  6.17 names folio_may_be_lru_cached() (and its swap.c and mlock batches kept
+ *                  before). True measures what leaving them queued would do.
  * @no_lock_sites:  do not record lock contention by call site (lv_lock_sites()); the cost of
  *                  recording can then be measured against a run without it.
  */
@@ -659,7 +662,8 @@ int lv_folio_set_state(struct lv_folio *folio, enum lv_folio_flag flag, bool on)
  * after the next flush of its slot's batch: when the batch is full, at a drain
  * (lv_lru_add_drain(), lv_lru_add_drain_all()), or at once while the cache is disabled. A large
  * folio (order > 0) is not left queued: the batch is flushed at once, so it is on its list
- * (with whatever the batch held before it) when this returns, as the kernel adds large folios.
+ * (with whatever the batch held before it) when this returns, as the kernel adds large folios;
+ * with cfg.batch_large it is queued like a small one.
  *
  * Return: 0; -EINVAL if the folio is already claimed by the LRU (on a list, queued for
  * addition, or pinned by an actor that will put it back) or is isolated by
@@ -762,8 +766,9 @@ void lv_folio_rotate_reclaimable(struct lv_folio *folio);
  * Wins the PG_lru pin and unlinks the folio; it is counted in LV_NR_ISOLATED. On success the
  * isolation holds one more reference, released by lv_folio_putback_lru() (or, if the caller
  * abandons the folio, by its final lv_folio_put(), which frees it off the LRU). While isolated,
- * the folio's memcg binding cannot change and a removal of its memcg waits for it (and fails
- * with -EBUSY if it is not put back in time).
+ * the folio cannot be moved to another memcg (lv_folio_move_memcg()); a removal of its memcg
+ * does not wait for it: the folio follows its obj_cgroup to the parent, and goes to the
+ * parent's lists when it is put back.
  *
  * Return: 0; -EBUSY if the folio is not on an LRU list (queued in a batch, isolated by another
  * actor or by the caller, or never added).

@@ -25,8 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
-tables=(readtwice readtwice-c16 readtwice-ceiling readonce churn aim9 aim9-faults numa compact swap
-	kernel)
+tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large churn
+	churn-sites aim9 aim9-faults numa compact swap reparent kernel)
 
 usage() {
 	cat <<EOF
@@ -42,7 +42,11 @@ Tables (NAME):
   readtwice-ceiling  5 x lvbench readtwice, 1 container x 1 reader, --folio-order 0 and 6
                      alternately, against the ceiling (medians)
   readonce           lvbench compare readonce
+  readtwice-order    lvbench compare readtwice --by folio-order (folios of 1, 4, 16 pages)
+  readtwice-large    lvbench compare readtwice --by batch-large --folio-order 4
   churn              lvbench compare churn --containers 16 --threads 32 --duration 5
+  churn-sites        lvbench compare churn --containers 16 --threads 32 --by lock-sites
+                     --rounds 5 --duration 3 (what the call-site table costs)
   aim9               lvbench compare aim9, and again with --test brk_test
   aim9-faults        3 x lvbench aim9 --test page_test --containers 1 (medians)
   numa               lvbench compare numa --by disable --instances 16, and
@@ -50,6 +54,8 @@ Tables (NAME):
   compact            lvbench compare compact (8 containers: 6 readers, 2 THP tenants)
   swap               lvbench compare swap --containers 8, and lvbench swap --rounds 3
                      (1 tenant, against the ceiling)
+  reparent           lvbench compare reparent (a memcg of 1 M cached pages removed while
+                     4 containers x 2 readers read)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -499,6 +505,122 @@ def t_churn(runs):
     return lines, runs.commands("churn")
 
 
+def columns(runs, name, want):
+    """The objects of a compare --by run, checked to be the columns WANT in this order."""
+    objs = runs.json(name, "compare", len(want))
+    got = [o.get("column") for o in objs]
+    if got != want:
+        fail(f"{name}: expected the columns {', '.join(want)}, got {got}")
+    return objs
+
+
+def mb_read(o):
+    return o["mb_per_s_total"] * o["elapsed_s"]
+
+
+def all_lock_wait(o):
+    return sum(l["wait_total_ns"] for l in o["locks"])
+
+
+def knob_readtwice(runs, name, want, heads, what_extra):
+    """A readtwice comparison of one library setting: MB/s and the LRU lock per MB read."""
+    objs = columns(runs, name, want)
+    base = objs[0]
+    what = (f"{plural(base['containers'], 'container')} × "
+            f"{plural(base['readers_per_container'], 'reader')}, {base['memory_mib']} MiB, "
+            f"{plural(base['rounds'], 'alternating round')} of {base['duration_s']:g} s per "
+            f"setting{what_extra}")
+    locks = [lru_lock(o) for o in objs]
+    meds = [median(o["mb_per_s_round_total"]) for o in objs]
+    mb = [mb_read(o) for o in objs]
+    b = base["mb_per_s_reader"]["amean"]
+    rows = [
+        ["MB/s per reader, Amean"] + [num(o["mb_per_s_reader"]["amean"]) +
+                                      ("" if o is base else change(o["mb_per_s_reader"]["amean"], b))
+                                      for o in objs],
+        ["MB/s per reader, CoeffVar"] + [num(o["mb_per_s_reader"]["coeffvar"], 2) for o in objs],
+        [f"MB/s of all readers, median of {len(base['mb_per_s_round_total'])} rounds"] +
+        [num(m) + ("" if i == 0 else change(m, meds[0])) for i, m in enumerate(meds)],
+        ["LRU lock acquired per MB read"] + [num(l["acquired"] / m if m else 0) for l, m in zip(locks, mb)],
+        ["LRU lock contended/acquired"] + [f"{100 * l['fraction']:.3f} %" for l in locks],
+        ["LRU lock wait per MB read"] + [f"{num(l['wait_ns'] / m / 1e3 if m else 0)} µs"
+                                         for l, m in zip(locks, mb)],
+        ["LRU lock's share of all lock wait"] +
+        [f"{100 * l['wait_ns'] / all_lock_wait(o):.1f} %" if all_lock_wait(o) else "n/a"
+         for l, o in zip(locks, objs)],
+        ["workingset_refault"] + [num(o["vmstat"]["workingset_refault"], 0) for o in objs],
+    ]
+    lines = [shape_line(base, what) + ".", ""]
+    lines += table([""] + heads, rows)
+    return lines, objs, locks, meds, mb
+
+
+def t_readtwice_order(runs):
+    lines, objs, locks, meds, mb = knob_readtwice(
+        runs, "readtwice-order", ["order-0", "order-2", "order-4"],
+        ["folios of 1 page", "folios of 4 pages", "folios of 16 pages"], ", lruvec lock")
+    trips = [l["acquired"] / m if m else 0 for l, m in zip(locks, mb)]
+    ok = meds[0] < meds[2] and trips[0] > trips[2]
+    lines += ["", goal("the direction of LKP's report on ab4443fe3c (smaller folios: more LRU "
+                       f"lock trips per MB, fewer MB/s): order-0 at {meds[0] / meds[2]:.2f}× "
+                       f"order-4's MB/s with {trips[0] / trips[2] if trips[2] else 0:.1f}× its "
+                       "lock acquisitions per MB", ok)]
+    return lines, runs.commands("readtwice-order")
+
+
+def t_readtwice_large(runs):
+    lines, objs, locks, meds, mb = knob_readtwice(
+        runs, "readtwice-large", ["large-on", "large-off"],
+        ["large folios batched (≤ 6.16)", "large folios never batched (6.17+)"],
+        ", 16-page folios, lruvec lock")
+    lines += ["", f"large-off/large-on: MB/s of all readers {meds[1] / meds[0]:.2f}×, LRU lock "
+              f"acquired per MB {times(locks[1]['acquired'] / mb[1], locks[0]['acquired'] / mb[0])}."]
+    return lines, runs.commands("readtwice-large")
+
+
+def sites_add_up(o):
+    """Whether every lock class's call sites add up to its contended count."""
+    per = {}
+    for st in o["lock_sites"]:
+        per[st["type"]] = per.get(st["type"], 0) + st["contended"]
+    return all(per.get(l["name"], 0) == l["contended"] for l in o["locks"])
+
+
+def t_churn_sites(runs):
+    off, on = columns(runs, "churn-sites", ["sites-off", "sites-on"])
+    mo, mn = median(off["round_ops_per_sec"]), median(on["round_ops_per_sec"])
+    lo, ln = lru_lock(off), lru_lock(on)
+    what = (f"{plural(off['containers'], 'container')}, "
+            f"{plural(off['rounds'], 'alternating round')} of {off['duration_s']:g} s per "
+            f"setting, lruvec lock, batch {off['batch']}")
+    rows = [
+        ["ops/s per thread, Hmean", num(off["ops_per_sec_per_thread"]["hmean"], 0),
+         num(on["ops_per_sec_per_thread"]["hmean"], 0) +
+         change(on["ops_per_sec_per_thread"]["hmean"], off["ops_per_sec_per_thread"]["hmean"])],
+        ["ops/s of all threads, each round", ", ".join(num(v, 0) for v in off["round_ops_per_sec"]),
+         ", ".join(num(v, 0) for v in on["round_ops_per_sec"])],
+        [f"ops/s of all threads, median of {len(off['round_ops_per_sec'])} rounds", num(mo, 0),
+         num(mn, 0) + change(mn, mo)],
+        ["LRU lock contended/acquired", f"{100 * lo['fraction']:.3f} %", f"{100 * ln['fraction']:.3f} %"],
+        ["call sites recorded", "none (off)", str(len(on["lock_sites"]))],
+        ["call sites' contended counts = the class table's", "", "yes" if sites_add_up(on) else "**no**"],
+    ]
+    ratio = mn / mo if mo else 0
+    lines = [shape_line(off, what) + ".", ""]
+    lines += table(["", "no call-site table", "contention by call site"], rows)
+    lines += ["", goal("recording by call site costs at most 2 % (sites-on at "
+                       f"{ratio:.3f}× sites-off, medians of the rounds)", ratio >= 0.98),
+              goal("the call sites add up to the class table", sites_add_up(on))]
+    top = sorted(on["lock_sites"], key=lambda st: -st["wait_total_ns"])[:8]
+    if top:
+        lines += ["", "The call sites with the most wait, sites-on (`perf lock contention` columns):", ""]
+        lines += table(["contended", "total wait", "max wait", "avg wait", "type", "caller"],
+                       [[num(st["contended"], 0), f"{st['wait_total_ns'] / 1e6:,.1f} ms",
+                         f"{st['wait_max_ns'] / 1e6:,.2f} ms", f"{st['wait_avg_ns'] / 1e3:,.1f} µs",
+                         st["type"], f"`{st['caller']}`"] for st in top])
+    return lines, runs.commands("churn-sites")
+
+
 def t_compact(runs):
     node, lru = runs.json("compact", "compare", 2)
     sn, sl = node["mb_per_s_reader"], lru["mb_per_s_reader"]
@@ -635,6 +757,42 @@ def t_swap(runs):
     lines += ["", goal("swap traffic at 40 % of the ceiling or more",
                        c1[2] != "n/a" and c1[2] >= 0.4)]
     return lines, runs.commands("swap")
+
+
+def t_reparent(runs):
+    node, lru = runs.json("reparent", "compare", 2)
+    if node["lock"] != "node" or lru["lock"] != "lruvec":
+        fail("reparent: expected the node object, then the lruvec object")
+    what = (f"{plural(node['containers'], 'container')} × "
+            f"{plural(node['readers_per_container'], 'reader')} (memcg limit "
+            f"{node['limit_mib']} MiB each) and a memcg of {node['pages']:,} cached pages removed "
+            f"at the half of each round, {plural(node['rounds'], 'alternating round')} of "
+            f"{node['duration_s']:g} s per design")
+    sn, sl = node["mb_per_s_reader"], lru["mb_per_s_reader"]
+    rows = [
+        ["MB/s per reader, Amean (the whole round)", num(sn["amean"]),
+         num(sl["amean"]) + change(sl["amean"], sn["amean"])],
+        ["pages reparented per removal", num(node["pages_reparented"], 0), num(lru["pages_reparented"], 0)],
+        ["folios isolated during the removal", num(node["isolated_at_removal"], 0),
+         num(lru["isolated_at_removal"], 0)],
+        ["`lv_memcg_remove()`, mean", f"{num(node['remove_us'])} µs", f"{num(lru['remove_us'])} µs"],
+        ["MB/s per reader, the quarter before the removal", num(node["mb_per_s_reader_before"]),
+         num(lru["mb_per_s_reader_before"])],
+        ["MB/s per reader, the quarter from the removal on", num(node["mb_per_s_reader_after"]),
+         num(lru["mb_per_s_reader_after"])],
+        ["after / before", f"{node['after_before_ratio']:.3f}×", f"**{lru['after_before_ratio']:.3f}×**"],
+        ["LRU lock contended/acquired", f"{100 * lru_lock(node)['fraction']:.3f} %",
+         f"{100 * lru_lock(lru)['fraction']:.3f} %"],
+    ]
+    share, mib = hwm_share([node, lru])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{share:.1f} % (the larger of the two)", ""])
+    ok = (lru["after_before_ratio"] >= 0.9 and lru["isolated_at_removal"] > 0 and
+          lru["pages_reparented"] >= node["pages"])
+    lines = [shape_line(node, what) + ".", ""]
+    lines += table(["", "node lock", "lruvec lock"], rows)
+    lines += ["", goal("the memcg removed with its folios isolated, and the other tenants' MB/s from "
+                       "the removal on at least 0.9× the quarter before, in the lruvec design", ok)]
+    return lines, runs.commands("reparent")
 
 
 # Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
@@ -831,12 +989,16 @@ RENDER = {
     "readtwice-c16": t_readtwice_c16,
     "readtwice-ceiling": t_readtwice_ceiling,
     "readonce": t_readonce,
+    "readtwice-order": t_readtwice_order,
+    "readtwice-large": t_readtwice_large,
     "churn": t_churn,
+    "churn-sites": t_churn_sites,
     "aim9": t_aim9,
     "aim9-faults": t_aim9_faults,
     "numa": t_numa,
     "compact": t_compact,
     "swap": t_swap,
+    "reparent": t_reparent,
     "kernel": t_kernel,
 }
 
@@ -974,10 +1136,12 @@ add() {
 q_rt=()
 q_1x1=(--memory 1024 --file-size 8G)
 q_churn=(--duration 5)
+q_sites=(--rounds 5 --duration 3)
 q_aim9=()
 q_numa=(--instances 16)
 q_compact=()
 q_swap=()
+q_reparent=()
 swap_rounds=3
 pairs=5
 fault_runs=3
@@ -986,10 +1150,12 @@ if [ -n "$quick" ]; then
 	q_rt=(--duration 0.2 --rounds 2 --memory 256)
 	q_1x1=(--memory 128 --file-size 1G --duration 0.2)
 	q_churn=(--duration 0.2 --rounds 2)
+	q_sites=(--duration 0.2 --rounds 2)
 	q_aim9=(--iterations 3 --duration 0.1)
 	q_numa=(--instances 2 --duration 0.2)
 	q_compact=(--memory 128 --duration 0.3 --rounds 1)
 	q_swap=(--memory 64 --duration 0.3)
+	q_reparent=(--pages 4096 --duration 0.4 --rounds 1)
 	swap_rounds=1
 	pairs=1
 	fault_runs=1
@@ -1002,6 +1168,11 @@ plan() {
 	readtwice) add "$1" compare "$lv" compare readtwice "${q_rt[@]}" --json ;;
 	readtwice-c16) add "$1" compare "$lv" compare readtwice --containers 16 "${q_rt[@]}" --json ;;
 	readonce) add "$1" compare "$lv" compare readonce "${q_rt[@]}" --json ;;
+	readtwice-order) add "$1" compare "$lv" compare readtwice --by folio-order "${q_rt[@]}" --json ;;
+	readtwice-large)
+		add "$1" compare "$lv" compare readtwice --by batch-large --folio-order 4 "${q_rt[@]}" \
+			--json
+		;;
 	readtwice-ceiling)
 		for ((i = 1; i <= pairs; i++)); do
 			add "$1" "order0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
@@ -1012,6 +1183,10 @@ plan() {
 		;;
 	churn)
 		add "$1" compare "$lv" compare churn --containers 16 --threads 32 "${q_churn[@]}" --json
+		;;
+	churn-sites)
+		add "$1" compare "$lv" compare churn --containers 16 --threads 32 --by lock-sites \
+			"${q_sites[@]}" --json
 		;;
 	aim9)
 		add "$1" page_test "$lv" compare aim9 "${q_aim9[@]}" ${quick:+--rounds 2} --json
@@ -1033,6 +1208,7 @@ plan() {
 			--json
 		add "$1" single "$lv" swap --rounds "$swap_rounds" "${q_swap[@]}" --json
 		;;
+	reparent) add "$1" compare "$lv" compare reparent "${q_reparent[@]}" --json ;;
 	kernel)
 		local dir=()
 		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")

@@ -545,8 +545,8 @@ static void isolate_migratepages_block(struct compact_control *cc, unsigned long
  * per batch, publishing PG_lru before dropping each isolation reference after the unlock (a
  * drop may be the last: hazards 3 and 4). A folio whose evictability changed while it was
  * isolated (PG_mlocked, which decides it, may change then) goes through folio_putback_lru(),
- * so that lru_add decides afresh. Isolation froze the bindings: reparenting moves only linked
- * folios, so each lookup finds the lruvec the folio came from.
+ * so that lru_add decides afresh. A removal may reparent an isolated folio meanwhile: each
+ * lookup finds the lruvec it belongs to now.
  * Context: no lock held.
  */
 static void compact_putback(struct compact_control *cc, struct list_head *list)
@@ -681,7 +681,6 @@ static void compact_migrate(struct compact_control *cc)
 				list_splice_tail_init(&pages, &cc->migratepages);
 				continue;
 			}
-			/* Isolated, so the binding is stable for the count. */
 			folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 			list_add_tail(&folio->lru, &putback);
 			continue;

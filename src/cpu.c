@@ -57,7 +57,8 @@ int cpu_slots_init(struct lv_machine *m)
 		return -ENOMEM;
 	memset(m->slots, 0, m->nr_slots * sizeof(*m->slots));
 	for (unsigned int s = 0; s < m->nr_slots; s++)
-		lv_lock_init(&m->slots[s].lock, m->cfg.lock_backend, LV_LOCK_CLASS_SLOT, m->lock_sites);
+		lv_lock_init(&m->slots[s].lock, m->cfg.lock_backend, LV_LOCK_CLASS_SLOT,
+			     m->lock_sites);
 	return 0;
 }
 

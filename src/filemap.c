@@ -731,9 +731,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	 * On the LRU, the folio may have been reparented to an ancestor meanwhile (the fill does
 	 * not hold its removal back): look the binding up under RCU.
 	 */
-	rcu_read_lock();
-	lruvec_count_event_atomic(folio_lruvec(folio), EV_PGPGIN, (long)nr);
-	rcu_read_unlock();
+	folio_count_event(folio, EV_PGPGIN, (long)nr);
 	folio_end_fill(folio, true);
 	return folio;
 }

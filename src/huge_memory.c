@@ -11,10 +11,10 @@
  * compacting directly for it only where cfg.thp_defrag says so. Under the page_table_lock it
  * then checks again that the block is still empty, and maps all 512 entries at the head, each
  * holding one reference, as a small fault maps one. The folio goes to the LRU at once, in one
- * lock hold: large folios never wait in a batch (docs/protocol.md §5.3). A fault that gets no
- * huge page falls back to a small one; one that loses the block to a racing fault releases
- * its huge page and faults a small page too. Pages of a large anon folio are found by their
- * offset from folio->index, the first virtual page of the block.
+ * lock hold: large folios never wait in a batch (docs/protocol.md §5.3) unless cfg.batch_large. A
+ * fault that gets no huge page falls back to a small one; one that loses the block to a racing
+ * fault releases its huge page and faults a small page too. Pages of a large anon folio are found
+ * by their offset from folio->index, the first virtual page of the block.
  *
  * A large anon folio may be mapped by fewer than 512 entries: a range was unmapped while
  * the folio could not be split (someone held a reference). It stays large, mapped by the
@@ -228,9 +228,7 @@ static void folio_ref_unfreeze(struct lv_folio *folio, int count)
 static void split_failed(struct lv_folio *folio)
 {
 	/* Not frozen: a charge move may rebind it; RCU keeps the memcg it reads alive. */
-	rcu_read_lock();
-	lruvec_count_event_atomic(folio_lruvec(folio), EV_THP_SPLIT_PAGE_FAILED, 1);
-	rcu_read_unlock();
+	folio_count_event(folio, EV_THP_SPLIT_PAGE_FAILED, 1);
 }
 
 static bool test_bit_ul(const unsigned long *map, unsigned long i)

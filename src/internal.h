@@ -335,6 +335,7 @@ struct lruvec {
 	 * removed descendants, which reparenting spliced here (memcontrol.c).
 	 */
 	struct list_head objcg_list;
+	long nr_objcgs; /* *lru_lock for writes (atomic stores); read racily: objcg_list's length */
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
@@ -480,13 +481,17 @@ struct obj_cgroup {
 	 * (which then cannot change until unlock).
 	 */
 	struct lv_memcg *memcg;
-	long refcnt;	  /* atomic: one per bound folio, one of its memcg until freed */
-	long nr_isolated; /* atomic: pages of bound folios isolated by lv_folio_isolate_lru() */
-	long nr_mlock;	  /* atomic: pages of bound folios with PG_mlocked */
 	struct list_head list; /* on objcg_list of @memcg's lruvec of @nid: its lru_lock */
 	unsigned int nid;      /* constant */
 	struct rcu_head rcu;   /* the release */
-};
+	/*
+	 * Written by every allocation and free of a folio bound here: a line of their own, so
+	 * that they do not bounce the line every lookup reads @memcg from.
+	 */
+	long refcnt ____cacheline_aligned; /* atomic: one per bound folio, one of its memcg's */
+	long nr_isolated; /* atomic: pages of bound folios isolated by lv_folio_isolate_lru() */
+	long nr_mlock;	  /* atomic: pages of bound folios with PG_mlocked */
+} ____cacheline_aligned;
 
 struct lv_memcg {
 	struct lv_machine *machine; /* constant */
@@ -606,8 +611,8 @@ static inline struct lv_memcg *folio_memcg(const struct lv_folio *folio)
 
 /*
  * folio_matches_lruvec - does @folio belong to @lruvec (same node and memcg)? Stable only while
- * the caller holds @lruvec's lock and the answer is yes, or has isolated the folio (a pin
- * alone is not enough while the folio is linked: reparenting moves it).
+ * the caller holds @lruvec's lock and the answer is yes: a removal re-points any folio's
+ * obj_cgroup, isolated or not, under the locks of its old and new lruvec.
  */
 static inline bool folio_matches_lruvec(const struct lv_folio *folio, const struct lruvec *lruvec)
 {
@@ -702,7 +707,7 @@ struct lruvec *folio_lruvec(struct lv_folio *folio);
 struct lruvec *folio_lruvec_lock_at(struct lv_folio *folio, const char *site);
 struct lruvec *folio_lruvec_relock_at(struct lv_folio *folio, struct lruvec *locked,
 				      const char *site);
-#define folio_lruvec_lock(folio)	  folio_lruvec_lock_at((folio), __func__)
+#define folio_lruvec_lock(folio)	   folio_lruvec_lock_at((folio), __func__)
 #define folio_lruvec_relock(folio, locked) folio_lruvec_relock_at((folio), (locked), __func__)
 void lruvec_unlock(struct lruvec *lruvec);
 int mem_cgroup_charge(struct lv_machine *m, struct lv_memcg *memcg, long nr, bool noretry);
@@ -731,13 +736,27 @@ void folio_isolated_count(struct lv_folio *folio, long nr);
 long lruvec_nr_mlock(struct lruvec *lruvec);
 long lruvec_nr_isolated(struct lruvec *lruvec);
 /*
- * lruvec_live_lock - lock @lruvec, or, if its memcg was removed (or is being removed)
- * meanwhile, the lruvec of the same node of its first ancestor that is not: where a delta
- * collected for @lruvec belongs now (the 7.1 fix for deferred updates across a reparent).
- * Return: the lruvec locked. Context: the caller holds a reference on @lruvec's memcg or is in
- * an RCU read-side section; no LRU lock held.
+ * lruvec_live - @lruvec, or, if its memcg was removed (or is being removed) meanwhile, the
+ * lruvec of the same node of its first ancestor that is not: where a delta collected for
+ * @lruvec belongs now (the 7.1 fix for deferred updates across a reparent). The one
+ * implementation of that rule. Context: the caller holds a reference on @lruvec's memcg (which
+ * pins its ancestors) or is in an RCU read-side section, which then covers the answer's use.
  */
-struct lruvec *lruvec_live_lock(struct lruvec *lruvec);
+struct lruvec *lruvec_live(struct lruvec *lruvec);
+/*
+ * lruvec_live_lock - lock lruvec_live(@lruvec): its LRU lock, or with @cost its cost lock
+ * (LV_COST_VMSTAT's).
+ * Return: the lruvec locked. Context: as lruvec_live(); no LRU lock held (@cost: no cost lock).
+ */
+struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site);
+#define lruvec_live_lock(lruvec) lruvec_live_lock_at((lruvec), false, __func__)
+#ifdef LV_DEBUG
+/*
+ * Tests: called by lruvec_live() with its answer, before the caller adds to it or locks it.
+ * Set and cleared by a test while no reclaim or refault runs.
+ */
+extern void (*lruvec_live_hook)(struct lruvec *lruvec);
+#endif
 
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
@@ -814,6 +833,16 @@ void lru_add_drain_dropped(struct lv_machine *m);
 void drain_gate_init(struct lv_machine *m, struct drain_gate *gate);
 bool lru_cache_disabled(struct lv_machine *m);
 
+/*
+ * folio_may_be_lru_cached - may @folio wait in a per-CPU batch (swap.c's, mlock.c's)? A small
+ * one may; a large one only with cfg.batch_large: by default a batch is flushed as soon as a
+ * large folio joins it, so the folio reaches its list in the caller's own lock hold.
+ */
+static inline bool folio_may_be_lru_cached(struct lv_machine *m, struct lv_folio *folio)
+{
+	return !folio_test_large(folio) || m->cfg.batch_large;
+}
+
 /* kthread.c */
 /*
  * struct node_daemon - the part of a per-node daemon (kswapd, kcompactd) that the request
@@ -844,15 +873,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 				unsigned long nr);
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
 void lruvec_scan_costs(struct lruvec *lruvec, unsigned long *anon, unsigned long *file);
-void lru_note_cost_reparent(struct lv_memcg *memcg);
-#ifdef LV_DEBUG
-/*
- * Tests: called by lru_note_cost() in LV_COST_VMSTAT mode between choosing the lruvec that
- * collects the cost (the first live one) and adding to it. Set and cleared by a test while
- * no reclaim or refault runs.
- */
-extern void (*lru_note_cost_hook)(struct lruvec *lruvec);
-#endif
+void lru_note_cost_reparent(struct lruvec *child, struct lruvec *parent);
 unsigned long reclaim_pages(struct list_head *list);
 int kswapd_start(struct lv_machine *m);
 void kswapd_stop(struct lv_machine *m);

@@ -101,9 +101,9 @@ enum { SITE_FREE, SITE_CLAIMING, SITE_READY };
  * that claims the entry, before its release store of SITE_READY; the counters are atomic.
  */
 struct lock_site {
-	unsigned int state; /* atomic: SITE_FREE, SITE_CLAIMING, SITE_READY */
-	unsigned int cls;   /* constant once ready */
-	const char *name;   /* constant once ready */
+	unsigned int state;			  /* atomic: SITE_FREE, SITE_CLAIMING, SITE_READY */
+	unsigned int cls;			  /* constant once ready */
+	const char *name;			  /* constant once ready */
 	uint64_t contended, wait_total, wait_max; /* atomic */
 };
 
@@ -119,7 +119,8 @@ struct lock_site_table *lock_sites_create(void)
 	if (!t)
 		return NULL;
 	for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
-		t->other[cls] = (struct lock_site){ SITE_READY, (unsigned int)cls, "(other)", 0, 0, 0 };
+		t->other[cls] =
+			(struct lock_site){ SITE_READY, (unsigned int)cls, "(other)", 0, 0, 0 };
 	return t;
 }
 
@@ -205,7 +206,8 @@ size_t lock_sites_read(struct lock_site_table *t, struct lv_lock_site_stat *out,
 	if (!all)
 		return 0;
 	for (unsigned int i = 0; i < LOCK_SITES + LV_NR_LOCK_CLASSES; i++) {
-		const struct lock_site *e = i < LOCK_SITES ? &t->site[i] : &t->other[i - LOCK_SITES];
+		const struct lock_site *e =
+			i < LOCK_SITES ? &t->site[i] : &t->other[i - LOCK_SITES];
 
 		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != SITE_READY ||
 		    !__atomic_load_n(&e->contended, __ATOMIC_RELAXED))

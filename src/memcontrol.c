@@ -4,27 +4,27 @@
  *
  * Theory of operation.
  *
- * A folio's lruvec is a function of (node, memcg). The node never changes; the memcg binding
- * (folio->memcg) changes when lv_folio_move_memcg() moves the charge, and when the removal of
- * its memcg moves it to the parent (reparenting, below). A thread that computed a folio's
- * lruvec and then took that lruvec's lock could therefore hold the wrong lock. Two mechanisms
- * close that race, as in Linux 5.11 plus the later reparenting work (docs/protocol.md §3):
+ * A folio's lruvec is a function of (node, memcg). The node never changes; the memcg
+ * (folio_memcg(): the memcg the folio's obj_cgroup points at) changes when
+ * lv_folio_move_memcg() rebinds the folio to another obj_cgroup, and when the removal of its
+ * memcg re-points the obj_cgroup at the parent (reparenting, below). A thread that computed a
+ * folio's lruvec and then took that lruvec's lock could therefore hold the wrong lock. Two
+ * mechanisms close that race, as in Linux 5.11 plus the 7.1 reparenting (docs/protocol.md §3):
  *
  *  1. The PG_lru pin. Anyone who moves an on-LRU folio first wins folio_test_clear_lru(), after
  *     taking a reference. A charge move must isolate the folio (win the same pin), so the
- *     binding of an isolated folio is stable for its owner. Reparenting rebinds only folios
- *     counted on the child's lruvec (linked, or unevictable with PG_lru set), pinned or not,
- *     under their lruvec's lock: a pin owner that has not yet locked is then saved by
- *     mechanism 2.
+ *     obj_cgroup of an isolated folio is stable for its owner; its memcg is not: reparenting
+ *     re-points obj_cgroups whoever holds their folios, and a pin owner that has not yet
+ *     locked is then saved by mechanism 2.
  *
- *  2. Lookup, lock, re-check (folio_lruvec_lock()). Under RCU, read folio->memcg, take that
- *     lruvec's lock, and re-read folio->memcg; on a mismatch unlock and retry. The binding is
- *     written only while holding the lock of the folio's *current* (old) lruvec, so a thread
- *     that holds lruvec L and sees folio->memcg == L's memcg knows it cannot change until it
- *     unlocks. RCU keeps a memcg freed by a concurrent lv_memcg_remove() readable until the
- *     re-check has failed; once the re-check succeeds, the folio's own charge keeps the memcg
- *     alive (a memcg is freed only when nothing is charged to it, and moving the folio away
- *     needs the lock the re-checker holds), so RCU is dropped.
+ *  2. Lookup, lock, re-check (folio_lruvec_lock()). Under RCU, read folio_memcg(), take that
+ *     lruvec's lock, and read it again; on a mismatch unlock and retry. Both writers hold the
+ *     lock of the folio's *current* (old) lruvec (reparenting the new one's too), so a thread
+ *     that holds lruvec L and sees the folio bound to L's memcg knows it cannot change until
+ *     it unlocks. RCU keeps a memcg freed by a concurrent lv_memcg_remove() readable until
+ *     the re-check has failed; once it succeeds, the lock keeps the memcg alive (a memcg is
+ *     freed only after every node of it was reparented, which needs that lock), so RCU is
+ *     dropped.
  *
  * With memcg disabled every folio's memcg is NULL and every lruvec is a node's __lruvec, so
  * the re-check compares NULL with NULL and the loop ends (hazard 9, docs/protocol.md §9.1). In
@@ -37,20 +37,23 @@
  *
  * Removal. A memcg with children or address spaces cannot be removed (-EBUSY), like a
  * cgroup with children or tasks. Its folios can: removal marks it dying, so that no new charge
- * succeeds, and then reparents its LRU folios (memcg_reparent_folios()): each linked folio is
- * rebound to the parent under both lruvec locks and moved to the tail of the parent's list,
- * each unevictable one (counted, linked nowhere) is found by a walk of the node's descriptors
- * and moved to the parent's count the same way (with its NR_MLOCK pages if it is mlocked),
- * and the charge goes with them, which is only
- * the child's level of the page counters (the parent's already counts it). Its folios queued
- * in per-CPU batches are flushed onto the lists first (lru_add_drain_scope()), and folios in
- * transit (isolated by reclaim or a migration, or charged and not yet added) are waited for,
- * briefly: a folio the caller holds off the LRU makes the removal fail with -EBUSY, and what was
- * moved stays moved; the memcg is then usable again. Removal and charging race through a Dekker
- * pair: the remover sets ->dying then reads ->usage, a charger adds to ->usage then reads
- * ->dying (both seq_cst), so at least one of them sees the other and backs out. The lists of
- * shadow-only page cache nodes move to the parent's lruvecs (filemap.c), which are then shrunk
- * to their limit. The memory is freed by call_rcu().
+ * succeeds, applies its requests queued in CPU batches (lru_add_drain_scope()), and then
+ * reparents (memcg_reparent_folios()), one node at a time under that node's child and parent
+ * lruvec locks: every obj_cgroup listed on the child's lruvec is re-pointed at the parent and
+ * moved to its list, and the child's lists, sizes and costs are spliced onto the parent's
+ * tails. No folio is touched and none is waited for: linked, queued, isolated and in-flight
+ * folios all follow their obj_cgroup. The charge needs no move: the parent's counters already
+ * count it, uncharging goes through the obj_cgroup to the memcg it points at now, and the
+ * child's own counter is dead with it. The counts a folio carries off the lists (NR_MLOCK,
+ * the isolated pages) live in the obj_cgroup, so they move with it. A charger adds to ->usage
+ * and then reads ->dying, and fails with -ENOENT if it is set; one that read it just before
+ * binds its folio to the child's obj_cgroup, which the reparenting carries to the parent like
+ * any other. The
+ * lists of shadow-only page cache nodes move to the parent's lruvecs (filemap.c), which are then
+ * shrunk to their limit. The memory is freed by call_rcu(); an obj_cgroup lives on until its
+ * last folio lets go (objcg_release()). Historical note: the 5.x design rebound folio by
+ * folio, walked the descriptors for unevictable ones and waited for folios in transit; a
+ * caller holding one folio off the LRU could make a removal fail.
  *
  * Handles. A caller's memcg pointer is outside any RCU read-side section: the caller found it
  * in no RCU-protected structure, so a grace period protects it only from the moment a call
@@ -102,8 +105,10 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 		lruvec_init(&memcg->nodeinfo[nid], m->nodes[nid], memcg);
 	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++) {
 		struct lruvec *lruvec = &memcg->nodeinfo[nid];
-		struct obj_cgroup *objcg = calloc(1, sizeof(*objcg));
+		struct obj_cgroup *objcg = aligned_alloc(64, sizeof(*objcg));
 
+		if (objcg)
+			memset(objcg, 0, sizeof(*objcg));
 		if (!objcg) {
 			memcg_free(memcg);
 			return NULL;
@@ -112,6 +117,7 @@ static struct lv_memcg *memcg_alloc(struct lv_machine *m, struct lv_memcg *paren
 		objcg->refcnt = 1; /* the memcg's, dropped when it is freed */
 		objcg->nid = nid;
 		list_add(&objcg->list, &lruvec->objcg_list);
+		lruvec->nr_objcgs = 1;
 		lruvec->objcg = objcg;
 	}
 	return memcg;
@@ -509,6 +515,7 @@ static void objcg_release(struct rcu_head *head)
 	}
 	m = lruvec->memcg->machine;
 	list_del(&objcg->list);
+	WRITE_ONCE(lruvec->nr_objcgs, lruvec->nr_objcgs - 1);
 	lv_lock_release(lruvec->lru_lock);
 	rcu_read_unlock();
 	free(objcg);
@@ -604,6 +611,19 @@ static long lruvec_objcg_sum(struct lruvec *lruvec, size_t offset, long own)
 
 	if (!lruvec->memcg)
 		return own;
+	/*
+	 * Usually the list holds only the memcg's own obj_cgroup, which lives as long as the
+	 * memcg: read it without the lock, so that statistics take no LRU lock.
+	 */
+	switch (READ_ONCE(lruvec->nr_objcgs)) {
+	case 0:
+		return 0;
+	case 1:
+		if (!__atomic_load_n(&lruvec->memcg->offline, __ATOMIC_ACQUIRE))
+			return __atomic_load_n((long *)((char *)lruvec->objcg + offset),
+					       __ATOMIC_RELAXED);
+		break;
+	}
 	lv_lock_acquire(lruvec->lru_lock);
 	list_for_each (pos, &lruvec->objcg_list)
 		sum += __atomic_load_n(
@@ -625,16 +645,30 @@ long lruvec_nr_isolated(struct lruvec *lruvec)
 				__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED));
 }
 
-struct lruvec *lruvec_live_lock(struct lruvec *lruvec)
+#ifdef LV_DEBUG
+void (*lruvec_live_hook)(struct lruvec *lruvec);
+#endif
+
+struct lruvec *lruvec_live(struct lruvec *lruvec)
 {
 	struct lv_memcg *memcg = lruvec->memcg;
 
-	rcu_read_lock();
 	/* Dying is set before the first node is reparented: never a removed memcg's lists. */
 	while (memcg && memcg->parent && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
 		memcg = memcg->parent;
 	lruvec = mem_cgroup_lruvec(memcg, lruvec->pgdat);
-	lv_lock_acquire(lruvec->lru_lock);
+#ifdef LV_DEBUG
+	if (lruvec_live_hook) /* tests: a removal between the choice and its use */
+		lruvec_live_hook(lruvec);
+#endif
+	return lruvec;
+}
+
+struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site)
+{
+	rcu_read_lock();
+	lruvec = lruvec_live(lruvec);
+	lv_lock_acquire_at(cost ? &lruvec->cost_lock : lruvec->lru_lock, site);
 	rcu_read_unlock();
 	return lruvec;
 }
@@ -685,9 +719,9 @@ static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 		__atomic_store_n(&list_entry(pos, struct obj_cgroup, list)->memcg, parent->memcg,
 				 __ATOMIC_RELEASE);
 	list_splice_tail_init(&child->objcg_list, &parent->objcg_list);
-	/* The child's recent scan costs are the parent's now, as its folios are. */
-	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
-	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
+	WRITE_ONCE(parent->nr_objcgs, parent->nr_objcgs + child->nr_objcgs);
+	WRITE_ONCE(child->nr_objcgs, 0);
+	lru_note_cost_reparent(child, parent); /* the child's recent scan costs */
 	for (enum lru_list lru = 0; lru < NR_LRU_LISTS; lru++) {
 		long nr = (long)child->lru_size[lru];
 
@@ -768,7 +802,6 @@ int lv_memcg_remove(struct lv_memcg *memcg)
 	 */
 	lru_add_drain_scope(m, memcg, -1);
 	memcg_reparent_folios(memcg);
-	lru_note_cost_reparent(memcg); /* after dying: costs noted here go to the parent */
 	__atomic_store_n(&memcg->offline, 1, __ATOMIC_RELEASE);
 #ifdef LV_DEBUG
 	if (memcg_remove_hook) /* tests: what other threads do until the removal commits */
@@ -959,7 +992,7 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 		} while (!__atomic_compare_exchange_n(&c->usage, &usage, usage + nr, true,
 						      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	}
-	/* The other half of the Dekker pair with lv_memcg_remove(). */
+	/* A charge that sees the removal begun backs out; one that misses it is reparented. */
 	if (memcg != stop && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST)) {
 		page_counter_uncharge(memcg, stop, nr);
 		return -ENOENT;
@@ -1064,10 +1097,9 @@ struct lruvec *mem_cgroup_lruvec(struct lv_memcg *memcg, struct pglist_data *pgd
 
 /*
  * folio_lruvec - the lruvec @folio is bound to right now.
- * Context: the answer is stable only for the owner of the PG_lru pin once the folio is off the
- * lists (a counted folio moves with its memcg's removal, pinned or not), for a folio never put
- * on an LRU, or under the lock of the returned lruvec after folio_matches_lruvec(); otherwise
- * the caller must be in an RCU read-side section.
+ * Context: the answer is stable only under the lock of the returned lruvec after
+ * folio_matches_lruvec() (a removal may re-point any folio, isolated or not); the caller must
+ * be in an RCU read-side section, or hold a reference on the memcg, to use the lruvec at all.
  */
 struct lruvec *folio_lruvec(struct lv_folio *folio)
 {

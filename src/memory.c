@@ -283,7 +283,8 @@ static uint64_t zap_large(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, u
  * region is munlocked as it leaves (the kernel's munlock_vma_folio() from the rmap removal),
  * once per folio: the pieces of a split keep PG_mlocked, and the ones that stay stay mlocked.
  * mlock_folio() set PG_mlocked under this page_table_lock, so the unlocked test sees it; a
- * large folio's munlock is never batched, so no batch holds a reference to it afterwards.
+ * large folio's munlock is not left batched (but with cfg.batch_large), so no batch holds a
+ * reference to it afterwards.
  */
 static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		      struct mmu_gather *tlb)

@@ -93,16 +93,6 @@ static struct lv_folio *folio_alloc_migration_target(struct lv_folio *old, int n
 	return new;
 }
 
-/*
- * count_migrate - count @ev against @folio's lruvec. Context: @folio's binding is stable (it is
- * isolated, or not yet published); otherwise the caller is in an RCU read section, which keeps
- * the memcg it reads alive.
- */
-static void count_migrate(struct lv_folio *folio, enum lru_event ev, long nr)
-{
-	folio_count_event(folio, ev, nr);
-}
-
 /**
  * folio_owner_refs - the references @folio's owner holds: one per page table entry mapping an
  * anon folio (every entry of a large one points at its head), the page cache's one, or none.
@@ -152,10 +142,10 @@ int migrate_folio_into(struct lv_folio *folio, struct lv_folio *new, int expecte
 	}
 	if (err) {
 		/* Count while isolated: once back on its LRU, a charge move may rebind it. */
-		count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+		folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 		return -EBUSY;
 	}
-	count_migrate(new, EV_PGMIGRATE_SUCCESS, nr);
+	folio_count_event(new, EV_PGMIGRATE_SUCCESS, nr);
 	folio_add_lru(new);
 	lv_folio_put(new); /* the allocation's: the owner holds its own now */
 	return 0;
@@ -175,7 +165,7 @@ static int migrate_split_to(struct lv_folio *folio, int nid)
 	INIT_LIST_HEAD(&pages);
 	if (split_folio_to_list(folio, &pages)) {
 		/* -EBUSY (someone else holds it): as if it could not be moved. */
-		count_migrate(folio, EV_PGMIGRATE_FAIL, folio_nr_pages(folio));
+		folio_count_event(folio, EV_PGMIGRATE_FAIL, folio_nr_pages(folio));
 		folio_putback_lru(folio);
 		return -ENOMEM;
 	}
@@ -194,7 +184,7 @@ static int migrate_split_to(struct lv_folio *folio, int nid)
 			folio_unbind(new); /* never published, holds no charge */
 			lv_folio_put(new);
 		} else {
-			count_migrate(page, EV_PGMIGRATE_FAIL, 1);
+			folio_count_event(page, EV_PGMIGRATE_FAIL, 1);
 		}
 		err = -ENOMEM;
 		folio_putback_lru(page);
@@ -230,7 +220,7 @@ int migrate_folio_to(struct lv_folio *folio, int nid)
 	}
 	if (!new) {
 		err = -ENOMEM;
-		count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
+		folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 		goto fail_putback;
 	}
 	/* The owner's references, the caller's and the isolation's. */
@@ -249,10 +239,7 @@ fail_putback:
 	lv_folio_put(folio);
 	return err;
 fail_put:
-	/* Another actor owns the pin and may be moving its charge: read the memcg under RCU. */
-	rcu_read_lock();
-	count_migrate(folio, EV_PGMIGRATE_FAIL, nr);
-	rcu_read_unlock();
+	folio_count_event(folio, EV_PGMIGRATE_FAIL, nr);
 	lv_folio_put(folio);
 	return err;
 }

@@ -27,9 +27,9 @@
  * entries for one folio on two slots may drain in either order: every drain re-reads the bit
  * under the lock. An mlock drained after the munlock that followed it finds the folio
  * evictable after all and rescues it if it is unevictable; a munlock drained first leaves the
- * mlock nothing to do. A full batch, a large folio (the kernel's !folio_may_be_lru_cached())
- * and a disabled cache flush at once; the batch joins every drain (lru_add_drain_slot(),
- * cpu_needs_drain() and drain_slot_scope() in swap.c).
+ * mlock nothing to do. A full batch, a large folio (!folio_may_be_lru_cached(), unless
+ * cfg.batch_large) and a disabled cache flush at once; the batch joins every drain
+ * (lru_add_drain_slot(), cpu_needs_drain() and drain_slot_scope() in swap.c).
  *
  * The pin. __mlock_folio() needs it: without it, someone else owns the folio's LRU position,
  * and its way back culls the folio because PG_mlocked is already set (lru_add(), and swap.c's
@@ -198,8 +198,8 @@ void mlock_folio_batch(struct folio_batch *fbatch)
 
 /*
  * mlock_batch_add - queue @folio with @op on this CPU's slot, taking the batch's reference,
- * and flush when the batch is full, the folio is large (the kernel's folio_may_be_lru_cached()
- * is false: a large folio never waits in a per-CPU batch) or the cache is disabled (the same
+ * and flush when the batch is full, the folio may not wait there (folio_may_be_lru_cached():
+ * a large folio, unless cfg.batch_large) or the cache is disabled (the same
  * protocol as swap.c's folio_batch_add_and_move()).
  */
 static void mlock_batch_add(struct lv_folio *folio, unsigned long op)
@@ -214,7 +214,8 @@ static void mlock_batch_add(struct lv_folio *folio, unsigned long op)
 	fbatch = &slot->mlock_fbatch;
 	fbatch->folios[fbatch->nr] = (struct lv_folio *)((uintptr_t)folio | op);
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
-	if (fbatch->nr >= m->cfg.batch_size || folio_test_large(folio) || lru_cache_disabled(m))
+	if (fbatch->nr >= m->cfg.batch_size || !folio_may_be_lru_cached(m, folio) ||
+	    lru_cache_disabled(m))
 		mlock_folio_batch(fbatch);
 	lv_lock_release(&slot->lock);
 	rcu_read_unlock();
@@ -244,7 +245,7 @@ void mlock_folio(struct lv_folio *folio)
 /**
  * mlock_new_folio - put a new folio of a VM_LOCKED region on the LRU, mlocked: the fault
  * path's folio_add_lru().
- * Context: @folio is on no LRU, not queued, and the caller's (so its binding is stable); no
+ * Context: @folio is on no LRU, not queued, and the caller's (so its obj_cgroup is stable); no
  * LRU lock held; takes the slot lock.
  */
 void mlock_new_folio(struct lv_folio *folio)

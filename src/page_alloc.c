@@ -751,7 +751,8 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 	lruvec->pgdat = pgdat;
 	lruvec->memcg = memcg;
 	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC, m->lock_sites);
-	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW, m->lock_sites);
+	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW,
+		     m->lock_sites);
 	lv_lock_init(&lruvec->cost_lock, m->cfg.lock_backend, LV_LOCK_CLASS_COST, m->lock_sites);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
 	INIT_LIST_HEAD(&lruvec->objcg_list);
@@ -857,7 +858,8 @@ int pcp_init(struct lv_machine *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		memset(&m->pcp[i], 0, sizeof(m->pcp[i]));
-		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP, m->lock_sites);
+		lv_lock_init(&m->pcp[i].lock, m->cfg.lock_backend, LV_LOCK_CLASS_PCP,
+			     m->lock_sites);
 		INIT_LIST_HEAD(&m->pcp[i].list);
 	}
 	return 0;

@@ -9,13 +9,13 @@
  * entries mlock.c tags with their operation and which every drain flushes last, as the
  * kernel's mlock_drain_local() follows lru_add_drain_cpu(). A request takes a reference,
  * appends the folio to the batch of the slot of the CPU it runs on, and flushes the batch when
- * it is full, when the folio is large (large folios skew accounting while cached), or while
- * the cache is disabled. A thread that migrates between reading its CPU and taking the slot
- * lock just uses another slot, and one that finds its CPU's slot locked takes any free slot
- * rather than wait for a holder that may be preempted (the kernel's local_lock cannot be):
- * correctness never depends on the slot being the current CPU's, since drains and the cache
- * disable visit every slot. For the same reason reclaim's local drain and the search of the
- * local lru_add batch on activation only try the slot lock.
+ * it is full, when the folio may not be cached there (folio_may_be_lru_cached(): a large folio,
+ * unless cfg.batch_large lets it wait like a small one), or while the cache is disabled. A thread
+ * that migrates between reading its CPU and taking the slot lock just uses another slot, and one
+ * that finds its CPU's slot locked takes any free slot rather than wait for a holder that may be
+ * preempted (the kernel's local_lock cannot be): correctness never depends on the slot being the
+ * current CPU's, since drains and the cache disable visit every slot. For the same reason reclaim's
+ * local drain and the search of the local lru_add batch on activation only try the slot lock.
  *
  * Flushing (folio_batch_move_lru). For every op except lru_add the flusher must first win the
  * folio's PG_lru pin and skips the folio if it loses (someone else is moving or freeing it);
@@ -330,7 +330,8 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 	fbatch = &slot->fbatch[op];
 	fbatch->folios[fbatch->nr] = folio;
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
-	if (fbatch->nr >= m->cfg.batch_size || folio_test_large(folio) || lru_cache_disabled(m))
+	if (fbatch->nr >= m->cfg.batch_size || !folio_may_be_lru_cached(m, folio) ||
+	    lru_cache_disabled(m))
 		folio_batch_move_lru(fbatch, op);
 	lv_lock_release(&slot->lock);
 	rcu_read_unlock();

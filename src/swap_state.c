@@ -484,9 +484,7 @@ static struct lv_folio *swapin_readahead(struct lv_mm *mm, swp_entry_t e, int *e
 		if (!folio)
 			continue;
 		if (!ra_hit) {
-			rcu_read_lock();
-			lruvec_count_event_atomic(folio_lruvec(folio), EV_SWAP_RA, 1);
-			rcu_read_unlock();
+			folio_count_event(folio, EV_SWAP_RA, 1);
 		}
 		lv_folio_put(folio);
 	}
@@ -508,9 +506,7 @@ int do_swap_page(struct lv_mm *mm, uint64_t vpn, swp_entry_t e)
 		goto out;
 	if (hit && folio_test_clear_reclaim(folio)) {
 		__atomic_fetch_add(&mm->machine->swapin_readahead_hits, 1, __ATOMIC_RELAXED);
-		rcu_read_lock();
-		lruvec_count_event_atomic(folio_lruvec(folio), EV_SWAP_RA_HIT, 1);
-		rcu_read_unlock();
+		folio_count_event(folio, EV_SWAP_RA_HIT, 1);
 	}
 	folio_lock(folio);
 	/* Still the cache's folio for our slot (swap-out may have freed it and the slot)? */

@@ -107,7 +107,7 @@ int lv_folio_isolate_lru(struct lv_folio *folio)
 	if (!folio_isolate_lru(folio))
 		return -EBUSY;
 	/*
-	 * The folio is the caller's now: its binding and therefore its lruvec are stable. Count
+	 * The folio is the caller's now: its obj_cgroup, which carries the count, is stable. Count
 	 * it before publishing PG_isolated (a putback may follow at once), and hand the claim
 	 * over to PG_isolated in one atomic step, so that no add can slip in between.
 	 */
@@ -133,7 +133,7 @@ int lv_folio_putback_lru(struct lv_folio *folio)
 	} while (!__atomic_compare_exchange_n(
 		&folio->flags, &flags, (flags & ~(1ul << PG_isolated)) | (1ul << PG_lru_claimed),
 		true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	/* Claimed and on no list, the folio keeps its binding: count it off the same lruvec. */
+	/* Claimed and on no list, the folio keeps its obj_cgroup: count it off the same one. */
 	folio_isolated_count(folio, -folio_nr_pages(folio));
 	folio_putback_lru(folio);
 	return 0;
@@ -157,10 +157,7 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
 
 		if (!folio_test_clear_lru(folio)) {
 			/* Counted where it is bound now; RCU keeps that memcg readable. */
-			rcu_read_lock();
-			lruvec_count_event_atomic(folio_lruvec(folio), EV_UNEVICTABLE_PGS_SCANNED,
-						  pages);
-			rcu_read_unlock();
+			folio_count_event(folio, EV_UNEVICTABLE_PGS_SCANNED, pages);
 			continue;
 		}
 		lruvec = folio_lruvec_relock(folio, lruvec);
@@ -189,58 +186,40 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
  * of each ancestor, one level at a time, to add and maybe halve. Under a memcg limit every
  * reclaimer of the memcg queues on the same locks, the root's included, for a few adds.
  *
- * LV_COST_VMSTAT, Usama Arif's change: a noting is one relaxed atomic add into a stripe of
- * pending counts of the lruvec (its CPU slot's stripe, COST_STRIPES of them, a line each), and
- * takes no lock. The consumer, get_scan_count(), folds first: it exchanges the stripes with
- * zero and adds their sum, as one noting, to the lruvec and to each ancestor, one level at a
- * time under each level's cost lock (a leaf lock: nothing is taken under it, and it never
- * needs an LRU lock; the list sizes the halving compares with are read racily, as
- * get_scan_count() reads them). So the hierarchy is the fold's: an ancestor holds a
- * descendant's costs from the descendant's last fold on, which is at most one reclaim visit
- * of the descendant late, where LOCKED has them at once. A sum halved once where LOCKED may
- * have halved between two notings keeps a little more history; the split is a ratio of the
- * two sides, which both rules keep.
+ * LV_COST_VMSTAT, Usama Arif's change: a noting is one atomic add into a stripe of pending
+ * counts of the lruvec (its CPU slot's stripe, COST_STRIPES of them, a line each), and takes
+ * no lock. The consumer, get_scan_count(), folds first: it exchanges the stripes with zero and
+ * adds their sum, as one noting, to the lruvec and to each ancestor, one level at a time under
+ * each level's cost lock (a leaf lock: nothing is taken under it, and it never needs an LRU
+ * lock; the list sizes the halving compares with are read racily, as get_scan_count() reads
+ * them). So the hierarchy is the fold's: an ancestor holds a descendant's costs from the
+ * descendant's last fold on, which is at most one reclaim visit of the descendant late, where
+ * LOCKED has them at once. A sum halved once where LOCKED may have halved between two notings
+ * keeps a little more history; the split is a ratio of the two sides, which both rules keep.
  *
  * The memory: COST_STRIPES lines per lruvec (256 bytes) and its cost lock, whatever the number
  * of CPU slots (up to 4096): slots beyond COST_STRIPES share stripes, which costs their adds
  * only a shared line. Per-slot arrays of every lruvec would be nr_slots x lruvecs x 16 bytes.
  *
- * Deferred deltas across a removal. Pending counts are deltas collected for one lruvec and
- * folded later, and a dying lruvec is never folded again (it has no folios, so reclaim does
- * not scan it): counts left there would never reach its ancestors, which LOCKED would have
- * charged. So nothing is ever added to a dying lruvec (the 7.1 rule for deferred per-lruvec
- * deltas: fold into the first live ancestor): a noting walks up to the first lruvec whose
- * memcg is not dying (lruvec_live()) and adds there; the removal folds what was added before
- * (lru_note_cost_reparent(), called after it set dying), and a fold of a dying lruvec starts
- * at its first live ancestor. A noting that chose the lruvec before the removal set dying
- * and adds after the removal's fold would strand its count: the two form a Dekker pair (the
- * remover stores dying, then exchanges the stripes; the noting adds, then loads dying, all
- * seq_cst), so at least one of them sees the other, and a noting that sees dying folds the
- * lruvec itself (the exchange moves each count exactly once). Whoever adds or folds keeps the
- * lruvec readable meanwhile: reclaim holds a reference on its memcg (mem_cgroup_snapshot()),
- * a refault the charge of its folio, the removal its own; a memcg pins its parent, so the
- * walk up is safe.
+ * Deferred deltas across a removal. Both modes add a delta collected for one lruvec a while
+ * later: a reclaim batch's or a refault's cost, and in VMSTAT mode the pending counts. None may
+ * reach an lruvec whose memcg was removed meanwhile (the 7.1 rule for deferred per-lruvec
+ * deltas): the reparenting hands the child's costs to the parent, and anything added to the
+ * child after that is lost to every reader. Every level is therefore taken with
+ * lruvec_live_lock() (memcontrol.c: the one implementation of the rule), which locks the first
+ * live lruvec from there up and re-checks under the lock; a reparenting takes the child's LRU
+ * lock and, in VMSTAT mode, its cost lock only after setting dying, so an lruvec still live
+ * under its lock is handed over by it later, with what we added. The pending counts follow the
+ * same rule: a noting adds to the stripes of lruvec_live(), and the reparenting folds the
+ * child's stripes into its live ancestors before handing its sums over
+ * (lru_note_cost_reparent()). A noting that chose the child before dying was set and adds after
+ * that fold would strand its count: the two form a Dekker pair (the remover stores dying, then
+ * exchanges the stripes; the noting adds, then loads dying, all seq_cst), so at least one of
+ * them sees the other, and a noting that sees dying folds the child itself (the exchange moves
+ * each count exactly once). Whoever adds or folds keeps the lruvec readable meanwhile: reclaim
+ * holds a reference on its memcg (mem_cgroup_snapshot()), a refault the charge of its folio,
+ * the removal its own; a memcg pins its parent, so the walk up is safe.
  */
-
-#ifdef LV_DEBUG
-void (*lru_note_cost_hook)(struct lruvec *lruvec);
-#endif
-
-static bool lruvec_dying(const struct lruvec *lruvec)
-{
-	return lruvec->memcg && __atomic_load_n(&lruvec->memcg->dying, __ATOMIC_SEQ_CST);
-}
-
-/*
- * lruvec_live - @lruvec, or the same node's lruvec of its first ancestor whose memcg is not
- * dying (the root never is). Context: the caller keeps @lruvec's memcg alive.
- */
-static struct lruvec *lruvec_live(struct lruvec *lruvec)
-{
-	while (lruvec_dying(lruvec))
-		lruvec = parent_lruvec(lruvec);
-	return lruvec;
-}
 
 /*
  * lruvec_cost_add - one noting of @anon and @file on @lruvec: add, then halve both sides if
@@ -271,11 +250,11 @@ static void lruvec_cost_add(struct lruvec *lruvec, unsigned long anon, unsigned 
 
 /*
  * lruvec_cost_fold - the consumer's fold (LV_COST_VMSTAT): take @lruvec's pending counts and
- * note their sum on the first live lruvec from @lruvec up and on each of its ancestors.
- * Context: no lock held (or any: the cost lock is a leaf); the caller keeps @lruvec's memcg
- * alive.
+ * note their sum on the first live lruvec from @lruvec up and on each of its ancestors, each
+ * under its cost lock (a contention recorded under @site).
+ * Context: no cost lock held; the caller keeps @lruvec's memcg alive.
  */
-static void lruvec_cost_fold(struct lruvec *lruvec)
+static void lruvec_cost_fold(struct lruvec *lruvec, const char *site)
 {
 	unsigned long anon = 0, file = 0;
 
@@ -290,10 +269,10 @@ static void lruvec_cost_fold(struct lruvec *lruvec)
 	}
 	if (!anon && !file)
 		return;
-	for (struct lruvec *pos = lruvec_live(lruvec); pos; pos = parent_lruvec(pos)) {
-		lv_lock_acquire(&pos->cost_lock);
-		lruvec_cost_add(pos, anon, file);
-		lv_lock_release(&pos->cost_lock);
+	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
+		lruvec = lruvec_live_lock_at(lruvec, true, site);
+		lruvec_cost_add(lruvec, anon, file);
+		lv_lock_release(&lruvec->cost_lock);
 	}
 }
 
@@ -310,22 +289,21 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 	struct lv_machine *m = lruvec->pgdat->machine;
 
 	if (m->cfg.scan_cost == LV_COST_VMSTAT) {
-		struct cost_stripe *stripe;
+		struct lruvec *live = lruvec_live(lruvec);
+		struct cost_stripe *stripe = &live->cost_pending[this_cpu_index(m) % COST_STRIPES];
 
-		lruvec = lruvec_live(lruvec);
-#ifdef LV_DEBUG
-		if (lru_note_cost_hook)
-			lru_note_cost_hook(lruvec);
-#endif
-		stripe = &lruvec->cost_pending[this_cpu_index(m) % COST_STRIPES];
 		__atomic_fetch_add(&stripe->pending[file], cost, __ATOMIC_SEQ_CST);
 		/* The Dekker pair with lru_note_cost_reparent(): see "Scan cost". */
-		if (lruvec_dying(lruvec))
-			lruvec_cost_fold(lruvec);
+		if (lruvec_live(live) != live)
+			lruvec_cost_fold(live, __func__);
 		return;
 	}
+	/*
+	 * The cost was collected for @lruvec a while ago (a reclaim batch, a refault's lookup):
+	 * each level whose memcg was removed meanwhile has handed it to its first live ancestor.
+	 */
 	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
-		lv_lock_acquire(lruvec->lru_lock);
+		lruvec = lruvec_live_lock(lruvec);
 		lruvec_cost_add(lruvec, file ? 0 : cost, file ? cost : 0);
 		lv_lock_release(lruvec->lru_lock);
 	}
@@ -339,24 +317,37 @@ void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 void lruvec_scan_costs(struct lruvec *lruvec, unsigned long *anon, unsigned long *file)
 {
 	if (lruvec->pgdat->machine->cfg.scan_cost == LV_COST_VMSTAT)
-		lruvec_cost_fold(lruvec);
+		lruvec_cost_fold(lruvec, "get_scan_count");
 	*anon = READ_ONCE(lruvec->anon_cost);
 	*file = READ_ONCE(lruvec->file_cost);
 }
 
 /**
- * lru_note_cost_reparent - the removal of @memcg, dying already, folds its lruvecs' pending
- * costs into their first live ancestors (see "Scan cost"). Nothing in LV_COST_LOCKED mode.
- * Context: no LRU lock held; the remover keeps @memcg alive.
+ * lru_note_cost_reparent - the reparenting of @child's node hands its scan costs to @parent:
+ * the child's recent costs are the parent's now, as its folios are (7.1 adds them). In
+ * LV_COST_VMSTAT mode the child's pending counts are folded first, into its first live
+ * ancestors, and the sums move under both cost locks, which protect them in that mode.
+ * Context: @child's memcg is dying; both lruvecs' LRU locks held (lruvec_reparent()).
  */
-void lru_note_cost_reparent(struct lv_memcg *memcg)
+void lru_note_cost_reparent(struct lruvec *child, struct lruvec *parent)
 {
-	struct lv_machine *m = memcg->machine;
+	bool vmstat = child->pgdat->machine->cfg.scan_cost == LV_COST_VMSTAT;
 
-	if (m->cfg.scan_cost != LV_COST_VMSTAT)
-		return;
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
-		lruvec_cost_fold(&memcg->nodeinfo[nid]);
+	lockdep_assert_held(child->lru_lock);
+	lockdep_assert_held(parent->lru_lock);
+	if (vmstat) {
+		lruvec_cost_fold(child, "lruvec_reparent");
+		lv_lock_acquire_at(&child->cost_lock, "lruvec_reparent");
+		lv_lock_acquire_nested_at(&parent->cost_lock, "lruvec_reparent");
+	}
+	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
+	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
+	WRITE_ONCE(child->anon_cost, 0);
+	WRITE_ONCE(child->file_cost, 0);
+	if (vmstat) {
+		lv_lock_release(&parent->cost_lock);
+		lv_lock_release(&child->cost_lock);
+	}
 }
 
 /* ---- isolation and putback for reclaim ---------------------------------------------------------
@@ -462,7 +453,7 @@ static void move_folios_to_lru(struct list_head *list, bool deactivated)
 			folio_putback_lru(folio);
 			continue;
 		}
-		/* Isolation froze the binding: the relock finds the lruvec it came from. */
+		/* A removal may have reparented it meanwhile: the relock finds where it is now. */
 		lruvec = folio_lruvec_relock(folio, lruvec);
 		lruvec_add_folio(lruvec, folio);
 		folio_set_lru(folio);

@@ -84,7 +84,7 @@ void *workingset_eviction(struct lv_folio *folio)
  * workingset_refault - @folio replaces the shadow entry @shadow: activate it if it refaulted
  * within the workingset.
  * Return: whether it was activated.
- * Context: the folio is new in the page cache and not yet on an LRU (its binding is stable).
+ * Context: the folio is new in the page cache and not yet on an LRU (its obj_cgroup is stable).
  */
 bool workingset_refault(struct lv_folio *folio, void *shadow)
 {

@@ -92,9 +92,16 @@ bad=(
 	"--swap-file: cannot create files beside|swap --swap-file /nonexistent/lvbench.swap"
 	"the containers' limits add up to 520 MiB|swap --memory 512 --limit 480 --file-limit 40"
 	"--disable|swap --disable rcu"
+	"--threads|reparent --threads 3"
+	"--pages: 0 is out of range (1..16777216)|reparent --pages 0"
+	"--memory: 100 MiB is less than the 4612 MiB|reparent --memory 100"
+	"--nodes|reparent --nodes 2"
+	"--isolated: 65537 is out of range|reparent --isolated 65537"
+	"--folio-order|reparent --folio-order 2"
 	"--containers must be 1|usemem --containers 2"
 	"--scan-cost|usemem --scan-cost fast"
 	"--limit 120 MiB leaves the node|usemem --limit 120"
+	"compare --by cost: option '--scan-cost' does not apply|compare usemem --scan-cost vmstat"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -117,6 +124,21 @@ bad=(
 	"--by disable|compare churn --by disable"
 	"--by disable|compare aim9 --by disable"
 	"--memory|aim9 --containers 256 --memory 4"
+	# compare --by over a knob: the option it sets, and the workloads it applies to.
+	"--by folio-order applies to readtwice, readonce only|compare churn --by folio-order"
+	"--by folio-order applies to readtwice, readonce only|compare compact --by folio-order"
+	"--folio-order' does not apply to churn|churn --folio-order 2"
+	"--folio-order' does not apply to numa|compare numa --folio-order 1"
+	"--folio-order: 7 is out of range (0..6)|readtwice --folio-order 7"
+	"option '--folio-order' does not apply|compare readtwice --by folio-order --folio-order 2"
+	"option '--batch' does not apply|compare churn --by batch --batch 15"
+	"option '--scan-cost' does not apply|compare churn --by cost --scan-cost vmstat"
+	"option '--batch-large' does not apply|compare aim9 --by batch-large --batch-large on"
+	"--scan-cost: unknown value 'fast'|churn --scan-cost fast"
+	"--batch-large: unknown value 'yes'|churn --batch-large yes"
+	"--by: unknown value 'batches'|compare churn --by batches"
+	"--by|readtwice --by folio-order"
+	"--sweep|compare numa --by disable --sweep 1,2"
 	"--touch|aim9 --test brk_test --touch stores"
 	# Sizes: powers of 1024 only, whole MiB where the unit is MiB, within the range.
 	"--memory: 1000K is not a whole number of MiB|churn --memory 1000K"
@@ -158,7 +180,8 @@ bad=(
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
-	"compare swap --help" "usemem --help")
+	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
+	"compare usemem --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -216,8 +239,9 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|usemem) +[a-zA-Z]' "$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 8 ] &&
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem) +[a-zA-Z]' \
+	"$TMP/out")
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 9 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -239,7 +263,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa swap usemem; do
+for w in churn readtwice readonce aim9 numa swap reparent usemem; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -591,6 +615,86 @@ summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] t
 	grep -q "ring out; the first reader to reach it memsets it first" "$TMP/out" &&
 	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
 verdict "readtwice: summary line, MB/s per reader, share of a ceiling zeroing on first touch, memory used" $?
+
+# ---- compare --by a knob: cost, batch, batch-large, folio-order, lock-sites -----------------------
+
+# "by|workload and options|columns|key=value checked in every object": one line per column, the
+# column's own settings in it, checks ok.
+knobs=(
+	"cost|churn --containers 2 --threads 2|locked,vmstat|lock=lruvec"
+	"cost|churn --containers 2 --threads 2 --lock node|locked,vmstat|lock=node"
+	"batch|churn --containers 2 --threads 2 --batch-large on|batch-15,batch-31|batch_large=True"
+	"batch-large|readonce --containers 1 --memory 32 --folio-order 4|large-on,large-off|folio_order=4"
+	"folio-order|readtwice --containers 1 --memory 32|order-0,order-2,order-4|lock=lruvec"
+	"lock-sites|churn --containers 2 --threads 4|sites-off,sites-on|lock=lruvec"
+)
+for k in "${knobs[@]}"; do
+	IFS='|' read -r by args cols want <<<"$k"
+	# shellcheck disable=SC2086
+	"$LVBENCH" compare $args --by "$by" --duration 0.1 --rounds 1 --json >"$TMP/json" \
+		2>"$TMP/err" </dev/null
+	rc=$?
+	python3 - "$TMP/json" "$by" "$cols" "$want" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+by, cols, want = sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+assert [o["column"] for o in objs] == cols, [o["column"] for o in objs]
+key, val = want.split("=")
+for o in objs:
+    assert str(o[key]) == val, (key, o[key])
+    assert o["check"] == "ok", o["check"]
+knob = {"cost": ("scan_cost", ["locked", "vmstat"]), "batch": ("batch", [15, 31]),
+        "batch-large": ("batch_large", [True, False]),
+        "folio-order": ("folio_order", [0, 2, 4]),
+        "lock-sites": ("record_lock_sites", [False, True])}[by]
+assert [o[knob[0]] for o in objs] == knob[1], [o[knob[0]] for o in objs]
+for o in objs:
+    # Nothing is recorded with the table off: not even a contended acquisition.
+    assert o["record_lock_sites"] or o["lock_sites"] == [], o["lock_sites"]
+PY
+	py=$?
+	check "compare ${args%% *} --by $by --json: columns $cols, each with its own setting" \
+		test $rc -eq 0 -a $py -eq 0
+	if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+done
+
+# The tables: three columns, named in the header, the lock table and the ratio lines.
+"$LVBENCH" compare readtwice --by folio-order --containers 1 --memory 32 --duration 0.2 \
+	--rounds 1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare readtwice: order-0 vs order-2 vs order-4 page cache folios, lruvec lru_lock, ABCABC order, 1 round of 0.2 s per setting$' "$TMP/out" &&
+	grep -Eq '^ +order-0 +order-2 +order-4$' "$TMP/out" &&
+	grep -q 'Lock statistics, order-4 setting' "$TMP/out" &&
+	grep -Eq '^wait per MB \(ns\) +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$TMP/out" &&
+	grep -q '^order-0/order-4: contended/acquired ' "$TMP/out" &&
+	grep -q 'folios of 2^N pages by column' "$TMP/out" &&
+	grep -q 'lock=lruvec column=order-2$' "$TMP/out" && ! grep -q 'Published readtwice' "$TMP/out"
+verdict "compare readtwice --by folio-order: three columns, header, lock tables, summary lines" $?
+"$LVBENCH" compare churn --by batch --scan-cost vmstat --containers 2 --threads 2 \
+	--duration 0.1 --rounds 1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare churn: batch-15 vs batch-31 per-CPU batches, lruvec lru_lock, ABAB order, ' "$TMP/out" &&
+	grep -q '^1 node x 256 MiB, futex locks, batch 15/31, seed 1, scan cost vmstat$' "$TMP/out"
+verdict "compare churn --by batch --scan-cost vmstat: the columns and the settings line" $?
+"$LVBENCH" compare churn --by cost --sweep 1,2 --threads 2 --duration 0.1 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare churn --sweep: locked vs vmstat scan cost, lruvec lru_lock, ABAB order' "$TMP/out" &&
+	grep -Eq '^containers +threads +locked +vmstat +vmstat/locked +locked cont +vmstat cont +ceiling +locked% +vmstat%$' "$TMP/out" &&
+	grep -Eq '^ +2 +2 +[0-9.]+ +[0-9.]+ +[0-9.]+x ' "$TMP/out"
+verdict "compare churn --by cost --sweep 1,2: a row per count, a column per setting" $?
+"$LVBENCH" compare churn --by lock-sites --containers 2 --threads 4 --duration 0.1 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare churn: sites-off vs sites-on contention by call site, ' "$TMP/out" &&
+	grep -A1 '^Lock contention by call site, sites-off setting' "$TMP/out" |
+	grep -q '(not recorded: --lock-sites off)' &&
+	! grep -A1 '^Lock contention by call site, sites-on setting' "$TMP/out" | grep -q 'not recorded'
+verdict "compare churn --by lock-sites: the table is off in one column only" $?
+"$LVBENCH" churn --lock-sites off --containers 2 --threads 2 --duration 0.1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^1 node x 256 MiB, futex locks, batch 31, seed 1, no call-site table$' "$TMP/out"
+verdict "churn --lock-sites off: the settings line says so" $?
 
 # ---- compare readtwice, --sweep, --plot --------------------------------------------------------
 
@@ -1101,18 +1205,28 @@ rc=$?
 	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
 verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
 
+# ---- usemem ------------------------------------------------------------------------------------
+
 # usemem: writers in one memcg at a quarter of their regions, swapping; in both cost modes, the
-# vmstat one without an LRU lock wait at lru_note_cost.
+# vmstat one without an LRU lock wait at lru_note_cost (it takes no LRU lock there).
 cat >"$TMP/usemem.py" <<'PY'
 import json, sys
-o = json.loads(open(sys.argv[1]).readline())
-mode = sys.argv[2]
-assert o["workload"] == "usemem" and o["check"] == "ok" and o["scan_cost"] == mode, o
-assert o["threads"] == 2 and o["containers"] == 1 and o["limit_mib"] == 2 * 8 // 4 or o["limit_mib"] == 4
-assert o["mb_per_s_total"] > 0 and o["counters"]["swap-in faults"] > 0, o["counters"]
-assert o["lru_wait_ms"] >= o["cost_sites_wait_ms"] >= 0
-sites = [s for s in o["lock_sites"] if s["caller"] == "lru_note_cost" and s["type"] == "lruvec"]
-assert mode == "locked" or not sites, sites
+objs = [json.loads(l) for l in open(sys.argv[1])]
+modes = sys.argv[2:]
+assert [o["scan_cost"] for o in objs] == modes, [o["scan_cost"] for o in objs]
+for o in objs:
+    mode = o["scan_cost"]
+    assert o["workload"] == "usemem" and o["check"] == "ok", o
+    assert o["threads"] == 2 and o["containers"] == 1 and o["limit_mib"] == 4, o
+    assert o["mb_per_s_total"] > 0 and o["counters"]["swap-in faults"] > 0, o["counters"]
+    assert o["lru_wait_ms"] >= o["cost_sites_wait_ms"] >= o["lru_note_cost_wait_ms"] >= 0, o
+    assert len(o["round_lru_wait_ms"]) == o["rounds"], o["round_lru_wait_ms"]
+    lru = [s for s in o["lock_sites"] if s["type"] in ("lruvec", "node")]
+    note = [s for s in lru if s["caller"] == "lru_note_cost"]
+    assert mode == "locked" or (not note and o["lru_note_cost_wait_ms"] == 0), note
+    total = sum(s["wait_total_ns"] for s in lru) / 1e6
+    assert abs(total - o["lru_wait_ms"]) <= 0.01 + 1e-6 * total or o["rounds"] > 1, \
+        (total, o["lru_wait_ms"])
 PY
 for mode in locked vmstat; do
 	"$LVBENCH" usemem --threads 2 --memory 64 --duration 0.4 --scan-cost $mode --json \
@@ -1126,9 +1240,60 @@ for mode in locked vmstat; do
 done
 "$LVBENCH" usemem --threads 2 --memory 64 --duration 0.3 >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && grep -q '^LRU lock wait (ms, 1 round; lruvec and node classes)$' "$TMP/out" &&
-	grep -Eq '^total +[0-9.]+$' "$TMP/out" && grep -Eq '^lru_note_cost +[0-9.]+$' "$TMP/out"
+[ $rc -eq 0 ] && grep -q '^LRU lock wait (ms, the median of 1 round; lruvec and node classes)$' \
+	"$TMP/out" && grep -Eq '^total +[0-9.]+$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost +[0-9.]+$' "$TMP/out" && grep -q "usemem -n 16" "$TMP/out"
 verdict "usemem: the LRU lock wait table" $?
+# compare usemem runs --by cost by default: locked, then vmstat, each with its medians.
+"$LVBENCH" compare usemem --threads 2 --memory 64 --duration 0.3 --rounds 2 --json \
+	>"$TMP/json" 2>"$TMP/err" </dev/null
+rc=$?
+python3 "$TMP/usemem.py" "$TMP/json" locked vmstat >"$TMP/py" 2>&1
+py=$?
+check "compare usemem --json: --by cost, locked and vmstat columns, two rounds each" \
+	test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+"$LVBENCH" compare usemem --by cost --threads 2 --memory 64 --duration 0.3 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare usemem: locked vs vmstat scan cost' "$TMP/out" &&
+	grep -Eq '^ +locked +vmstat +vmstat/locked$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost \+ shrink_\* +[0-9.]+ +[0-9.]+ +[0-9.]+x$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost +[0-9.]+ +0\.0 +0\.00x$' "$TMP/out" &&
+	grep -Eq 'Targets: total <= 0.6x \((met|not met)\)' "$TMP/out" &&
+	grep -q '^Lock contention by call site, vmstat setting' "$TMP/out"
+verdict "compare usemem --by cost: the call-site tables and the LRU lock wait per column" $?
+
+# ---- reparent -----------------------------------------------------------------------------------
+
+"$LVBENCH" compare reparent --pages 4096 --isolated 64 --containers 2 --duration 0.4 --rounds 1 \
+	--json >"$TMP/json" 2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert [o["lock"] for o in objs] == ["node", "lruvec"], [o["lock"] for o in objs]
+for o in objs:
+    assert o["check"] == "ok", o["check"]
+    assert o["workload"] == "reparent" and o["readers"] == 4 and o["threads"] == 5, o
+    # The victim's pages and its extra folios, all charged to it when it went.
+    assert o["pages_reparented"] == 4096 + 64, o["pages_reparented"]
+    assert o["isolated_at_removal"] == 64, o["isolated_at_removal"]
+    assert o["remove_us"] > 0 and o["mb_per_s_reader_before"] > 0, o
+    assert o["mb_per_s_reader_after"] > 0 and o["after_before_ratio"] > 0, o
+    assert o["mb_per_s_reader"]["n"] == 4, o["mb_per_s_reader"]
+PY
+py=$?
+check "compare reparent --json: the victim removed with its folios isolated, in both designs" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+"$LVBENCH" reparent --pages 2048 --isolated 0 --containers 1 --duration 0.4 >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^pages reparented +2048$' "$TMP/out" &&
+	grep -Eq '^folios isolated during it +0$' "$TMP/out" &&
+	grep -Eq '^after/before +[0-9.]+x$' "$TMP/out"
+verdict "reparent: the removal table, no folio isolated" $?
 
 echo "1..$n"
 [ $failed -eq 0 ]

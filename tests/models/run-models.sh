@@ -70,6 +70,9 @@ tests=(
 	"compaction_put_bug (the v1 order: a final put under the lock)|compaction_put_bug.pml||reject|assertion violated \(owner!="
 	"compaction_put PUT_UNDER_LOCK (isolate_fail_put keeps the lock)|compaction_put.pml|-DPUT_UNDER_LOCK|reject|assertion violated \(owner!="
 	"compaction_put PIN_BEFORE_REF (the pin before the reference)|compaction_put.pml|-DPIN_BEFORE_REF|reject|assertion violated .*inlist"
+	"objcg_reparent (relock and re-check against objcg reparenting)|objcg_reparent.pml||verify|"
+	"objcg_reparent (3 movers, 3 folios)|objcg_reparent.pml|-DNMOVER=3 -DNF=3|verify|"
+	"objcg_reparent_bug (no re-check)|objcg_reparent_bug.pml||reject|assertion violated .*inlist\\[f\\]==lv"
 )
 
 now_ms() { date +%s%3N; }

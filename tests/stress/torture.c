@@ -42,7 +42,8 @@
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
- *                [--swappiness 0..200] [--page-cluster 1..5] [--scan-cost locked|vmstat]
+ *                [--swappiness 0..200] [--page-cluster 1..5] [--batch-large]
+ *                [--scan-cost locked|vmstat]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -88,6 +89,7 @@ static struct {
 	double watchdog; /* the watchdog's bound in seconds; 0: not armed */
 	unsigned int swappiness;
 	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
+	bool batch_large;	   /* cfg.batch_large: large folios wait in the batches too */
 	enum lv_scan_cost scan_cost;
 } opt = {
 	.seed = 1,
@@ -118,9 +120,8 @@ static atomic_ulong truncations;	/* truncates that dropped cached pages (their d
 static atomic_ulong sparse_last;	/* offset of a recent read of the sparse file */
 static atomic_ulong shadow_nodes_moved; /* listed on memcgs just before their removal */
 static atomic_ulong charged_at_removal; /* pages the removals had to reparent */
-static atomic_ulong unevictable_at_removal; /* ... of which mlocked (found in the memmap) */
+static atomic_ulong unevictable_at_removal; /* ... of which mlocked */
 static atomic_ulong totals_backwards;	    /* machine totals seen to shrink (see totals_check()) */
-static struct lv_memcg *leftover;
 /*
  * A tenant whose limit is below a CPU batch, read through by every thread at times: its
  * charges can find all its pages queued in other CPUs' batches, and must drain them
@@ -2503,7 +2504,7 @@ static bool swap_accounting(size_t *used, char *why, size_t len)
 {
 	const struct timespec retry = { 0, 1000 * 1000 };
 	struct lv_memcg *root = lv_memcg_root(machine);
-	struct lv_memcg *others[] = { tiny, presser, swap_memcg, leftover };
+	struct lv_memcg *others[] = { tiny, presser, swap_memcg };
 
 	for (int tries = 0; tries < 1000; tries++, nanosleep(&retry, NULL)) {
 		size_t in_use = swap_slots_used(), top = 0;
@@ -2841,7 +2842,7 @@ static void *memcg_churner(void *arg)
 
 			if (!f)
 				continue;
-			/* Mlocked: counted on no list, the removal finds it through the memmap. */
+			/* Mlocked: counted on no list, its count follows its obj_cgroup. */
 			if (rnd(&s) % 4 == 0)
 				lv_folio_set_state(f, LV_PG_MLOCKED, true);
 			if (lv_folio_add_lru(f))
@@ -2958,10 +2959,9 @@ static void *memcg_churner(void *arg)
 		if (racer.n)
 			pthread_create(&racer_tid, NULL, removal_racer, &racer);
 		/*
-		 * -EBUSY: a folio held off the LRU for too long, isolated by another thread; or
-		 * isolated and abandoned by a worker (op_on_folio()) while the racer's reference
-		 * keeps it, which is freed only once the racer lets go. So the racer races the
-		 * first attempt, and the retries run after its end.
+		 * The removal waits for no folio in transit (isolated by a worker, queued in a
+		 * batch, being migrated or compacted, held by the racer) and tmp has no child, no
+		 * address space and no other remover: nothing may make it fail.
 		 */
 		err = lv_memcg_remove(tmp);
 		if (racer.n) {
@@ -2969,21 +2969,16 @@ static void *memcg_churner(void *arg)
 			pthread_join(racer_tid, NULL);
 			lv_folios_put(racer.folios, (size_t)racer.n);
 		}
-		while (err == -EBUSY && !atomic_load(&stop)) {
-			usleep(100);
-			err = lv_memcg_remove(tmp);
-		}
-		/* Reparented (or left for the end): the others may use the witness from here on. */
+		/* Reparented: the others may use the witness from here on. */
 		expected = NULL;
 		if (witness && !atomic_compare_exchange_strong(&table[rnd(&s) % TABLE_SIZE],
 							       &expected, witness))
 			lv_folio_put(witness);
-		if (err == -EBUSY) {
-			leftover = tmp; /* still charged: removed after the final release */
-			break;
-		}
-		if (err)
+		if (err) {
+			fprintf(stderr, "torture: lv_memcg_remove: %s with folios in transit\n",
+				strerror(-err));
 			abort();
+		}
 		atomic_fetch_add(&memcgs_removed, 1);
 		totals_check(last_totals);
 	}
@@ -3010,6 +3005,7 @@ static int parse_args(int argc, char **argv)
 		{ "watchdog", required_argument, 0, 'W' },
 		{ "swappiness", required_argument, 0, 'R' },
 		{ "page-cluster", required_argument, 0, 'C' },
+		{ "batch-large", no_argument, 0, 'L' },
 		{ "scan-cost", required_argument, 0, 'K' },
 		{ 0, 0, 0, 0 },
 	};
@@ -3052,6 +3048,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'C':
 			opt.page_cluster = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'L':
+			opt.batch_large = true;
 			break;
 		case 'K':
 			if (!strcmp(optarg, "locked"))
@@ -3372,7 +3371,7 @@ int main(int argc, char **argv)
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
 				"[--thp always|madvise|never] "
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
-				"[--swappiness 0..200] [--page-cluster 1..5] "
+				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
 				"[--scan-cost locked|vmstat]\n");
 		return 2;
 	}
@@ -3399,6 +3398,7 @@ int main(int argc, char **argv)
 	cfg.compaction_proactiveness = 90; /* kcompactd compacts on its own at once */
 	cfg.swappiness = opt.swappiness;
 	cfg.page_cluster = opt.page_cluster;
+	cfg.batch_large = opt.batch_large;
 	cfg.scan_cost = opt.scan_cost;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
@@ -3709,8 +3709,7 @@ int main(int argc, char **argv)
 		bool zero = (!tiny || lv_memcg_usage(tiny) == 0) &&
 			    (!swap_memcg || (lv_memcg_usage(swap_memcg) == 0 &&
 					     lv_memcg_swap_usage(swap_memcg) == 0));
-		bool removed = (!leftover || lv_memcg_remove(leftover) == 0) &&
-			       (!tiny || lv_memcg_remove(tiny) == 0) &&
+		bool removed = (!tiny || lv_memcg_remove(tiny) == 0) &&
 			       (!presser || lv_memcg_remove(presser) == 0) &&
 			       (!swap_memcg || lv_memcg_remove(swap_memcg) == 0);
 

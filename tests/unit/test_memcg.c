@@ -653,6 +653,109 @@ static void wait_memcg_frees(struct lv_machine *m)
 }
 
 /*
+ * The 7.1 fix's rule: a delta collected for an lruvec and folded after its memcg was removed
+ * goes to the first live ancestor. Here the delta is a reclaim cost noted for c by a reclaimer
+ * that still holds its reference on c (as reclaim's memcg walk does) after c's removal; the
+ * costs c had when it was removed went to p with its lists.
+ */
+static void test_cost_after_reparent(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = new_memcg(m, NULL, "p"), *c = new_memcg(m, p, "c");
+	struct lruvec *pl = &p->nodeinfo[0], *cl = &c->nodeinfo[0];
+	struct lv_folio *f[64];
+	unsigned long before;
+
+	/* Enough pages on the lists that a few pages of cost do not decay. */
+	for (int i = 0; i < 64; i++) {
+		f[i] = alloc_or_bail(m, 0, 0, i < 32 ? p : c, 0);
+		lv_folio_add_lru(f[i]);
+	}
+	lv_lru_add_drain_all(m);
+	lru_note_cost(cl, true, 3);
+	is((long)READ_ONCE(cl->file_cost), 3, "cost: noted on c while it lives");
+	is((long)READ_ONCE(pl->file_cost), 3, "cost: and on its parent");
+	css_get(c); /* the reclaimer's reference */
+	is(lv_memcg_remove(c), 0, "cost: remove c");
+	is((long)READ_ONCE(pl->file_cost), 6, "cost: c's costs went to p with its lists");
+	before = READ_ONCE(pl->file_cost);
+	lru_note_cost(cl, true, 2); /* the reclaimer folds its delta late */
+	is((long)READ_ONCE(cl->file_cost), 0, "cost: nothing folded into the reparented lruvec");
+	is((long)(READ_ONCE(pl->file_cost) - before), 2, "cost: the first live ancestor has it");
+	css_put(c);
+	check_ok(m, "cost after reparent");
+	lv_folios_put(f, 64);
+	lv_lru_add_drain_all(m);
+	finish(m, "cost after reparent");
+}
+
+/*
+ * The 7.1 series' evidence, as a test: tenants created and removed in a loop, each leaving page
+ * cache behind, do not pile up as dying memcgs. Each removal re-points its obj_cgroup at the
+ * root's, which lists it until its last folio goes; the memcg itself is freed at once.
+ */
+#define CHURN_MEMCGS 300
+
+static unsigned long root_objcgs(struct lv_machine *m)
+{
+	struct lruvec *lruvec = &lv_memcg_root(m)->nodeinfo[0];
+	struct list_head *pos;
+	unsigned long n = 0;
+
+	lv_lock_acquire(lruvec->lru_lock);
+	list_for_each (pos, &lruvec->objcg_list)
+		n++;
+	lv_lock_release(lruvec->lru_lock);
+	return n;
+}
+
+static void test_dying_memcgs_do_not_pile_up(void)
+{
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_file *file = lv_file_open(m, -1, CHURN_MEMCGS * LV_PAGE_SIZE);
+	unsigned long pending = 0, objcgs;
+	struct lv_folio *sample;
+	char page[LV_PAGE_SIZE];
+	int bad = 0;
+
+	if (!file)
+		BAIL_OUT("dying memcgs: file");
+	for (int i = 0; i < CHURN_MEMCGS; i++) {
+		struct lv_memcg *c = new_memcg(m, NULL, "tenant");
+
+		bad += lv_file_read(file, c, page, sizeof(page), (uint64_t)i * LV_PAGE_SIZE) !=
+		       (long)sizeof(page);
+		bad += lv_memcg_remove(c) != 0;
+	}
+	is(bad, 0, "dying memcgs: %d tenants each cached a page and were removed", CHURN_MEMCGS);
+	wait_memcg_frees(m);
+	lv_lock_acquire(&m->memcg_mutex);
+	for (struct list_head *pos = m->dying_memcgs.next; pos != &m->dying_memcgs; pos = pos->next)
+		pending++;
+	lv_lock_release(&m->memcg_mutex);
+	is(pending, 0, "dying memcgs: none is left waiting for its page cache");
+	objcgs = root_objcgs(m);
+	is(objcgs, CHURN_MEMCGS + 1, "dying memcgs: their obj_cgroups live on, listed on the root");
+	{
+		unsigned long start = 7;
+
+		ok(filemap_get_folios(file, &start, &sample, 1) == 1 &&
+			   lv_folio_memcg(sample) == lv_memcg_root(m),
+		   "dying memcgs: the cached pages are the root's");
+		lv_folio_put(sample);
+	}
+	check_ok(m, "dying memcgs");
+	is(lv_file_truncate(file, 0), 0, "dying memcgs: truncate the cache");
+	lv_lru_add_drain_all(m);
+	wait_memcg_frees(m);
+	is(root_objcgs(m), 1, "dying memcgs: the last folio freed each obj_cgroup");
+	lv_file_close(file);
+	finish(m, "dying memcgs");
+}
+
+/*
  * A removed memcg keeps counting until it is freed: a thread that looked one of its lruvecs up
  * before the removal (here: holding a reference, as a charge in flight does) may still count
  * an event or take its lock. Node totals and lock statistics must include those, before and
@@ -1142,6 +1245,8 @@ int main(void)
 	test_remove_under_isolation(LV_LOCK_LRUVEC);
 	test_remove_under_isolation(LV_LOCK_NODE);
 #endif
+	test_cost_after_reparent();
+	test_dying_memcgs_do_not_pile_up();
 	test_memcg_stats();
 	test_stats_after_remove();
 #ifdef LV_DEBUG

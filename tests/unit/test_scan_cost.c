@@ -161,17 +161,33 @@ static void test_no_lock(enum lv_scan_cost mode)
 
 /* ---- the deferred-delta rule --------------------------------------------------------------- */
 
-static struct lruvec *remove_at;
+static struct lruvec *remove_at; /* atomic: the hook fires once, at this lruvec */
 static struct lv_memcg *remove_memcg;
 static int remove_err = 1;
 
-/* Between choosing the live lruvec and adding to it: the removal of its memcg runs there. */
+/* Between choosing the live lruvec and using it: the removal of its memcg runs there. */
 static void remove_hook(struct lruvec *lruvec)
 {
-	if (lruvec != remove_at)
+	struct lruvec *expected = lruvec;
+
+	if (!__atomic_compare_exchange_n(&remove_at, &expected, NULL, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
 		return;
-	remove_at = NULL;
 	remove_err = lv_memcg_remove(remove_memcg);
+}
+
+static void arm_remove(struct lruvec *at, struct lv_memcg *memcg)
+{
+	remove_memcg = memcg;
+	remove_err = 1;
+	__atomic_store_n(&remove_at, at, __ATOMIC_SEQ_CST);
+	lruvec_live_hook = remove_hook;
+}
+
+static void disarm_remove(void)
+{
+	lruvec_live_hook = NULL;
+	__atomic_store_n(&remove_at, NULL, __ATOMIC_SEQ_CST);
 }
 
 enum rule_case {
@@ -194,12 +210,9 @@ static void test_rule(enum rule_case which)
 
 	css_get(c); /* the noting's caller keeps the memcg readable, as reclaim does */
 	if (which == RULE_RACE) {
-		remove_at = lc;
-		remove_memcg = c;
-		remove_err = 1;
-		lru_note_cost_hook = remove_hook;
+		arm_remove(lc, c);
 		lru_note_cost(lc, ANON, 21);
-		lru_note_cost_hook = NULL;
+		disarm_remove();
 		is(remove_err, 0, "%s: the removal ran in the hook", what[which]);
 	} else if (which == RULE_DYING) {
 		is(lv_memcg_remove(c), 0, "%s: removed first", what[which]);

@@ -437,8 +437,7 @@ static void aim9_print_extra(FILE *out, const struct lvb_common *opt, const void
 			fprintf(out,
 				"%s %s: %.0f pages faulted and released per second per thread\n",
 				s[d].column ? s[d].column : lvb_lock_names[s[d].design],
-				opt->by == LVB_BY_DISABLE ? "mode" : "design",
-				pages_per_sec(p, &s[d]));
+				lvb_by_kinds[opt->by].noun, pages_per_sec(p, &s[d]));
 
 	/* The published numbers compare the lock designs. */
 	if (n != 2 || s[0].design == s[1].design)
@@ -493,6 +492,7 @@ static const struct lvb_default aim9_shared_defaults[] = {
 	{ "memory", "256 MiB, more with over 2032 containers per node", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "by", "lock (--by disable applies to numa only)", false },
+	{ "folio-order", "it has no page cache", true },
 	{ 0 }
 };
 

@@ -364,6 +364,7 @@ static void churn_describe(FILE *out, const struct lvb_common *opt, const void *
 static const struct lvb_default churn_shared_defaults[] = {
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "by", "lock (--by disable applies to numa only)", false },
+	{ "folio-order", "it has no page cache", true },
 	{ 0 }
 };
 

@@ -55,7 +55,6 @@ struct compact_params {
 	unsigned int hugepages;	  /* huge pages each THP tenant keeps */
 	unsigned int frag_mib;	  /* each THP tenant's small-page region; LVB_UNSET: sized */
 	unsigned int proactiveness;
-	unsigned int folio_order;
 	bool no_micro;
 };
 
@@ -77,8 +76,6 @@ static const struct lvb_opt compact_opts[] = {
 	  "memory x 3/4 / THP tenants" },
 	{ "proactiveness", LVB_OPT_UINT, CP(proactiveness), 0, 100, NULL, "N",
 	  "cfg.compaction_proactiveness, 0..100", "20" },
-	{ "folio-order", LVB_OPT_UINT, CP(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
-	  "page cache folios of 2^N pages, 0..6", "1" },
 	{ "no-micro", LVB_OPT_FLAG, CP(no_micro), 0, 0, NULL, NULL,
 	  "skip the scanner and fault measurements after the rounds", "they run" },
 	{ 0 }
@@ -92,8 +89,7 @@ static void compact_defaults(void *params)
 				      .limit_mib = LVB_UNSET,
 				      .hugepages = LVB_UNSET,
 				      .frag_mib = LVB_UNSET,
-				      .proactiveness = 20,
-				      .folio_order = 1 };
+				      .proactiveness = 20 };
 }
 
 static unsigned int nr_readers(const struct lvb_common *opt, const struct compact_params *p)
@@ -106,6 +102,8 @@ static int compact_prepare(struct lvb_common *opt, void *params)
 	struct compact_params *p = params;
 	uint64_t need;
 
+	if (opt->folio_order == LVB_UNSET)
+		opt->folio_order = 1;
 	if (opt->threads != LVB_UNSET)
 		return lvb_usage_error("compact: option '--threads' does not apply (one thread "
 				       "per container)");
@@ -331,7 +329,7 @@ static int compact_run(const struct lvb_common *opt, const void *params, enum lv
 	int err;
 
 	err = lvb_env_create(&env, opt, design,
-			     LVB_ENV_DATA | LVB_ENV_FOLIO_ORDER(p->folio_order) |
+			     LVB_ENV_DATA | LVB_ENV_FOLIO_ORDER(opt->folio_order) |
 				     LVB_ENV_PROACTIVE(p->proactiveness));
 	if (err)
 		return err;
@@ -617,7 +615,7 @@ static void compact_print_extra(FILE *out, const struct lvb_common *opt, const v
 		"pages), %u THP tenant%s\n(%u huge pages kept, %u MiB of small pages a quarter "
 		"faulted in), %u MiB, proactiveness %u.\n\n",
 		nr_readers(opt, p), lvb_plural(nr_readers(opt, p)), p->limit_mib,
-		1u << p->folio_order, p->thp_tenants, lvb_plural(p->thp_tenants), p->hugepages,
+		1u << opt->folio_order, p->thp_tenants, lvb_plural(p->thp_tenants), p->hugepages,
 		p->frag_mib, opt->memory_mib, p->proactiveness);
 	fprintf(out, "%-28s", "");
 	for (unsigned int d = 0; d < n; d++)
@@ -664,7 +662,6 @@ static void compact_json_extra(FILE *out, bool *first, const struct lvb_common *
 	lvb_json_u64(out, first, "hugepages", p->hugepages);
 	lvb_json_u64(out, first, "frag_mib", p->frag_mib);
 	lvb_json_u64(out, first, "proactiveness", p->proactiveness);
-	lvb_json_u64(out, first, "folio_order", p->folio_order);
 	lvb_json_double(out, first, "thp_fault_success_pct", thp_success(s));
 	for (size_t i = 0; i < sizeof(compact_items) / sizeof(compact_items[0]); i++)
 		lvb_json_u64(out, first, lv_stat_name(compact_items[i]),
@@ -697,6 +694,7 @@ static const struct lvb_default compact_shared_defaults[] = {
 	{ "rounds", "1 (compare: 3)", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "sweep", "the roles are fixed per container", true },
+	{ "folio-order", "1", false },
 	{ 0 }
 };
 
@@ -737,4 +735,5 @@ const struct lvb_workload lvb_compact = {
 	.describe = compact_describe,
 	.json_extra = compact_json_extra,
 	.default_nodes = 1,
+	.features = LVB_WL_FOLIO_ORDER,
 };

@@ -6,8 +6,9 @@
  * design and then all of the other: slow drifts of the machine (thermal state, a noisy
  * neighbour on a shared host) then hit both designs alike instead of biasing one. Each round
  * gets a fresh machine, so no round inherits another's memory layout or statistics.
- * With --by disable the columns are the two lru_cache_disable() modes instead (rcu first, as
- * the baseline, then sweep), in one lock design: a column is a &struct lvb_variant.
+ * With another --by the columns are the values of one knob instead (--by disable: rcu first, as
+ * the baseline, then sweep; --by folio-order: three orders), in one lock design: a column is a
+ * &struct lvb_variant, which sets its knob in a copy of the options its rounds run with.
  *
  * The table has the layout of mmtests compare: one row per statistic, one column per design,
  * each value followed by its percentage relative to the first (baseline) column.
@@ -23,6 +24,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+enum lv_lock_design lvb_variant_apply(const struct lvb_variant *v, const struct lvb_common *base,
+				      struct lvb_common *o)
+{
+	*o = *base;
+	if (v->value != LVB_UNSET)
+		*lvb_knob(o, lvb_by_kinds[v->by].off) = v->value;
+	if (o->lock == LVB_UNSET)
+		o->lock = LV_LOCK_LRUVEC;
+	return (enum lv_lock_design)o->lock;
+}
+
+/* What a column is, in the singular: "design", "mode", "setting". */
+static const char *column_noun(const struct lvb_common *opt)
+{
+	return lvb_by_kinds[opt->by].noun;
+}
+
+/* "node vs lruvec", "order-0 vs order-2 vs order-4" */
+static void print_columns(FILE *out, const struct lvb_series *s, unsigned int n)
+{
+	for (unsigned int d = 0; d < n; d++)
+		fprintf(out, "%s%s", d ? " vs " : "", s[d].column);
+}
+
+/* The order of the rounds: "ABAB", "ABCABC". */
+static const char *round_order(unsigned int n, char *buf)
+{
+	for (unsigned int i = 0; i < 2 * n; i++)
+		buf[i] = (char)('A' + i % n);
+	buf[2 * n] = 0;
+	return buf;
+}
 
 void lvb_result_free(struct lvb_result *res)
 {
@@ -186,38 +220,77 @@ static double round_seconds(const struct lvb_workload *wl, const struct lvb_comm
 	return wl->round_seconds ? wl->round_seconds(opt, params) : opt->duration;
 }
 
+/* The batch size of the settings line: "31", or "15/31" when the columns differ in it. */
+static const char *batch_str(const struct lvb_common *opt, unsigned int n, char *buf)
+{
+	const struct lvb_by_kind *k = &lvb_by_kinds[LVB_BY_BATCH];
+
+	if (n > 1 && opt->by == LVB_BY_BATCH)
+		snprintf(buf, 16, "%u/%u", k->value[0], k->value[1]);
+	else
+		snprintf(buf, 16, "%u", opt->batch);
+	return buf;
+}
+
+/* The library settings given on the command line that the columns do not set. */
+static const char *knobs_str(const struct lvb_common *opt, unsigned int n, char *buf, size_t size)
+{
+	bool by = n > 1;
+	size_t len = 0;
+
+	buf[0] = 0;
+	if (opt->scan_cost != LVB_UNSET && !(by && opt->by == LVB_BY_COST))
+		len += (size_t)snprintf(buf + len, size - len, ", scan cost %s",
+					lvb_scan_cost_names[opt->scan_cost]);
+	if (opt->batch_large != LVB_UNSET && !(by && opt->by == LVB_BY_BATCH_LARGE) && len < size)
+		len += (size_t)snprintf(buf + len, size - len, ", batch-large %s",
+					lvb_on_off_names[opt->batch_large]);
+	if (opt->folio_order != LVB_UNSET && !(by && opt->by == LVB_BY_FOLIO_ORDER) && len < size)
+		len += (size_t)snprintf(buf + len, size - len, ", folio order %u",
+					opt->folio_order);
+	if (opt->lock_sites == 0 && !(by && opt->by == LVB_BY_LOCK_SITES) && len < size)
+		snprintf(buf + len, size - len, ", no call-site table");
+	return buf;
+}
+
 static void print_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
 			 const void *params, const struct lvb_series *s, unsigned int n)
 {
+	char batch[16], knobs[96];
 	unsigned int cpus = lvb_online_cpus();
 	double secs = round_seconds(wl, opt, params);
 
-	if (opt->by == LVB_BY_DISABLE && n > 1)
-		fprintf(out,
-			"lvbench compare %s: %s vs %s lru_cache_disable, %s lru_lock, ABAB order, "
-			"%u round%s of %g s per mode\n",
-			wl->name, s[0].column, s[1].column, lvb_lock_names[s[0].design],
-			opt->rounds, lvb_plural(opt->rounds), secs);
-	else if (opt->by == LVB_BY_DISABLE)
-		fprintf(out, "lvbench %s: %s lru_cache_disable, %s lru_lock, %u round%s of %g s\n",
-			wl->name, lvb_disable_names[s[0].disable], lvb_lock_names[s[0].design],
-			opt->rounds, lvb_plural(opt->rounds), secs);
-	else if (n > 1)
+	char order[2 * LVB_MAX_VARIANTS + 1];
+
+	if (opt->by == LVB_BY_LOCK && n > 1) {
 		fprintf(out,
 			"lvbench compare %s: node vs lruvec lru_lock, ABAB order, %u round%s "
 			"of %g s per design\n",
 			wl->name, opt->rounds, lvb_plural(opt->rounds), secs);
-	else
+	} else if (n > 1) {
+		fprintf(out, "lvbench compare %s: ", wl->name);
+		print_columns(out, s, n);
+		fprintf(out, " %s, %s lru_lock, %s order, %u round%s of %g s per %s\n",
+			lvb_by_kinds[opt->by].what, lvb_lock_names[s[0].design],
+			round_order(n, order), opt->rounds, lvb_plural(opt->rounds), secs,
+			column_noun(opt));
+	} else if (opt->by == LVB_BY_DISABLE) {
+		fprintf(out, "lvbench %s: %s lru_cache_disable, %s lru_lock, %u round%s of %g s\n",
+			wl->name, lvb_disable_names[s[0].disable], lvb_lock_names[s[0].design],
+			opt->rounds, lvb_plural(opt->rounds), secs);
+	} else {
 		fprintf(out, "lvbench %s: %s lru_lock, %u round%s of %g s\n", wl->name,
 			lvb_lock_names[s[0].design], opt->rounds, lvb_plural(opt->rounds), secs);
+	}
 	fprintf(out,
 		"%u container%s, %u %s%s on %u online CPU%s (thread-to-CPU ratio %.2f),\n"
-		"%u node%s x %u MiB, %s locks, batch %u, seed %llu\n\n",
+		"%u node%s x %u MiB, %s locks, batch %s, seed %llu%s\n\n",
 		opt->containers, lvb_plural(opt->containers), opt->threads,
 		wl->rate && wl->rate->thread_noun ? wl->rate->thread_noun : rate_per(wl),
 		lvb_plural(opt->threads), cpus, lvb_plural(cpus), (double)opt->threads / cpus,
 		opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
-		lvb_backend_names[opt->backend], opt->batch, (unsigned long long)opt->seed);
+		lvb_backend_names[opt->backend], batch_str(opt, n, batch),
+		(unsigned long long)opt->seed, knobs_str(opt, n, knobs, sizeof(knobs)));
 }
 
 /* The rows of mmtests compare, in its order. */
@@ -242,8 +315,8 @@ static int print_stats_table(FILE *out, const struct lvb_workload *wl, const str
 {
 	const char *name = s[0].label ? s[0].label : wl->name;
 	size_t name_len = strlen(name) > 8 ? strlen(name) : 8;
-	struct lvb_stats st[2];
-	double v[2];
+	struct lvb_stats st[LVB_MAX_VARIANTS];
+	double v[LVB_MAX_VARIANTS];
 
 	for (unsigned int d = 0; d < n; d++)
 		if (lvb_series_stats(&s[d], &st[d]))
@@ -330,9 +403,14 @@ static const char *ratio(char *buf, size_t size, double a, double b)
  * relock only when the lock changes, so one hold covers folios of many memcgs), so contention
  * is also shown per op, which both designs count alike.
  */
-static void print_contention(FILE *out, const struct lvb_series *s, unsigned int n)
+static void print_contention(FILE *out, const struct lvb_workload *wl, const struct lvb_series *s,
+			     unsigned int n)
 {
-	double acq[2], con[2], frac[2], con_op[2], wait[2], wait_op[2];
+	double wait_unit[LVB_MAX_VARIANTS];
+	char label[40];
+
+	double acq[LVB_MAX_VARIANTS], con[LVB_MAX_VARIANTS], frac[LVB_MAX_VARIANTS];
+	double con_op[LVB_MAX_VARIANTS], wait[LVB_MAX_VARIANTS], wait_op[LVB_MAX_VARIANTS];
 	char r1[32], r2[32];
 
 	for (unsigned int d = 0; d < n; d++) {
@@ -344,6 +422,7 @@ static void print_contention(FILE *out, const struct lvb_series *s, unsigned int
 		con_op[d] = per_op(1e6 * (double)l.contended, &s[d]);
 		wait[d] = (double)l.wait_total_ns * 1e-6;
 		wait_op[d] = per_op((double)l.wait_total_ns, &s[d]);
+		wait_unit[d] = s[d].units > 0 ? (double)l.wait_total_ns / s[d].units : 0;
 	}
 	table_head(out, "LRU lock (lruvec + node)", s, n);
 	table_row(out, "acquired", acq, n, " %14.0f");
@@ -352,10 +431,16 @@ static void print_contention(FILE *out, const struct lvb_series *s, unsigned int
 	table_row(out, "contended per 1M ops", con_op, n, " %14.2f");
 	table_row(out, "total wait (ms)", wait, n, " %14.1f");
 	table_row(out, "wait per op (ns)", wait_op, n, " %14.2f");
-	if (n == 2)
+	/* Per unit of work (MB read): what the lock costs the workload's own measure. */
+	if (wl->rate) {
+		snprintf(label, sizeof(label), "wait per %.*s (ns)",
+			 (int)strcspn(wl->rate->unit, "/"), wl->rate->unit);
+		table_row(out, label, wait_unit, n, " %14.1f");
+	}
+	for (unsigned int d = 1; d < n; d++)
 		fprintf(out, "%s/%s: contended/acquired %s, wait per op %s\n", s[0].column,
-			s[1].column, ratio(r1, sizeof(r1), frac[0], frac[1]),
-			ratio(r2, sizeof(r2), wait_op[0], wait_op[1]));
+			s[d].column, ratio(r1, sizeof(r1), frac[0], frac[d]),
+			ratio(r2, sizeof(r2), wait_op[0], wait_op[d]));
 }
 
 static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n)
@@ -374,7 +459,7 @@ static void print_counters(FILE *out, const struct lvb_series *s, unsigned int n
 		LV_RECLAIM_SKIP_BUSY,
 		LV_RECLAIM_DRAIN,
 	};
-	double v[2];
+	double v[LVB_MAX_VARIANTS];
 
 	table_head(out, "Counters (all rounds)", s, n);
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
@@ -437,19 +522,19 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 	print_ceiling(out, wl, s, n, c);
 	for (unsigned int d = 0; d < n; d++) {
 		fprintf(out, "\nLock statistics, %s %s (perf lock report columns, %u round%s)\n",
-			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design", s[d].rounds,
-			lvb_plural(s[d].rounds));
+			s[d].column, column_noun(opt), s[d].rounds, lvb_plural(s[d].rounds));
 		lvb_print_locks(out, &s[d]);
 	}
 	for (unsigned int d = 0; d < n; d++) {
-		fprintf(out, "\nLock contention by call site, %s %s (perf lock contention columns, ",
-			s[d].column, opt->by == LVB_BY_DISABLE ? "mode" : "design");
+		fprintf(out,
+			"\nLock contention by call site, %s %s (perf lock contention columns, ",
+			s[d].column, column_noun(opt));
 		fprintf(out, "top %zu of %zu)\n",
 			s[d].nr_sites < LVB_TOP_SITES ? s[d].nr_sites : (size_t)LVB_TOP_SITES,
 			s[d].nr_sites);
 		lvb_print_sites(out, &s[d]);
 	}
-	print_contention(out, s, n);
+	print_contention(out, wl, s, n);
 	print_counters(out, s, n);
 	if (wl->print_extra)
 		wl->print_extra(out, opt, params, s, n, c);
@@ -458,8 +543,8 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 
 /*
  * run_rounds - the ceiling (if the workload has one), then @opt->rounds rounds of each of
- * @variants, alternating, into @series. A variant's disable mode reaches the machine through
- * a copy of @opt.
+ * @variants, alternating, into @series. A variant's knob reaches the machine through a copy of
+ * @opt (lvb_variant_apply()).
  * Return: 0, or -1 after describing the error.
  */
 static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *opt,
@@ -468,7 +553,7 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 		      struct lvb_ceiling *ceiling)
 {
 	unsigned int total = opt->rounds * nr_designs, done = 0;
-	const char *noun = opt->by == LVB_BY_DISABLE ? "mode" : "design";
+	const char *noun = column_noun(opt);
 	int err;
 
 	memset(ceiling, 0, sizeof(*ceiling));
@@ -484,16 +569,17 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 	for (unsigned int r = 0; r < opt->rounds; r++) {
 		for (unsigned int d = 0; d < nr_designs; d++) {
 			struct lvb_result res = { 0 };
-			struct lvb_common o = *opt;
+			struct lvb_common o;
+			enum lv_lock_design design = lvb_variant_apply(&variants[d], opt, &o);
 
-			o.disable = variants[d].disable;
 			lvb_progress_label("%s, %u container%s, %s %s, run %u/%u", wl->name,
 					   opt->containers, lvb_plural(opt->containers),
 					   variants[d].name, noun, ++done, total);
-			err = wl->run(&o, params, variants[d].design, &res);
+			err = wl->run(&o, params, design, &res);
 			if (!err)
 				err = lvb_series_add(&series[d], wl, &res);
 			series[d].column = variants[d].name;
+			series[d].no_sites = o.lock_sites == 0;
 			lvb_result_free(&res);
 			if (err) {
 				fprintf(stderr, "lvbench: %s, %s %s: %s\n", wl->name,
@@ -503,6 +589,20 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 		}
 	}
 	return 0;
+}
+
+/* One JSON object per column, each with the options its rounds ran with. */
+static void print_json_columns(const struct lvb_workload *wl, const struct lvb_common *opt,
+			       const void *params, const struct lvb_variant *variants,
+			       const struct lvb_series *series, unsigned int n,
+			       const struct lvb_ceiling *ceiling)
+{
+	for (unsigned int d = 0; d < n; d++) {
+		struct lvb_common o;
+
+		lvb_variant_apply(&variants[d], opt, &o);
+		lvb_print_json(stdout, wl, &o, params, &series[d], ceiling);
+	}
 }
 
 static unsigned int count_failures(const struct lvb_series *s, unsigned int n)
@@ -518,8 +618,8 @@ static unsigned int count_failures(const struct lvb_series *s, unsigned int n)
 
 struct sweep_point {
 	unsigned int containers, threads;
-	double mean[2];	    /* arithmetic mean rate per thread, per design */
-	double ceiling_per; /* per thread; 0 without a ceiling */
+	double mean[LVB_MAX_VARIANTS]; /* arithmetic mean rate per thread, per column */
+	double ceiling_per;	       /* per thread; 0 without a ceiling */
 };
 
 static double sample_mean(const struct lvb_series *s)
@@ -531,53 +631,112 @@ static double sample_mean(const struct lvb_series *s)
 	return s->nr_samples ? sum / (double)s->nr_samples : 0;
 }
 
-static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
-			 const void *params)
+/*
+ * The sweep's columns: each column's mean, the ratio of each to the first, the contended
+ * fraction of each, the ceiling and each column's share of it. A label longer than the
+ * 12 columns of a value widens its column.
+ */
+struct sweep_cols {
+	unsigned int n;
+	char ratio[LVB_MAX_VARIANTS][40], cont[LVB_MAX_VARIANTS][40], pct[LVB_MAX_VARIANTS][40];
+	int w_mean[LVB_MAX_VARIANTS], w_ratio[LVB_MAX_VARIANTS], w_cont[LVB_MAX_VARIANTS];
+	int w_pct[LVB_MAX_VARIANTS];
+};
+
+static int width(const char *label, int min)
 {
-	char per_plural[32];
+	int len = (int)strlen(label);
+
+	return len > min ? len : min;
+}
+
+static void sweep_cols_init(struct sweep_cols *c, const struct lvb_by_kind *k)
+{
+	c->n = k->nr;
+	for (unsigned int d = 0; d < k->nr; d++) {
+		snprintf(c->ratio[d], sizeof(c->ratio[d]), "%s/%s", k->column[d], k->column[0]);
+		snprintf(c->cont[d], sizeof(c->cont[d]), "%s cont", k->column[d]);
+		snprintf(c->pct[d], sizeof(c->pct[d]), "%s%%", k->column[d]);
+		c->w_mean[d] = width(k->column[d], 12);
+		c->w_ratio[d] = width(c->ratio[d], 12);
+		c->w_cont[d] = width(c->cont[d], 12);
+		c->w_pct[d] = width(c->pct[d], 9);
+	}
+}
+
+static void sweep_header(FILE *out, const struct lvb_workload *wl, const struct lvb_common *opt,
+			 const void *params, const struct sweep_cols *c)
+{
+	const struct lvb_by_kind *k = &lvb_by_kinds[opt->by];
+	char per_plural[32], order[2 * LVB_MAX_VARIANTS + 1], batch[16], knobs[96];
 
 	snprintf(per_plural, sizeof(per_plural), "%ss", rate_per(wl));
-	fprintf(out,
-		"lvbench compare %s --sweep: node vs lruvec lru_lock, ABAB order, %u round%s of "
-		"%g s per design and container count\n",
-		wl->name, opt->rounds, lvb_plural(opt->rounds), round_seconds(wl, opt, params));
-	fprintf(out, "%u online CPU%s, %u node%s x %u MiB, %s locks, batch %u\n", lvb_online_cpus(),
-		lvb_plural(lvb_online_cpus()), opt->nodes, lvb_plural(opt->nodes), opt->memory_mib,
-		lvb_backend_names[opt->backend], opt->batch);
+	fprintf(out, "lvbench compare %s --sweep: ", wl->name);
+	for (unsigned int d = 0; d < k->nr; d++)
+		fprintf(out, "%s%s", d ? " vs " : "", k->column[d]);
+	fprintf(out, " %s, ", k->what);
+	if (opt->by != LVB_BY_LOCK)
+		fprintf(out, "%s lru_lock, ",
+			lvb_lock_names[opt->lock == LVB_UNSET ? LV_LOCK_LRUVEC : opt->lock]);
+	fprintf(out, "%s order, %u round%s of %g s per %s and container count\n",
+		round_order(k->nr, order), opt->rounds, lvb_plural(opt->rounds),
+		round_seconds(wl, opt, params), k->noun);
+	fprintf(out, "%u online CPU%s, %u node%s x %u MiB, %s locks, batch %s%s\n",
+		lvb_online_cpus(), lvb_plural(lvb_online_cpus()), opt->nodes,
+		lvb_plural(opt->nodes), opt->memory_mib, lvb_backend_names[opt->backend],
+		batch_str(opt, k->nr, batch), knobs_str(opt, k->nr, knobs, sizeof(knobs)));
 	if (wl->describe)
 		wl->describe(out, opt, params);
 	fprintf(out, "%s per %s: arithmetic mean over the %ss of all rounds;\n", rate_unit(wl),
 		rate_per(wl), rate_per(wl));
 	fprintf(out, "cont: contended/acquired of the LRU lock; ceiling: per %s\n\n", rate_per(wl));
-	fprintf(out, "%10s %8s %12s %12s %12s %12s %12s %12s %9s %9s\n", "containers", per_plural,
-		"node", "lruvec", "lruvec/node", "node cont", "lruvec cont", "ceiling", "node%",
-		"lruvec%");
+	fprintf(out, "%10s %8s", "containers", per_plural);
+	for (unsigned int d = 0; d < c->n; d++)
+		fprintf(out, " %*s", c->w_mean[d], k->column[d]);
+	for (unsigned int d = 1; d < c->n; d++)
+		fprintf(out, " %*s", c->w_ratio[d], c->ratio[d]);
+	for (unsigned int d = 0; d < c->n; d++)
+		fprintf(out, " %*s", c->w_cont[d], c->cont[d]);
+	fprintf(out, " %12s", "ceiling");
+	for (unsigned int d = 0; d < c->n; d++)
+		fprintf(out, " %*s", c->w_pct[d], c->pct[d]);
+	fputc('\n', out);
 }
 
-static void sweep_row(FILE *out, const struct sweep_point *p, const struct lvb_series *s)
+static void sweep_row(FILE *out, const struct sweep_point *p, const struct lvb_series *s,
+		      const struct sweep_cols *c)
 {
 	char r[32];
-	double frac[2];
 
-	for (unsigned int d = 0; d < 2; d++) {
+	fprintf(out, "%10u %8u", p->containers, p->threads);
+	for (unsigned int d = 0; d < c->n; d++)
+		fprintf(out, " %*.1f", c->w_mean[d], p->mean[d]);
+	for (unsigned int d = 1; d < c->n; d++) {
+		if (p->mean[0] > 0)
+			snprintf(r, sizeof(r), "%.2fx", p->mean[d] / p->mean[0]);
+		else
+			snprintf(r, sizeof(r), "n/a");
+		fprintf(out, " %*s", c->w_ratio[d], r);
+	}
+	for (unsigned int d = 0; d < c->n; d++) {
 		const struct lv_lock_stat *a = &s[d].locks[LV_LOCK_CLASS_LRUVEC];
 		const struct lv_lock_stat *b = &s[d].locks[LV_LOCK_CLASS_NODE];
 		struct lv_lock_stat l = { .acquired = a->acquired + b->acquired,
 					  .contended = a->contended + b->contended };
 
-		frac[d] = 100 * lvb_contended_fraction(&l);
+		fprintf(out, " %*.3f%%", c->w_cont[d] - 1, 100 * lvb_contended_fraction(&l));
 	}
-	if (p->mean[0] > 0)
-		snprintf(r, sizeof(r), "%.2fx", p->mean[1] / p->mean[0]);
-	else
-		snprintf(r, sizeof(r), "n/a");
-	fprintf(out, "%10u %8u %12.1f %12.1f %12s %11.3f%% %11.3f%%", p->containers, p->threads,
-		p->mean[0], p->mean[1], r, frac[0], frac[1]);
-	if (p->ceiling_per > 0)
-		fprintf(out, " %12.1f %8.1f%% %8.1f%%\n", p->ceiling_per,
-			100 * p->mean[0] / p->ceiling_per, 100 * p->mean[1] / p->ceiling_per);
-	else
-		fprintf(out, " %12s %9s %9s\n", "-", "-", "-");
+	if (p->ceiling_per > 0) {
+		fprintf(out, " %12.1f", p->ceiling_per);
+		for (unsigned int d = 0; d < c->n; d++)
+			fprintf(out, " %*.1f%%", c->w_pct[d] - 1,
+				100 * p->mean[d] / p->ceiling_per);
+	} else {
+		fprintf(out, " %12s", "-");
+		for (unsigned int d = 0; d < c->n; d++)
+			fprintf(out, " %*s", c->w_pct[d], "-");
+	}
+	fputc('\n', out);
 	fflush(out);
 }
 
@@ -593,9 +752,25 @@ static void gnuplot_string(FILE *gp, const char *s)
 	fputc('\'', gp);
 }
 
+/* A title for the enhanced terminal: '_' would start a subscript. */
+static void gnuplot_title(FILE *gp, const char *s)
+{
+	fputc('\'', gp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', gp);
+		else if (*s == '_' || *s == '^')
+			fputc('\\', gp);
+		fputc(*s, gp);
+	}
+	fputc('\'', gp);
+}
+
 static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *opt,
 		      const void *params, const struct sweep_point *pts, unsigned int n)
 {
+	static const int point_types[LVB_MAX_VARIANTS] = { 7, 5, 9, 13 };
+	const struct lvb_by_kind *k = &lvb_by_kinds[opt->by];
 	unsigned int lo = pts[0].containers, hi = pts[0].containers;
 	bool ceiling = false;
 	int status;
@@ -614,9 +789,12 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 	}
 	/* Inline data: no temporary file to name, clean up or race on. */
 	fprintf(gp, "$data << EOD\n");
-	for (unsigned int i = 0; i < n; i++)
-		fprintf(gp, "%u %.6g %.6g %.6g\n", pts[i].containers, pts[i].mean[0],
-			pts[i].mean[1], pts[i].ceiling_per);
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(gp, "%u", pts[i].containers);
+		for (unsigned int d = 0; d < k->nr; d++)
+			fprintf(gp, " %.6g", pts[i].mean[d]);
+		fprintf(gp, " %.6g\n", pts[i].ceiling_per);
+	}
 	fprintf(gp, "EOD\n");
 	fprintf(gp, "set terminal svg size 900,560 dynamic enhanced background rgb 'white' "
 		    "font 'sans,12'\nset output ");
@@ -639,13 +817,17 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 			"set y2range [0:*]\nset y2tics\nset ytics nomirror\n"
 			"set y2label 'ceiling, %s per %s'\n",
 			rate_unit(wl), rate_per(wl));
-	fprintf(gp, "plot $data using 1:2 with linespoints lw 2 pt 7 title "
-		    "'node lru\\_lock (Linux <= 5.10)', \\\n"
-		    "     $data using 1:3 with linespoints lw 2 pt 5 title "
-		    "'lruvec lru\\_lock (Linux 5.11+)'");
+	fprintf(gp, "plot ");
+	for (unsigned int d = 0; d < k->nr; d++) {
+		fprintf(gp, "%s$data using 1:%u with linespoints lw 2 pt %d title ",
+			d ? ", \\\n     " : "", d + 2, point_types[d]);
+		gnuplot_title(gp, k->legend[d] ? k->legend[d] : k->column[d]);
+	}
 	if (ceiling)
-		fprintf(gp, ", \\\n     $data using 1:4 axes x1y2 with linespoints dt 2 pt 1 "
-			    "title 'ceiling: memory work only (right axis)'");
+		fprintf(gp,
+			", \\\n     $data using 1:%u axes x1y2 with linespoints dt 2 pt 1 "
+			"title 'ceiling: memory work only (right axis)'",
+			k->nr + 2);
 	fprintf(gp, "\n");
 	status = pclose(gp);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -661,13 +843,15 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 {
 	struct sweep_point pts[LVB_MAX_LIST] = { 0 };
 	unsigned int failures = 0;
+	struct sweep_cols cols;
 	int ret = LVB_EXIT_OK;
 
+	sweep_cols_init(&cols, &lvb_by_kinds[opt->by]);
 	if (!opt->json)
-		sweep_header(stdout, wl, opt, params);
+		sweep_header(stdout, wl, opt, params, &cols);
 	for (unsigned int i = 0; i < opt->sweep.n; i++) {
 		struct lvb_common o = *opt;
-		struct lvb_series series[2] = { 0 };
+		struct lvb_series series[LVB_MAX_VARIANTS] = { 0 };
 		struct lvb_ceiling ceiling;
 
 		o.containers = opt->sweep.v[i];
@@ -679,16 +863,15 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 		} else {
 			pts[i] = (struct sweep_point){ .containers = o.containers,
 						       .threads = o.threads };
-			for (unsigned int d = 0; d < nr_designs && d < 2; d++)
+			for (unsigned int d = 0; d < nr_designs; d++)
 				pts[i].mean[d] = sample_mean(&series[d]);
 			if (ceiling.valid && ceiling.threads)
 				pts[i].ceiling_per = ceiling.total / ceiling.threads;
 			if (opt->json)
-				for (unsigned int d = 0; d < nr_designs; d++)
-					lvb_print_json(stdout, wl, &o, params, &series[d],
-						       &ceiling);
+				print_json_columns(wl, &o, params, designs, series, nr_designs,
+						   &ceiling);
 			else
-				sweep_row(stdout, &pts[i], series);
+				sweep_row(stdout, &pts[i], series, &cols);
 			failures += count_failures(series, nr_designs);
 		}
 		for (unsigned int d = 0; d < nr_designs; d++)
@@ -712,15 +895,15 @@ static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, co
 }
 
 /**
- * lvb_bench - run @opt->rounds rounds of each of @designs (at most 2 variants: lock designs, or
- * disable modes with --by disable), alternating, and print the result; with opt->sweep, once
- * per container count.
+ * lvb_bench - run @opt->rounds rounds of each of @designs (at most LVB_MAX_VARIANTS columns:
+ * lock designs, disable modes or the values of another --by knob), alternating, and print the
+ * result; with opt->sweep, once per container count.
  * Return: an exit status.
  */
 int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
 	      const struct lvb_variant *designs, unsigned int nr_designs)
 {
-	struct lvb_series series[2] = { 0 };
+	struct lvb_series series[LVB_MAX_VARIANTS] = { 0 };
 	struct lvb_ceiling ceiling;
 	unsigned int failures;
 	int ret = LVB_EXIT_OK;
@@ -731,12 +914,10 @@ int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const
 		ret = LVB_EXIT_FAIL;
 		goto out;
 	}
-	if (opt->json) {
-		for (unsigned int d = 0; d < nr_designs; d++)
-			lvb_print_json(stdout, wl, opt, params, &series[d], &ceiling);
-	} else if (print_human(stdout, wl, opt, params, series, nr_designs, &ceiling)) {
+	if (opt->json)
+		print_json_columns(wl, opt, params, designs, series, nr_designs, &ceiling);
+	else if (print_human(stdout, wl, opt, params, series, nr_designs, &ceiling))
 		ret = LVB_EXIT_FAIL;
-	}
 	failures = count_failures(series, nr_designs);
 	if (failures) {
 		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",

@@ -180,10 +180,13 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.metadata_only = !(flags & LVB_ENV_DATA);
 	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
 	cfg.file_folio_order = (flags >> 8) & 0xf;
+	if (opt->scan_cost != LVB_UNSET)
+		cfg.scan_cost = (enum lv_scan_cost)opt->scan_cost;
+	if (opt->batch_large != LVB_UNSET)
+		cfg.batch_large = opt->batch_large;
+	cfg.no_lock_sites = opt->lock_sites == 0;
 	if (flags & LVB_ENV_THP_ALWAYS)
 		cfg.thp = LV_THP_ALWAYS;
-	if (flags & LVB_ENV_COST_VMSTAT)
-		cfg.scan_cost = LV_COST_VMSTAT;
 	cfg.compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)

@@ -95,10 +95,14 @@ struct lvb_common {
 	unsigned int threads;
 	double duration; /* seconds per round */
 	unsigned int rounds;
-	unsigned int lock;    /* index into lvb_lock_names, or LVB_UNSET */
-	unsigned int backend; /* index into lvb_backend_names */
-	unsigned int disable; /* index into lvb_disable_names, or LVB_UNSET */
-	unsigned int batch;
+	unsigned int lock;	  /* index into lvb_lock_names, or LVB_UNSET */
+	unsigned int backend;	  /* index into lvb_backend_names */
+	unsigned int disable;	  /* index into lvb_disable_names, or LVB_UNSET */
+	unsigned int batch;	  /* LVB_UNSET: LV_MAX_BATCH */
+	unsigned int scan_cost;	  /* index into lvb_scan_cost_names, or LVB_UNSET */
+	unsigned int batch_large; /* index into lvb_on_off_names, or LVB_UNSET */
+	unsigned int lock_sites;  /* index into lvb_on_off_names, or LVB_UNSET (on) */
+	unsigned int folio_order; /* page cache folios of 2^N pages; LVB_UNSET: the workload's */
 	unsigned int nodes;
 	unsigned int memory_mib; /* per node */
 	uint64_t seed;
@@ -111,27 +115,79 @@ struct lvb_common {
 	unsigned int by;       /* enum lvb_by: what compare compares (and names the columns) */
 };
 
-extern const char *const lvb_lock_names[];    /* "lruvec", "node": enum lv_lock_design order */
-extern const char *const lvb_backend_names[]; /* "futex", "mutex", "spin" */
-extern const char *const lvb_disable_names[]; /* "sweep", "rcu": enum lv_disable_mode order */
-extern const char *const lvb_by_names[];      /* "lock", "disable": enum lvb_by order */
+/* lvb_knob - the unsigned int field of @opt at @off (an &struct lvb_by_kind's). */
+static inline unsigned int *lvb_knob(struct lvb_common *opt, size_t off)
+{
+	return (unsigned int *)((char *)opt + off);
+}
 
-/** enum lvb_by - the two columns of compare: lock designs, or lru_cache_disable modes. */
+extern const char *const lvb_lock_names[];	/* "lruvec", "node": enum lv_lock_design order */
+extern const char *const lvb_backend_names[];	/* "futex", "mutex", "spin" */
+extern const char *const lvb_disable_names[];	/* "sweep", "rcu": enum lv_disable_mode order */
+extern const char *const lvb_scan_cost_names[]; /* "locked", "vmstat": enum lv_scan_cost order */
+extern const char *const lvb_on_off_names[];	/* "off", "on": false, true */
+extern const char *const lvb_by_names[];	/* the --by values: enum lvb_by order */
+
+/**
+ * enum lvb_by - what the columns of compare are: one knob of &struct lvb_common, set to a
+ * different value in each column (&struct lvb_by_kind, lvb_by_kinds[]).
+ */
 enum lvb_by {
-	LVB_BY_LOCK = 0,    /* node vs lruvec lru_lock, in the --disable mode */
-	LVB_BY_DISABLE = 1, /* rcu vs sweep lru_cache_disable, in the --lock design */
+	LVB_BY_LOCK = 0,	/* node vs lruvec lru_lock, in the --disable mode */
+	LVB_BY_DISABLE = 1,	/* rcu vs sweep lru_cache_disable, in the --lock design */
+	LVB_BY_COST = 2,	/* locked vs vmstat scan cost, in the --lock design */
+	LVB_BY_BATCH = 3,	/* batches of 15 vs 31 folios */
+	LVB_BY_BATCH_LARGE = 4, /* large folios in the batches (<= 6.16) vs never (6.17) */
+	LVB_BY_FOLIO_ORDER = 5, /* page cache folios of 1, 4, 16 pages */
+	LVB_BY_LOCK_SITES = 6,	/* contention by call site off vs on: what recording costs */
+	LVB_NR_BY
 };
 
-/** struct lvb_variant - what the rounds of one column run, and the column's name. */
-struct lvb_variant {
-	enum lv_lock_design design;
-	enum lv_disable_mode disable;
-	const char *name; /* "node", "lruvec", "rcu", "sweep" */
+#define LVB_MAX_VARIANTS 4 /* columns of compare */
+
+/* What a workload does, for the options and --by values that only some workloads honour. */
+#define LVB_WL_DISABLE	   0x1u /* it calls lv_lru_cache_disable: --disable, --by disable */
+#define LVB_WL_FOLIO_ORDER 0x2u /* its page cache honours --folio-order */
+/* Its rounds and reports follow a column's folio order: compare --by folio-order applies. */
+#define LVB_WL_BY_FOLIO_ORDER 0x4u
+
+/**
+ * struct lvb_by_kind - one --by value: the &struct lvb_common field its columns set (an
+ * unsigned int, LVB_UNSET when the option was not given), and each column's value and name.
+ * Adding a --by value is one entry in lvb_by_kinds[] (main.c) and its enum lvb_by constant.
+ */
+struct lvb_by_kind {
+	const char *name;   /* the --by value */
+	const char *option; /* the common option the columns set, without "--" */
+	size_t off;	    /* of that option's field in &struct lvb_common */
+	const char *what;   /* the header: "<col> vs <col> <what>" */
+	const char *noun;   /* a column is one "<noun>": design, mode, setting */
+	unsigned int needs; /* LVB_WL_* the workload must have; 0: every workload */
+	unsigned int nr;    /* columns, 2..LVB_MAX_VARIANTS */
+	unsigned int value[LVB_MAX_VARIANTS];
+	const char *column[LVB_MAX_VARIANTS]; /* the column names, also JSON's "column" */
+	const char *legend[LVB_MAX_VARIANTS]; /* the sweep plot's; NULL: the column name */
 };
+
+extern const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY];
+
+/**
+ * struct lvb_variant - one column of compare: the knob of --by @by set to @value in a copy of
+ * the command line's options (lvb_variant_apply()), and the column's name.
+ */
+struct lvb_variant {
+	enum lvb_by by;
+	unsigned int value; /* LVB_UNSET: the command line's (a run without compare) */
+	const char *name;   /* "node", "lruvec", "rcu", "sweep", "batch-15", ... */
+};
+
+/* lvb_variant_apply - @base with @v's knob set, the lock design resolved, into @o. */
+enum lv_lock_design lvb_variant_apply(const struct lvb_variant *v, const struct lvb_common *base,
+				      struct lvb_common *o);
 
 /* ---- results --------------------------------------------------------------------------------- */
 
-#define LVB_MAX_COUNTERS 8
+#define LVB_MAX_COUNTERS 12
 
 /** struct lvb_result - what one round of one design produced. */
 struct lvb_result {
@@ -189,6 +245,7 @@ struct lvb_series {
 	/* Merged over the rounds by (caller, class), most wait first; owned by the series. */
 	struct lv_lock_site_stat *sites;
 	size_t nr_sites;
+	bool no_sites; /* the column ran with --lock-sites off: nothing was recorded */
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
 	uint64_t drain_calls, drain_sweeps;
 	unsigned int nr_counters;
@@ -272,6 +329,7 @@ struct lvb_workload {
 	void (*json_extra)(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
 			   const struct lvb_series *s, const struct lvb_ceiling *c);
 	enum lvb_by compare_by;	    /* compare's default --by, and what names a column */
+	unsigned int features;	    /* LVB_WL_*: what the workload does */
 	unsigned int default_nodes; /* the default of --nodes; 0: 1 */
 };
 
@@ -282,6 +340,7 @@ extern const struct lvb_workload lvb_numa;
 extern const struct lvb_workload lvb_aim9;
 extern const struct lvb_workload lvb_compact;
 extern const struct lvb_workload lvb_swap;
+extern const struct lvb_workload lvb_reparent;
 extern const struct lvb_workload lvb_usemem;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
@@ -306,7 +365,6 @@ struct lvb_env {
 #define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
 #define LVB_ENV_THP_ALWAYS	   0x8u /* huge pages in every region (cfg.thp LV_THP_ALWAYS) */
-#define LVB_ENV_COST_VMSTAT	   0x10u /* cfg.scan_cost LV_COST_VMSTAT */
 #define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
 /*
  * Proactive compaction at @p (cfg.compaction_proactiveness). Without it kcompactd wakes only
@@ -353,6 +411,31 @@ void lvb_worker_error(struct lvb_worker *w, const char *what, int err);
 
 int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		    const struct lvb_thread_ops *ops, struct lvb_result *res);
+
+/* ---- a page cache reader (readtwice.c) ------------------------------------------------------ */
+
+#define LVB_READ_SIZE 4096u /* dd bs=4k */
+
+/* The reader's counters: the first two of a workload that runs lvb_reader_step(). */
+enum lvb_read_counter {
+	LVB_READ_ENOMEM, /* lv_file_read() found no memory even after reclaim */
+	LVB_READ_WRAPS,	 /* a reader reached the end of its file and started over */
+	LVB_READ_NR_COUNTERS
+};
+
+/** struct lvb_reader - one sequential reader of a file, in 4 KiB reads charged to @memcg. */
+struct lvb_reader {
+	struct lv_file *file;
+	uint64_t size, off;
+	struct lv_memcg *memcg;
+	char *buf;		/* LVB_READ_SIZE bytes, page-aligned */
+} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
+
+/*
+ * lvb_reader_step - one lv_file_read() of @r at its offset, counted in @w (ops, amount in
+ * bytes); the offset wraps at the end of the file. -ENOMEM yields and retries the same page.
+ */
+void lvb_reader_step(struct lvb_worker *w, struct lvb_reader *r);
 
 /* The progress line (stderr, terminals only) names the current round. */
 void lvb_progress_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,16 +27,108 @@ const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 					  [LV_DISABLE_RCU] = "rcu",
 					  [LV_DISABLE_RCU_EXPEDITED] = "rcu-expedited",
 					  NULL };
-const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock", [LVB_BY_DISABLE] = "disable", NULL };
+const char *const lvb_scan_cost_names[] = {
+	[LV_COST_LOCKED] = "locked", [LV_COST_VMSTAT] = "vmstat", NULL
+};
+const char *const lvb_on_off_names[] = { "off", "on", NULL };
+const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
+				     [LVB_BY_DISABLE] = "disable",
+				     [LVB_BY_COST] = "cost",
+				     [LVB_BY_BATCH] = "batch",
+				     [LVB_BY_BATCH_LARGE] = "batch-large",
+				     [LVB_BY_FOLIO_ORDER] = "folio-order",
+				     [LVB_BY_LOCK_SITES] = "lock-sites",
+				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
-	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9,
-	&lvb_numa,  &lvb_compact,   &lvb_swap,	   &lvb_usemem,
+	&lvb_churn,   &lvb_readtwice, &lvb_readonce, &lvb_aim9,	  &lvb_numa,
+	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_usemem,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
 #define COMMON(field) offsetof(struct lvb_common, field)
+
+/*
+ * The columns of compare --by: the older behaviour first, as the baseline the percentages are
+ * relative to. A new --by value is an entry here, its enum lvb_by constant and its name in
+ * lvb_by_names[] (the option it sets must be an unsigned int that starts LVB_UNSET).
+ */
+const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY] = {
+	[LVB_BY_LOCK] = { "lock",
+			  "lock",
+			  COMMON(lock),
+			  "lru_lock",
+			  "design",
+			  0,
+			  2,
+			  { LV_LOCK_NODE, LV_LOCK_LRUVEC },
+			  { "node", "lruvec" },
+			  { "node lru_lock (Linux <= 5.10)", "lruvec lru_lock (Linux 5.11+)" } },
+	[LVB_BY_DISABLE] = { "disable",
+			     "disable",
+			     COMMON(disable),
+			     "lru_cache_disable",
+			     "mode",
+			     LVB_WL_DISABLE,
+			     2,
+			     { LV_DISABLE_RCU, LV_DISABLE_SWEEP },
+			     { "rcu", "sweep" },
+			     { "rcu (Linux 5.18)", "sweep (Linux 5.17)" } },
+	[LVB_BY_COST] = { "cost",
+			  "scan-cost",
+			  COMMON(scan_cost),
+			  "scan cost",
+			  "setting",
+			  0,
+			  2,
+			  { LV_COST_LOCKED, LV_COST_VMSTAT },
+			  { "locked", "vmstat" },
+			  { "scan cost under the LRU lock (Linux <= 7.1)",
+			    "scan cost in vmstat counters (2026)" } },
+	[LVB_BY_BATCH] = { "batch",
+			   "batch",
+			   COMMON(batch),
+			   "per-CPU batches",
+			   "setting",
+			   0,
+			   2,
+			   { 15, 31 },
+			   { "batch-15", "batch-31" },
+			   { "batches of 15 (Linux <= 6.8)", "batches of 31 (Linux 6.9+)" } },
+	[LVB_BY_BATCH_LARGE] = { "batch-large",
+				 "batch-large",
+				 COMMON(batch_large),
+				 "large folios in batches",
+				 "setting",
+				 0,
+				 2,
+				 { 1, 0 },
+				 { "large-on", "large-off" },
+				 { "large folios batched (Linux <= 6.16)",
+				   "large folios never batched (Linux 6.17+)" } },
+	[LVB_BY_FOLIO_ORDER] = { "folio-order",
+				 "folio-order",
+				 COMMON(folio_order),
+				 "page cache folios",
+				 "setting",
+				 LVB_WL_BY_FOLIO_ORDER,
+				 3,
+				 { 0, 2, 4 },
+				 { "order-0", "order-2", "order-4" },
+				 { "folios of 1 page", "folios of 4 pages",
+				   "folios of 16 pages" } },
+	[LVB_BY_LOCK_SITES] = { "lock-sites",
+				"lock-sites",
+				COMMON(lock_sites),
+				"contention by call site",
+				"setting",
+				0,
+				2,
+				{ 0, 1 },
+				{ "sites-off", "sites-on" },
+				{ "no call-site table", "contention recorded by call site" } },
+};
 
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, LVB_MAX_CONTAINERS, NULL, "N",
@@ -64,8 +156,28 @@ static const struct lvb_opt common_opts[] = {
 	  "sweep" },
 	{ "batch", LVB_OPT_UINT, COMMON(batch), 1, LV_MAX_BATCH, NULL, "N",
 	  "folios per per-CPU batch and per lv_folios_put() release,\n"
-	  "1..31 (15 as in Linux 5.x)",
+	  "1..31 (15 as in Linux 5.x); compare --by batch runs 15, 31",
 	  "31" },
+	{ "batch-large", LVB_OPT_CHOICE, COMMON(batch_large), 0, 0, lvb_on_off_names, "on|off",
+	  "on: large folios wait in the per-CPU batches like small\n"
+	  "ones (Linux <= 6.16); off: they go to their LRU list at\n"
+	  "once, under its lock (6.17+); compare --by batch-large\n"
+	  "runs both",
+	  "off" },
+	{ "scan-cost", LVB_OPT_CHOICE, COMMON(scan_cost), 0, 0, lvb_scan_cost_names, "MODE",
+	  "how reclaim's scan costs are counted: locked (under the\n"
+	  "LRU locks, Linux <= 7.1) or vmstat (per-CPU counters,\n"
+	  "folded in under a cost lock); compare --by cost runs both",
+	  "locked" },
+	{ "lock-sites", LVB_OPT_CHOICE, COMMON(lock_sites), 0, 0, lvb_on_off_names, "on|off",
+	  "record lock contention by call site (the perf lock\n"
+	  "contention table); off: the class table only; compare\n"
+	  "--by lock-sites runs both, to show what recording costs",
+	  "on" },
+	{ "folio-order", LVB_OPT_UINT, COMMON(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
+	  "page cache folios of 2^N pages, 0..6, like large-folio\n"
+	  "readahead",
+	  "0" },
 	{ "nodes", LVB_OPT_UINT, COMMON(nodes), 1, LV_MAX_NODES, NULL, "N",
 	  "NUMA nodes, 1..64; thread t allocates on node t % N", "1" },
 	{ "memory", LVB_OPT_MIB, COMMON(memory_mib), 4, 65536, NULL, "SIZE",
@@ -90,8 +202,12 @@ static const struct lvb_opt compare_opts[] = {
 	  "count with gnuplot (Debian: gnuplot-nox)",
 	  NULL },
 	{ "by", LVB_OPT_CHOICE, COMMON(by), 0, 0, lvb_by_names, "WHAT",
-	  "what the two columns are: lock (node vs lruvec lru_lock) or\n"
-	  "disable (rcu vs sweep lru_cache_disable)",
+	  "what the columns are: lock (node vs lruvec lru_lock),\n"
+	  "disable (rcu vs sweep lru_cache_disable), cost (locked vs\n"
+	  "vmstat --scan-cost), batch (--batch 15 vs 31), batch-large\n"
+	  "(--batch-large on vs off), folio-order (--folio-order 0\n"
+	  "vs 2 vs 4: readtwice, readonce) or lock-sites (--lock-sites\n"
+	  "off vs on)",
 	  "lock; numa: disable" },
 	{ 0 }
 };
@@ -106,7 +222,11 @@ static void common_defaults(struct lvb_common *c)
 		.rounds = LVB_UNSET,
 		.lock = LVB_UNSET,
 		.backend = LV_BACKEND_FUTEX,
-		.batch = LV_MAX_BATCH,
+		.batch = LVB_UNSET,
+		.scan_cost = LVB_UNSET,
+		.batch_large = LVB_UNSET,
+		.lock_sites = LVB_UNSET,
+		.folio_order = LVB_UNSET,
 		.nodes = 1,
 		.memory_mib = LVB_UNSET,
 		.seed = 1,
@@ -129,6 +249,8 @@ static void common_fill(struct lvb_common *c)
 		c->rounds = c->compare ? 3 : 1;
 	if (c->disable == LVB_UNSET)
 		c->disable = LV_DISABLE_SWEEP;
+	if (c->batch == LVB_UNSET)
+		c->batch = LV_MAX_BATCH;
 }
 
 /* ---- usage ----------------------------------------------------------------------------------- */
@@ -211,15 +333,16 @@ static const char output_help[] =
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
 	"(node first with compare --by lock), with the keys workload, lock, backend, threads,\n"
 	"containers, nodes, memory_mib_per_node, cpus, threads_per_cpu, duration_s, rounds,\n"
-	"batch, seed, elapsed_s, ops, ops_per_sec (all threads), round_ops_per_sec,\n"
-	"ops_per_sec_per_thread {n, min, max, amean, hmean, stddev, coeffvar, bhmean50,\n"
-	"bhmean95, bhmean99}, locks [{name, acquired, contended, contended_fraction,\n"
-	"wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}], lock_sites [{caller, type,\n"
-	"contended, wait_total_ns, wait_max_ns, wait_avg_ns}] (every call site, most wait\n"
-	"first), vmstat, drain_all {calls,\n"
-	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when a\n"
-	"thread got an answer it did not expect or a check at the end failed; the row \"checks\"\n"
-	"of the tables). Every round also runs lv_check() on the populated and on the emptied\n"
+	"batch, batch_large, scan_cost, record_lock_sites, seed, elapsed_s, ops, ops_per_sec\n"
+	"(all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, amean, hmean,\n"
+	"stddev, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
+	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
+	"lock_sites [{caller, type, contended, wait_total_ns, wait_max_ns, wait_avg_ns}] (every\n"
+	"call site, most wait first; empty with --lock-sites off), vmstat, drain_all {calls,\n"
+	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when\n"
+	"a thread got an answer it did not expect or a check at the end failed; the row\n"
+	"\"checks\" of the tables). Every round also runs lv_check() on the populated and on the "
+	"emptied\n"
 	"machine. A progress line is shown on stderr when it is a terminal.\n"
 	"Workloads with their own unit (readtwice: MB/s per reader) print it instead of ops/s,\n"
 	"and workloads add or replace JSON keys (each workload's help lists them).\n"
@@ -231,10 +354,9 @@ static void usage_main(FILE *out)
 {
 	fprintf(out, "Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
 		     "       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
-		     "       lvbench help [WORKLOAD | compare]    the long help\n\n"
-		     "Benchmarks lruvec, Linux's memcg-aware page LRU: per-lruvec (5.11+) against "
-		     "per-node "
-		     "(<= 5.10) lru_lock.\n\n");
+		     "       lvbench help [WORKLOAD | compare]    the long help\n"
+		     "Benchmarks lruvec (Linux's memcg-aware page LRU): per-lruvec vs per-node "
+		     "lru_lock.\n\n");
 	print_workloads(out);
 	fprintf(out,
 		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
@@ -243,8 +365,7 @@ static void usage_main(FILE *out)
 		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
-		"'lvbench help WORKLOAD' (or WORKLOAD --help): what it models, every option with\n"
-		"its default, its output; 'lvbench help compare': compare, --by and --sweep.\n"
+		"'lvbench help WORKLOAD|compare': what it models, options, defaults, output.\n"
 		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
 }
 
@@ -270,16 +391,35 @@ static const char compare_disable_help[] =
 	"synchronize_rcu first, the Linux 5.18 regression) and sweep (B: lock and drain every\n"
 	"CPU slot, the cost of fixed kernels), alternately, --rounds rounds each, with the\n"
 	"percentages of mmtests compare relative to rcu; --json then gives the rcu object, then\n"
-	"the sweep object. --disable does not apply then, and --sweep only applies to --by lock.\n";
+	"the sweep object. --disable does not apply then, nor does --sweep.\n";
+
+/* compare --by cost, batch, batch-large, folio-order, lock-sites: one setting per column. */
+static const char compare_knob_help[] =
+	"--by cost, batch, batch-large, folio-order and lock-sites compare one setting of the\n"
+	"library instead, in the --lock design (default lruvec), the older behaviour first as\n"
+	"the baseline, alternately (ABAB..., ABCABC... with three columns), --rounds rounds\n"
+	"each:\n"
+	"  cost         locked vs vmstat: reclaim's scan costs added under the LRU locks\n"
+	"               (Linux <= 7.1) or counted per CPU and folded in under a cost lock\n"
+	"  batch        batch-15 vs batch-31: folios per per-CPU batch (Linux <= 6.8, 6.9+)\n"
+	"  batch-large  large-on vs large-off: large folios wait in the per-CPU batches\n"
+	"               (Linux <= 6.16) or go to their list at once (6.17+)\n"
+	"  folio-order  order-0 vs order-2 vs order-4: page cache folios of 1, 4, 16 pages\n"
+	"               (readtwice, readonce)\n"
+	"  lock-sites   sites-off vs sites-on: what recording contention by call site costs\n"
+	"The option a --by value sets (--scan-cost, --batch, --batch-large, --folio-order,\n"
+	"--lock-sites) does not apply then. The tables name the columns so, and so does the\n"
+	"key \"column\" of each JSON object (one per column, in this order); --sweep prints a\n"
+	"row per container count with every column.\n";
 
 /* The text of the comparison the workload makes by default comes first. */
 static void usage_compare(FILE *out, const struct lvb_workload *wl)
 {
 	bool disable_first = wl && wl->compare_by == LVB_BY_DISABLE;
 
-	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s%s\n", wl ? wl->name : "WORKLOAD",
+	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s%s%s\n", wl ? wl->name : "WORKLOAD",
 		disable_first ? compare_disable_help : compare_lock_help,
-		disable_first ? compare_lock_help : compare_disable_help);
+		disable_first ? compare_lock_help : compare_disable_help, compare_knob_help);
 	if (wl) {
 		fprintf(out, "%s\n", wl->help);
 		if (wl->opts) {
@@ -645,6 +785,61 @@ static bool have_program(const char *name)
 	return false;
 }
 
+/* The workloads that do all of @features, for messages: "readtwice, readonce". */
+static const char *workloads_with(unsigned int features, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NR_WORKLOADS && len < size; i++)
+		if ((workloads[i]->features & features) == features)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+						workloads[i]->name);
+	return buf;
+}
+
+/*
+ * check_by - before the workload's defaults fill them in: the options @wl does not honour, the
+ * --by values it has no columns for, and the option compare's columns set themselves.
+ */
+static int check_by(const struct lvb_common *c, const struct lvb_workload *wl)
+{
+	const struct lvb_by_kind *k = &lvb_by_kinds[c->by];
+	const struct lvb_default *d;
+	char buf[128];
+
+	if (!(wl->features & LVB_WL_DISABLE) &&
+	    (c->disable != LVB_UNSET || (c->compare && c->by == LVB_BY_DISABLE)))
+		return lvb_usage_error(
+			"options '--disable' and '--by disable' apply to numa only (%s never "
+			"calls lv_lru_cache_disable)",
+			wl->name);
+	if (!(wl->features & LVB_WL_FOLIO_ORDER) && c->folio_order != LVB_UNSET) {
+		d = find_default(wl, "folio-order");
+		return lvb_usage_error("option '--folio-order' does not apply to %s (%s)", wl->name,
+				       d ? d->text : "it has no page cache");
+	}
+	if (!c->compare)
+		return 0;
+	if ((wl->features & k->needs) != k->needs)
+		return lvb_usage_error("compare --by %s applies to %s only", k->name,
+				       workloads_with(k->needs, buf, sizeof(buf)));
+	if (*(const unsigned int *)((const char *)c + k->off) != LVB_UNSET) {
+		size_t len = 0;
+
+		for (unsigned int i = 0; i < k->nr && len < sizeof(buf); i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+						!i		? ""
+						: i + 1 < k->nr ? ", "
+								: " and ",
+						k->column[i]);
+		return lvb_usage_error("compare --by %s: option '--%s' does not apply (compare "
+				       "runs %s)",
+				       k->name, k->option, buf);
+	}
+	return 0;
+}
+
 /* After the workload's and the generic defaults: the combinations that make no sense. */
 static int check_opts(const struct lvb_common *c)
 {
@@ -656,12 +851,6 @@ static int check_opts(const struct lvb_common *c)
 	if (c->plot && !c->sweep.n)
 		return lvb_usage_error(
 			"option '--plot' needs --sweep (the container counts to plot)");
-	if (c->compare && c->by == LVB_BY_LOCK && c->lock != LVB_UNSET)
-		return lvb_usage_error(
-			"compare: option '--lock' does not apply (compare runs both designs)");
-	if (c->compare && c->by == LVB_BY_DISABLE && c->disable != LVB_UNSET)
-		return lvb_usage_error("compare --by disable: option '--disable' does not apply "
-				       "(compare runs both modes)");
 	if (c->by == LVB_BY_DISABLE && c->sweep.n)
 		return lvb_usage_error("option '--sweep' applies to compare --by lock only");
 	for (unsigned int i = 1; i < c->sweep.n; i++)
@@ -705,28 +894,23 @@ static bool plot_writable(const char *path)
 	return false;
 }
 
-/* The columns to run: with compare both designs or both disable modes, else the one chosen. */
+/* The columns to run: with compare, one per value of the --by knob; else the one chosen. */
 static unsigned int variants(const struct lvb_common *c, struct lvb_variant *v)
 {
-	enum lv_lock_design design =
-		c->lock == LVB_UNSET ? LV_LOCK_LRUVEC : (enum lv_lock_design)c->lock;
-	enum lv_disable_mode mode = (enum lv_disable_mode)c->disable;
+	const struct lvb_by_kind *k = &lvb_by_kinds[c->by];
 
 	if (!c->compare) {
-		v[0] = (struct lvb_variant){ design, mode,
-					     c->by == LVB_BY_DISABLE ? lvb_disable_names[mode]
+		enum lv_lock_design design =
+			c->lock == LVB_UNSET ? LV_LOCK_LRUVEC : (enum lv_lock_design)c->lock;
+
+		v[0] = (struct lvb_variant){ (enum lvb_by)c->by, LVB_UNSET,
+					     c->by == LVB_BY_DISABLE ? lvb_disable_names[c->disable]
 								     : lvb_lock_names[design] };
 		return 1;
 	}
-	if (c->by == LVB_BY_DISABLE) {
-		/* The regression first, as the baseline: the ratio is sweep/rcu. */
-		v[0] = (struct lvb_variant){ design, LV_DISABLE_RCU, "rcu" };
-		v[1] = (struct lvb_variant){ design, LV_DISABLE_SWEEP, "sweep" };
-	} else {
-		v[0] = (struct lvb_variant){ LV_LOCK_NODE, mode, "node" };
-		v[1] = (struct lvb_variant){ LV_LOCK_LRUVEC, mode, "lruvec" };
-	}
-	return 2;
+	for (unsigned int i = 0; i < k->nr; i++)
+		v[i] = (struct lvb_variant){ (enum lvb_by)c->by, k->value[i], k->column[i] };
+	return k->nr;
 }
 
 static bool is_help(const char *arg)
@@ -752,7 +936,7 @@ static int help_topic(int argc, char **argv)
 		wl = find_workload(argv[i]);
 		if (!wl) {
 			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
-					"aim9, numa, compact, swap; or compare)",
+					"aim9, numa, compact, swap, reparent, usemem; or compare)",
 					argv[i]);
 			return LVB_EXIT_USAGE;
 		}
@@ -775,7 +959,7 @@ int main(int argc, char **argv)
 {
 	const struct lvb_workload *wl;
 	struct lvb_common common;
-	struct lvb_variant v[2];
+	struct lvb_variant v[LVB_MAX_VARIANTS];
 	bool compare = false, containers_given;
 	void *params = NULL;
 	int first, ret;
@@ -850,16 +1034,8 @@ int main(int argc, char **argv)
 	if (common.by == LVB_UNSET)
 		common.by = wl->compare_by;
 	containers_given = common.containers != LVB_UNSET;
-	if ((wl->prepare && wl->prepare(&common, params)) || check_opts(&common)) {
-		free(params);
-		return LVB_EXIT_USAGE;
-	}
-	if (wl->compare_by != LVB_BY_DISABLE &&
-	    (common.disable != LVB_UNSET || common.by == LVB_BY_DISABLE)) {
-		lvb_usage_error(
-			"options '--disable' and '--by disable' apply to numa only (%s never "
-			"calls lv_lru_cache_disable)",
-			wl->name);
+	if (check_by(&common, wl) || (wl->prepare && wl->prepare(&common, params)) ||
+	    check_opts(&common)) {
 		free(params);
 		return LVB_EXIT_USAGE;
 	}

@@ -682,6 +682,7 @@ static const struct lvb_default numa_shared_defaults[] = {
 	  "the published one-node machine",
 	  false },
 	{ "by", "disable", false },
+	{ "folio-order", "it has no page cache", true },
 	{ 0 }
 };
 
@@ -739,5 +740,6 @@ const struct lvb_workload lvb_numa = {
 	.print_extra = numa_print_extra,
 	.json_extra = numa_json_extra,
 	.compare_by = LVB_BY_DISABLE,
+	.features = LVB_WL_DISABLE,
 	.default_nodes = 2,
 };

@@ -34,17 +34,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RT_READ_SIZE 4096u /* dd bs=4k */
-
 struct rt_params {
 	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
 	unsigned int limit_mib; /* memory.max of each container in MiB; 0: none */
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
-	unsigned int folio_order; /* page cache folios of 2^order pages */
-	bool shared;		  /* readtwice: the readers of a container share its file */
-	bool pin;		  /* each container's readers on one CPU: pin_cpu[container] */
+	bool shared; /* readtwice: the readers of a container share its file */
+	bool pin;    /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size;	      /* of --file */
 	int pin_cpu[LVB_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
@@ -75,10 +72,6 @@ static const struct lvb_opt rt_opts[] = {
 	  "c-th CPU this process may use, round-robin (the ceiling's\n"
 	  "threads alike)",
 	  "wherever the scheduler puts them" },
-	{ "folio-order", LVB_OPT_UINT, RT(folio_order), 0, LV_MAX_FILE_FOLIO_ORDER, NULL, "N",
-	  "page cache folios of 2^N pages, 0..6, like large-folio\n"
-	  "readahead",
-	  "0: one page per folio, as the 2019-2020 kernels" },
 	{ 0 }
 };
 
@@ -137,6 +130,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		opt->duration = opt->compare ? RT_COMPARE_DURATION : 5.0;
 	if (opt->rounds == LVB_UNSET)
 		opt->rounds = opt->compare ? RT_COMPARE_ROUNDS : 1;
+	if (opt->folio_order == LVB_UNSET)
+		opt->folio_order = 0;
 
 	max_containers = opt->containers;
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
@@ -195,15 +190,9 @@ static unsigned int rt_nr_threads(const struct lvb_common *opt, const void *para
 
 /* ---- the readers ----------------------------------------------------------------------------- */
 
-enum rt_counter {
-	RT_ENOMEM, /* lv_file_read() found no memory even after reclaim */
-	RT_WRAPS,  /* a reader reached the end of its file and started over */
-	RT_NR_COUNTERS
-};
-
-static const char *const rt_counter_names[RT_NR_COUNTERS] = {
-	[RT_ENOMEM] = "read_enomem",
-	[RT_WRAPS] = "wraps",
+static const char *const rt_counter_names[LVB_READ_NR_COUNTERS] = {
+	[LVB_READ_ENOMEM] = "read_enomem",
+	[LVB_READ_WRAPS] = "wraps",
 };
 
 struct rt_file {
@@ -212,17 +201,9 @@ struct rt_file {
 	uint64_t size;
 };
 
-struct rt_thread {
-	struct lv_file *file;
-	uint64_t size, off;
-	struct lv_memcg *memcg;
-	char *buf;
-} __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
-
-static void rt_step(struct lvb_worker *w)
+void lvb_reader_step(struct lvb_worker *w, struct lvb_reader *rt)
 {
-	struct rt_thread *rt = w->priv;
-	long n = lv_file_read(rt->file, rt->memcg, rt->buf, RT_READ_SIZE, rt->off);
+	long n = lv_file_read(rt->file, rt->memcg, rt->buf, LVB_READ_SIZE, rt->off);
 
 	if (n > 0) {
 		w->ops++;
@@ -232,18 +213,23 @@ static void rt_step(struct lvb_worker *w)
 			return;
 	} else if (n == -ENOMEM) {
 		/* Everyone else holds the memory: let them run, then try the same page again. */
-		w->counters[RT_ENOMEM]++;
+		w->counters[LVB_READ_ENOMEM]++;
 		sched_yield();
 		return;
 	} else if (n < 0) {
 		lvb_worker_error(w, "lv_file_read", (int)-n);
 		/* Skip the page rather than spin on it; the run is reported as failed. */
-		rt->off += RT_READ_SIZE;
+		rt->off += LVB_READ_SIZE;
 		if (rt->off < rt->size)
 			return;
 	}
 	rt->off = 0;
-	w->counters[RT_WRAPS]++;
+	w->counters[LVB_READ_WRAPS]++;
+}
+
+static void rt_step(struct lvb_worker *w)
+{
+	lvb_reader_step(w, w->priv);
 }
 
 /* rt_pin - with --pin, thread @t runs on its container's CPU; containers share CPUs round-robin. */
@@ -262,7 +248,7 @@ static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_pa
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
 	.counter_names = rt_counter_names,
-	.nr_counters = RT_NR_COUNTERS,
+	.nr_counters = LVB_READ_NR_COUNTERS,
 };
 
 static void rt_close_files(struct rt_file *files, unsigned int n)
@@ -319,9 +305,9 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	const struct rt_params *p = params;
 	unsigned int n = opt->threads, nr_files = rt_nr_files(opt, p);
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
-			     LVB_ENV_FOLIO_ORDER(p->folio_order);
+			     LVB_ENV_FOLIO_ORDER(opt->folio_order);
 	struct lvb_worker *workers = NULL;
-	struct rt_thread *threads = NULL;
+	struct lvb_reader *threads = NULL;
 	struct rt_file *files = NULL;
 	unsigned int nr_ready = 0;
 	struct lvb_env env;
@@ -346,9 +332,9 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	for (; nr_ready < n; nr_ready++) {
 		unsigned int t = nr_ready, c = t / p->readers;
 		struct rt_file *f = &files[p->shared ? c : t];
-		struct rt_thread *rt = &threads[t];
+		struct lvb_reader *rt = &threads[t];
 
-		rt->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		rt->buf = aligned_alloc(LV_PAGE_SIZE, LVB_READ_SIZE);
 		if (!rt->buf)
 			goto out;
 		rt->file = f->file;
@@ -393,7 +379,7 @@ static size_t ceil_ring_bytes(const struct lvb_common *opt, const struct rt_para
 	ring = p->shared ? share : share / p->readers;
 	if (ring > cap)
 		ring = cap;
-	ring = ring / RT_READ_SIZE * RT_READ_SIZE;
+	ring = ring / LVB_READ_SIZE * LVB_READ_SIZE;
 	return ring < CEIL_RING_MIN ? CEIL_RING_MIN : (size_t)ring;
 }
 
@@ -421,22 +407,22 @@ struct ceil_thread {
 static void ceil_step(struct lvb_worker *w)
 {
 	struct ceil_thread *ct = w->priv;
-	char *frame = ct->ring->mem + ct->pos % ct->ring->frames * RT_READ_SIZE;
+	char *frame = ct->ring->mem + ct->pos % ct->ring->frames * LVB_READ_SIZE;
 	uint64_t touched = __atomic_load_n(&ct->ring->touched, __ATOMIC_RELAXED);
 
 	if (ct->pos >= touched &&
 	    __atomic_compare_exchange_n(&ct->ring->touched, &touched, ct->pos + 1, false,
 					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-		memset(frame, 0, RT_READ_SIZE);
+		memset(frame, 0, LVB_READ_SIZE);
 		ct->zeroed++;
 	}
 	/* Without this, the compiler may turn the copy of zeros into a second memset. */
 	__asm__ __volatile__("" : : "r"(frame) : "memory");
-	memcpy(ct->buf, frame, RT_READ_SIZE);
+	memcpy(ct->buf, frame, LVB_READ_SIZE);
 	__asm__ __volatile__("" : : "r"(ct->buf) : "memory");
 	ct->pos++;
 	w->ops++;
-	w->amount += RT_READ_SIZE;
+	w->amount += LVB_READ_SIZE;
 }
 
 static const struct lvb_thread_ops ceil_thread_ops = {
@@ -483,7 +469,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	 * noise.
 	 */
 	for (unsigned int r = 0; r < nr_rings; r++) {
-		rings[r].frames = ring / RT_READ_SIZE;
+		rings[r].frames = ring / LVB_READ_SIZE;
 		if (!(rings[r].mem = ceil_ring_alloc(ring)))
 			goto out;
 	}
@@ -491,7 +477,7 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 		struct ceil_thread *ct = &threads[nr_ready];
 
 		ct->ring = &rings[p->shared ? nr_ready / p->readers : nr_ready];
-		ct->buf = aligned_alloc(LV_PAGE_SIZE, RT_READ_SIZE);
+		ct->buf = aligned_alloc(LV_PAGE_SIZE, LVB_READ_SIZE);
 		if (!ct->buf)
 			goto out;
 		workers[nr_ready].priv = ct;
@@ -544,13 +530,15 @@ static double series_mean(const struct lvb_series *s)
 }
 
 static void print_summary_line(FILE *out, const char *name, const struct lvb_common *opt,
-			       const struct lvb_series *s, const char *tag)
+			       const struct lvb_series *s, const char *tag, const char *column)
 {
 	/* The same line as scripts/kernel-readtwice.sh prints for the host kernel. */
 	fprintf(out,
-		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s\n",
+		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s%s%s"
+		"\n",
 		name, opt->containers, opt->threads, series_mean(s), lvb_series_rate(s),
-		tag ? " lock=" : "", tag ? tag : "");
+		tag ? " lock=" : "", tag ? tag : "", column ? " column=" : "",
+		column ? column : "");
 }
 
 /* rt_describe - the workload's own settings, one line (also the header of a sweep). */
@@ -558,7 +546,6 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 {
 	const struct rt_params *p = params;
 
-	(void)opt;
 	fprintf(out, "%s: %u reader%s per container, %s ", rt_name(p), p->readers,
 		lvb_plural(p->readers), p->shared ? "each container reading" : "each reading");
 	if (p->file)
@@ -569,10 +556,13 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 		fprintf(out, "memcg limit %u MiB each, ", p->limit_mib);
 	else
 		fprintf(out, "no memcg limit, ");
-	fprintf(out, "kswapd %s, %u-byte reads, folios of %u page%s%s\n",
-		p->no_kswapd ? "off" : "on", RT_READ_SIZE, 1u << p->folio_order,
-		p->folio_order ? "s" : "",
-		p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
+	fprintf(out, "kswapd %s, %u-byte reads, ", p->no_kswapd ? "off" : "on", LVB_READ_SIZE);
+	if (opt->compare && opt->by == LVB_BY_FOLIO_ORDER)
+		fprintf(out, "folios of 2^N pages by column");
+	else
+		fprintf(out, "folios of %u page%s", 1u << opt->folio_order,
+			opt->folio_order ? "s" : "");
+	fprintf(out, "%s\n", p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
 }
 
 static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
@@ -603,7 +593,7 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 		(double)hwm / 1024, mib ? 100.0 * (double)hwm / 1024 / (double)mib : 0,
 		(double)rss / 1024);
 
-	if (n == 2 && p->shared) {
+	if (n == 2 && p->shared && opt->by == LVB_BY_LOCK) {
 		double node = series_mean(&s[0]), lru = series_mean(&s[1]);
 
 		fprintf(out,
@@ -624,7 +614,8 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	fputc('\n', out);
 	for (unsigned int d = 0; d < n; d++)
 		print_summary_line(out, rt_name(p), opt, &s[d],
-				   n > 1 ? lvb_lock_names[s[d].design] : NULL);
+				   n > 1 ? lvb_lock_names[s[d].design] : NULL,
+				   n > 1 && opt->by != LVB_BY_LOCK ? s[d].column : NULL);
 }
 
 static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, const void *params,
@@ -694,6 +685,7 @@ static const struct lvb_default rt_shared_defaults[] = {
 	{ "memory", "2048 MiB, one node", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "by", "lock (--by disable applies to numa only)", false },
+	{ "folio-order", "0: one page per folio, as the 2019-2020 kernels", false },
 	{ 0 }
 };
 
@@ -722,6 +714,7 @@ const struct lvb_workload lvb_readtwice = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
 };
 
 const struct lvb_workload lvb_readonce = {
@@ -745,4 +738,5 @@ const struct lvb_workload lvb_readonce = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
 };

@@ -245,6 +245,10 @@ void lvb_print_sites(FILE *out, const struct lvb_series *s)
 	size_t n = s->nr_sites < LVB_TOP_SITES ? s->nr_sites : LVB_TOP_SITES;
 	char total[32], max[32], avg[32];
 
+	if (s->no_sites) {
+		fprintf(out, "  (not recorded: --lock-sites off)\n");
+		return;
+	}
 	if (!n) {
 		fprintf(out, "  (no contended acquisition recorded)\n");
 		return;
@@ -444,6 +448,7 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	fputc('{', out);
 	lvb_json_str(out, &first, "workload", wl->name);
 	lvb_json_str(out, &first, "lock", lvb_lock_names[s->design]);
+	lvb_json_str(out, &first, "column", s->column ? s->column : lvb_lock_names[s->design]);
 	lvb_json_str(out, &first, "backend", lvb_backend_names[opt->backend]);
 	lvb_json_u64(out, &first, "threads", opt->threads);
 	lvb_json_u64(out, &first, "containers", opt->containers);
@@ -454,6 +459,17 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	lvb_json_double(out, &first, "duration_s", opt->duration);
 	lvb_json_u64(out, &first, "rounds", s->rounds);
 	lvb_json_u64(out, &first, "batch", opt->batch);
+	/* The library's settings of this column; unset ones are the library's defaults. */
+	lvb_json_key(out, &first, "batch_large");
+	fputs(opt->batch_large == 1 ? "true" : "false", out);
+	lvb_json_str(
+		out, &first, "scan_cost",
+		lvb_scan_cost_names[opt->scan_cost == LVB_UNSET ? LV_COST_LOCKED : opt->scan_cost]);
+	lvb_json_key(out, &first, "record_lock_sites");
+	fputs(opt->lock_sites == 0 ? "false" : "true", out);
+	if (wl->features & LVB_WL_FOLIO_ORDER)
+		lvb_json_u64(out, &first, "folio_order",
+			     opt->folio_order == LVB_UNSET ? 0 : opt->folio_order);
 	lvb_json_u64(out, &first, "seed", opt->seed);
 	lvb_json_double(out, &first, "elapsed_s", s->elapsed);
 	lvb_json_u64(out, &first, "ops", s->ops);

@@ -1096,6 +1096,7 @@ static const struct lvb_default swap_shared_defaults[] = {
 	{ "rounds", "1 (compare: 3)", false },
 	{ "disable", "it never calls lv_lru_cache_disable", true },
 	{ "sweep", "the sizes follow the tenant count", true },
+	{ "folio-order", "it runs with page cache folios of one page", true },
 	{ 0 }
 };
 
