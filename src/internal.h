@@ -744,8 +744,9 @@ long lruvec_nr_isolated(struct lruvec *lruvec);
  */
 struct lruvec *lruvec_live(struct lruvec *lruvec);
 /*
- * lruvec_live_lock - lock lruvec_live(@lruvec): its LRU lock, or with @cost its cost lock
- * (LV_COST_VMSTAT's).
+ * lruvec_live_lock - lock lruvec_live(@lruvec), re-checked under the lock: its LRU lock, or
+ * with @cost its cost lock (LV_COST_VMSTAT's). A reparenting takes both after it sets dying,
+ * so what the caller adds under the lock is handed on by it.
  * Return: the lruvec locked. Context: as lruvec_live(); no LRU lock held (@cost: no cost lock).
  */
 struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site);

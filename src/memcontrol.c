@@ -666,9 +666,21 @@ struct lruvec *lruvec_live(struct lruvec *lruvec)
 
 struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site)
 {
+	struct lv_lock *lock;
+
 	rcu_read_lock();
-	lruvec = lruvec_live(lruvec);
-	lv_lock_acquire_at(cost ? &lruvec->cost_lock : lruvec->lru_lock, site);
+	for (;;) {
+		lruvec = lruvec_live(lruvec);
+		lock = cost ? &lruvec->cost_lock : lruvec->lru_lock;
+		lv_lock_acquire_at(lock, site);
+		/*
+		 * The reparenting of this node takes this lock after setting dying: if it is not
+		 * set now, that reparenting hands over what the caller adds under the lock.
+		 */
+		if (likely(lruvec_live(lruvec) == lruvec))
+			break;
+		lv_lock_release(lock);
+	}
 	rcu_read_unlock();
 	return lruvec;
 }

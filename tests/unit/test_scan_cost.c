@@ -4,8 +4,9 @@
  * costs; LV_COST_VMSTAT's notings take no lock; its costs reach every ancestor at the fold;
  * the deferred-delta rule across a removal (a noting that chose a memcg's lruvec before the
  * removal and adds after it, or a noting on a dying memcg, or counts pending at the removal,
- * all end in the parent); and the two modes split a deterministic reclaim workload between
- * anon and file alike.
+ * all end in the parent; and in both modes a lock taken for a delta is re-checked, so that
+ * nothing is added to a reparented lruvec); and the two modes split a deterministic reclaim
+ * workload between anon and file alike.
  */
 #include "lvtest_internal.h"
 #include "lvtest.h"
@@ -233,6 +234,42 @@ static void test_rule(enum rule_case which)
 	lv_machine_destroy(m);
 }
 
+/*
+ * test_recheck - the lock a delta is added under is re-checked: the removal runs after the
+ * choice of the live lruvec and before its lock (LOCKED: a noting's LRU lock; VMSTAT: the
+ * fold's cost lock), and reparents the lruvec, handing its costs to the parent. The delta must
+ * reach the parent and not the reparented lruvec, where no reader would ever see it again.
+ */
+static void test_recheck(enum lv_scan_cost mode)
+{
+	struct lv_config cfg = cost_config(mode);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *p = lv_memcg_create(m, NULL, "p");
+	struct lv_memcg *c = lv_memcg_create(m, p, "c");
+	struct lv_folio **folios = fill(m, p, NR_FILL);
+	struct lruvec *lc = lruvec_of(m, c), *lp = lruvec_of(m, p);
+	unsigned long anon, file;
+
+	css_get(c);
+	if (mode == LV_COST_VMSTAT)
+		lru_note_cost(lc, ANON, 21); /* pending; the fold below is what races */
+	arm_remove(lc, c);
+	if (mode == LV_COST_VMSTAT)
+		costs(lc, &anon, &file);
+	else
+		lru_note_cost(lc, ANON, 21);
+	disarm_remove();
+	is(remove_err, 0, "%s: removed between the choice and the lock", mode_name(mode));
+	is(READ_ONCE(lc->anon_cost), 0, "%s: nothing added to the reparented lruvec",
+	   mode_name(mode));
+	costs(lp, &anon, &file);
+	is(anon, 21, "%s: the parent has the delta", mode_name(mode));
+	css_put(c);
+	unfill(folios, NR_FILL);
+	is(lv_memcg_remove(p), 0, "%s: p removed", mode_name(mode));
+	lv_machine_destroy(m);
+}
+
 /* ---- the same balance on a deterministic workload ------------------------------------------ */
 
 struct split {
@@ -332,6 +369,8 @@ int main(void)
 	test_rule(RULE_RACE);
 	test_rule(RULE_DYING);
 	test_rule(RULE_PENDING);
+	test_recheck(LV_COST_LOCKED);
+	test_recheck(LV_COST_VMSTAT);
 	test_balance();
 	return done_testing();
 }
