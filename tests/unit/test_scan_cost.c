@@ -228,6 +228,7 @@ static void test_rule(enum rule_case which)
 	for (int s = 0; s < COST_STRIPES; s++)
 		stranded += __atomic_load_n(&lc->cost_pending[s].pending[0], __ATOMIC_RELAXED);
 	is(stranded, 0, "%s: nothing stays pending in the removed lruvec", what[which]);
+	check_ok(m, what[which]); /* c is removed, not freed: lv_check() looks at it too */
 	css_put(c);
 	unfill(folios, NR_FILL);
 	is(lv_memcg_remove(p), 0, "%s: p removed", what[which]);
@@ -264,6 +265,7 @@ static void test_recheck(enum lv_scan_cost mode)
 	   mode_name(mode));
 	costs(lp, &anon, &file);
 	is(anon, 21, "%s: the parent has the delta", mode_name(mode));
+	check_ok(m, mode_name(mode)); /* c is removed, not freed: lv_check() looks at it too */
 	css_put(c);
 	unfill(folios, NR_FILL);
 	is(lv_memcg_remove(p), 0, "%s: p removed", mode_name(mode));
