@@ -314,9 +314,12 @@ static void usemem_print_extra(FILE *out, const struct lvb_common *opt, const vo
 	fprintf(out, "%-26s", "");
 	for (unsigned int d = 0; d < n; d++)
 		fprintf(out, " %12s", s[d].column);
-	for (unsigned int d = 1; d < n; d++)
-		fprintf(out, " %*s/%s", (int)(12 - strlen(s[0].column) - 1), s[d].column,
-			s[0].column);
+	for (unsigned int d = 1; d < n; d++) {
+		char ratio_name[64];
+
+		snprintf(ratio_name, sizeof(ratio_name), "%s/%s", s[d].column, s[0].column);
+		fprintf(out, " %13s", ratio_name);
+	}
 	fputc('\n', out);
 	for (int w = 0; w < NR_W; w++) {
 		fprintf(out, "%-26s", wait_names[w]);
