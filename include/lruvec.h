@@ -1727,6 +1727,7 @@ enum lv_lock_class {
 	LV_LOCK_CLASS_SHADOW,  /* an lruvec's list of page cache nodes holding only shadows */
 	LV_LOCK_CLASS_MM,      /* an address space's page tables (the kernel's page_table_lock) */
 	LV_LOCK_CLASS_SWAP, /* a swap device's lock and its clusters' locks (swap_info, ci->lock) */
+	LV_LOCK_CLASS_COST, /* an lruvec's scan-cost lock (LV_COST_VMSTAT's fold) */
 	LV_NR_LOCK_CLASSES
 };
 
@@ -1743,8 +1744,8 @@ struct lv_lock_stat {
  * lv_lock_class_name - the name of a lock class.
  * @cls: the class.
  *
- * Return: "lruvec", "node", "zone", "slot", "pcp", "drain", "memcg", "mapping", "shadow", "mm"
- * or "swap"; "?" for a value outside &enum lv_lock_class.
+ * Return: "lruvec", "node", "zone", "slot", "pcp", "drain", "memcg", "mapping", "shadow", "mm",
+ * "swap" or "cost"; "?" for a value outside &enum lv_lock_class.
  * Context: any thread; lock-free.
  */
 const char *lv_lock_class_name(enum lv_lock_class cls);

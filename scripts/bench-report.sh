@@ -26,7 +26,7 @@ top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
 tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large churn
-	churn-sites aim9 aim9-faults numa compact swap reparent page-fault2 kernel)
+	churn-sites aim9 aim9-faults numa compact swap reparent usemem page-fault2 kernel)
 
 usage() {
 	cat <<EOF
@@ -56,6 +56,9 @@ Tables (NAME):
                      (1 tenant, against the ceiling)
   reparent           lvbench compare reparent (a memcg of 1 M cached pages removed while
                      4 containers x 2 readers read)
+  usemem             lvbench compare usemem --by cost --rounds 5 (16 writers in one memcg
+                     limited to a quarter of their memory, swapping; scan costs under the
+                     LRU locks vs counted per CPU; the LRU lock wait by call site)
   page-fault2        lvbench compare page_fault2 --by batch --rounds 5 (COW faults of private
                      file mappings, 4 threads per CPU, batches of 15 and 31)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
@@ -81,7 +84,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about twelve minutes on a 2-CPU machine; the kernel table about seven
+The full default set takes about thirteen minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
@@ -840,6 +843,71 @@ def t_reparent(runs):
     return lines, runs.commands("reparent")
 
 
+USEMEM_WAITS = [("total (lruvec and node classes)", "lru_wait_ms"),
+                ("`lru_note_cost` + `shrink_*`", "cost_sites_wait_ms"),
+                ("`lru_note_cost`", "lru_note_cost_wait_ms"),
+                ("`shrink_inactive_list`", "shrink_inactive_list_wait_ms"),
+                ("`shrink_active_list`", "shrink_active_list_wait_ms")]
+
+
+def lru_sites(o):
+    """The LRU lock's call sites of a column, summed over its rounds: caller -> wait in ns."""
+    out = {}
+    for st in o["lock_sites"]:
+        if st["type"] in ("lruvec", "node"):
+            out[st["caller"]] = out.get(st["caller"], 0) + st["wait_total_ns"]
+    return out
+
+
+def usemem_ratios(lck, vm):
+    return (vm["lru_wait_ms"] / lck["lru_wait_ms"] if lck["lru_wait_ms"] else 0,
+            vm["cost_sites_wait_ms"] / lck["cost_sites_wait_ms"] if lck["cost_sites_wait_ms"] else 0)
+
+
+def t_usemem(runs):
+    lck, vm = columns(runs, "usemem", ["locked", "vmstat"])
+    what = (f"{plural(lck['threads'], 'writer')} of {lck['region_mib']} MiB each in one memcg limited "
+            f"to {lck['limit_mib']} MiB, {lck['memory_mib_per_node']} MiB, in-memory swap of "
+            f"{lck['swap_mib']} MiB, {plural(lck['rounds'], 'alternating round')} of "
+            f"{lck['duration_s']:g} s per setting, lruvec lock, {lck['backend']} locks")
+    sl, sv = lck["mb_per_s_thread"], vm["mb_per_s_thread"]
+    ml, mv = median(lck["mb_per_s_round_total"]), median(vm["mb_per_s_round_total"])
+    ll, lv = lru_lock(lck), lru_lock(vm)
+    mbl, mbv = mb_read(lck), mb_read(vm)
+    rows = [
+        ["MB/s per writer, Hmean", num(sl["hmean"]), num(sv["hmean"]) + change(sv["hmean"], sl["hmean"]), ""],
+        [f"MB/s of all writers, median of {plural(len(lck['mb_per_s_round_total']), 'round')}", num(ml),
+         num(mv) + change(mv, ml), ""],
+        ["LRU lock acquired per MB written", num(ll["acquired"] / mbl if mbl else 0),
+         num(lv["acquired"] / mbv if mbv else 0),
+         times(lv["acquired"] / mbv if mbv else 0, ll["acquired"] / mbl if mbl else 0)],
+        ["LRU lock contended/acquired", f"{100 * ll['fraction']:.3f} %", f"{100 * lv['fraction']:.3f} %", ""],
+        ["LRU lock wait per round, each round (ms)", ", ".join(num(v) for v in lck["round_lru_wait_ms"]),
+         ", ".join(num(v) for v in vm["round_lru_wait_ms"]), ""],
+    ]
+    for label, key in USEMEM_WAITS:
+        rows.append([f"LRU lock wait per round, median (ms): {label}", num(lck[key]), num(vm[key]),
+                     times(vm[key], lck[key])])
+    rows.append(["swap-in faults (all rounds)", num(lck["counters"]["swap-in faults"], 0),
+                 num(vm["counters"]["swap-in faults"], 0), ""])
+    total, sites = usemem_ratios(lck, vm)
+    lines = [shape_line(lck, what) + ".", ""]
+    lines += table(["", "locked", "vmstat", "vmstat/locked"], rows)
+    lines += ["", goal(f"total LRU lock wait with vmstat at most 0.6× locked's ({total:.2f}×, medians "
+                       "of the rounds)", total <= 0.6),
+              goal(f"the `lru_note_cost` and `shrink_*` sites' wait at most 0.2× ({sites:.2f}×)",
+                   sites <= 0.2)]
+    a, b = lru_sites(lck), lru_sites(vm)
+    top = sorted(set(a) | set(b), key=lambda c: -max(a.get(c, 0), b.get(c, 0)))[:8]
+    if top:
+        lines += ["", "The LRU lock's call sites with the most wait, all rounds (`perf lock contention`'s "
+                  "caller):", ""]
+        lines += table(["caller", "locked", "vmstat", "vmstat/locked"],
+                       [[f"`{c}`", f"{a.get(c, 0) / 1e6:,.1f} ms", f"{b.get(c, 0) / 1e6:,.1f} ms",
+                         times(b.get(c, 0), a.get(c, 0))] for c in top])
+    return lines, runs.commands("usemem")
+
+
 # Alex Shi's v1 numbers, averaged over 24 containers on 24 CPUs (5.3-rc4, then + the series).
 AIM9_PUBLISHED = {
     "page_test": {"hmean": (34355.4, 35810.9), "coeffvar": (0.93125, 0.623333), "bhmean50": (34579.2, 35977.1)},
@@ -973,7 +1041,7 @@ def t_kernel(runs):
 
 # The README's headline table: one row per result, from the same runs as the tables above.
 HEADLINE_NEEDS = ("readtwice", "readtwice-c16", "readtwice-ceiling", "churn", "aim9", "numa",
-                  "compact", "swap")
+                  "compact", "swap", "usemem")
 
 
 def headline(runs):
@@ -1020,6 +1088,12 @@ def headline(runs):
                  f"{pct(ml, mn)} faults/s, LRU lock contention "
                  f"{times(lru_lock(node)['fraction'], lru_lock(lru)['fraction'])} less",
                  f"`lvbench compare swap --containers {node['tenants']}`"])
+    lck, vm = columns(runs, "usemem", ["locked", "vmstat"])
+    total, sites = usemem_ratios(lck, vm)
+    rows.append([f"usemem, {lck['threads']} writers in one memcg: scan costs counted per CPU "
+                 "vs under the LRU locks",
+                 f"LRU lock wait {total:.2f}×, `lru_note_cost` + `shrink_*` {sites:.2f}× "
+                 "(published: 0.39×, 0.04×)", "`lvbench compare usemem --by cost`"])
     ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order6-")]
     share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
     rows.append(["one reader, 64-page folios: share of the memory-work ceiling",
@@ -1044,6 +1118,7 @@ RENDER = {
     "compact": t_compact,
     "swap": t_swap,
     "reparent": t_reparent,
+    "usemem": t_usemem,
     "page-fault2": t_page_fault2,
     "kernel": t_kernel,
 }
@@ -1188,6 +1263,7 @@ q_numa=(--instances 16)
 q_compact=()
 q_swap=()
 q_reparent=()
+q_usemem=(--rounds 5)
 q_pf2=(--rounds 5)
 swap_rounds=3
 pairs=5
@@ -1203,6 +1279,7 @@ if [ -n "$quick" ]; then
 	q_compact=(--memory 128 --duration 0.3 --rounds 1)
 	q_swap=(--memory 64 --duration 0.3)
 	q_reparent=(--pages 4096 --duration 0.4 --rounds 1)
+	q_usemem=(--threads 2 --memory 64 --duration 0.3 --rounds 2)
 	q_pf2=(--rounds 2 --duration 0.2 --file-size 16M)
 	swap_rounds=1
 	pairs=1
@@ -1257,6 +1334,7 @@ plan() {
 		add "$1" single "$lv" swap --rounds "$swap_rounds" "${q_swap[@]}" --json
 		;;
 	reparent) add "$1" compare "$lv" compare reparent "${q_reparent[@]}" --json ;;
+	usemem) add "$1" compare "$lv" compare usemem --by cost "${q_usemem[@]}" --json ;;
 	page-fault2) add "$1" compare "$lv" compare page_fault2 --by batch "${q_pf2[@]}" --json ;;
 	kernel)
 		local dir=()

@@ -278,6 +278,28 @@ static long check_memcg_usage(struct check *c, struct lv_memcg *memcg)
 	return pages;
 }
 
+/*
+ * A removed memcg's lruvec holds no scan cost and no pending count: the reparenting handed
+ * them to the parent, and every later delta went to the first live ancestor (the 7.1 rule,
+ * lruvec_live_lock(); vmscan.c, "Scan cost"). Called for removed memcgs not freed yet only.
+ */
+static void check_dead_costs(struct lruvec *lruvec, void *arg)
+{
+	struct check *c = arg;
+	unsigned long pending = 0;
+
+	if (!lruvec->memcg || !__atomic_load_n(&lruvec->memcg->offline, __ATOMIC_ACQUIRE))
+		return;
+	for (int s = 0; s < COST_STRIPES; s++)
+		pending += __atomic_load_n(&lruvec->cost_pending[s].pending[0], __ATOMIC_RELAXED) +
+			   __atomic_load_n(&lruvec->cost_pending[s].pending[1], __ATOMIC_RELAXED);
+	if (READ_ONCE(lruvec->anon_cost) || READ_ONCE(lruvec->file_cost) || pending)
+		check_fail(c,
+			   "node %d removed memcg '%s': scan costs %lu anon, %lu file, %lu pending",
+			   lruvec->pgdat->node_id, lruvec->memcg->name,
+			   READ_ONCE(lruvec->anon_cost), READ_ONCE(lruvec->file_cost), pending);
+}
+
 int lv_check(struct lv_machine *m, FILE *report)
 {
 	struct check c = { .m = m, .out = report ? report : stderr };
@@ -351,6 +373,8 @@ int lv_check(struct lv_machine *m, FILE *report)
 	if (m->root) {
 		lv_lock_acquire(&m->memcg_mutex);
 		check_memcg_usage(&c, m->root);
+		/* The mutex keeps removed memcgs from being freed (memcg_rcu_free() takes it). */
+		for_each_lruvec_locked(m, true, check_dead_costs, &c);
 		lv_lock_release(&m->memcg_mutex);
 	}
 out:

@@ -341,6 +341,9 @@ enum compact_event {
 	NR_COMPACT_EVENTS
 };
 
+/* Stripes of an lruvec's pending scan costs: 4 lines (256 bytes) per lruvec, whatever nr_slots. */
+#define COST_STRIPES 4
+
 /*
  * struct lruvec - the LRU lists of one (memcg, node), or of a node when memcg is disabled.
  * The list heads come first and the lock sits on a cache line of its own after them (the
@@ -350,7 +353,10 @@ struct lruvec {
 	struct list_head lists[NR_LRU_LISTS]; /* *lru_lock */
 	unsigned long lru_size[NR_LRU_LISTS]; /* *lru_lock; in pages */
 	uint64_t events[EV_PGSTEAL];	      /* *lru_lock (read racily) */
-	/* *lru_lock (stored with WRITE_ONCE); get_scan_count() reads them racily */
+	/*
+	 * LV_COST_LOCKED: *lru_lock; LV_COST_VMSTAT: cost_lock (vmscan.c, "Scan cost"). Stored
+	 * with WRITE_ONCE; get_scan_count() reads them racily.
+	 */
 	unsigned long anon_cost, file_cost;
 	struct lv_lock *lru_lock;  /* constant: &own_lock, or the node's lock */
 	struct lv_memcg *memcg;	   /* constant; NULL for a node's own lruvec */
@@ -375,6 +381,15 @@ struct lruvec {
 	unsigned long reclaim_id; /* atomic: the last reclaim call that aged us on that news */
 	uint64_t events_atomic[NR_LRU_EVENTS - EV_PGSTEAL]; /* atomic */
 	struct lv_lock own_lock ____cacheline_aligned;	    /* used with LV_LOCK_LRUVEC */
+	/*
+	 * LV_COST_VMSTAT: costs noted here and not folded yet, [0] anon, [1] file, one line per
+	 * stripe of CPU slots (this_cpu_index() % COST_STRIPES). Atomic: producers add, the
+	 * fold exchanges them with zero (vmscan.c, "Scan cost").
+	 */
+	struct cost_stripe {
+		unsigned long pending[2];
+	} ____cacheline_aligned cost_pending[COST_STRIPES];
+	struct lv_lock cost_lock ____cacheline_aligned; /* class cost: the fold (a leaf lock) */
 	/*
 	 * Page cache tree nodes left holding only the shadows of folios evicted from here (the
 	 * kernel's memcg-aware shadow_nodes list_lru): one tenant's evictions and shrinking
@@ -753,14 +768,28 @@ void folio_isolated_count(struct lv_folio *folio, long nr);
 long lruvec_nr_mlock(struct lruvec *lruvec);
 long lruvec_nr_isolated(struct lruvec *lruvec);
 /*
- * lruvec_live_lock - lock @lruvec, or, if its memcg was removed (or is being removed)
- * meanwhile, the lruvec of the same node of its first ancestor that is not: where a delta
- * collected for @lruvec belongs now (the 7.1 fix for deferred updates across a reparent).
- * Return: the lruvec locked. Context: the caller holds a reference on @lruvec's memcg or is in
- * an RCU read-side section; no LRU lock held.
+ * lruvec_live - @lruvec, or, if its memcg was removed (or is being removed) meanwhile, the
+ * lruvec of the same node of its first ancestor that is not: where a delta collected for
+ * @lruvec belongs now (the 7.1 fix for deferred updates across a reparent). The one
+ * implementation of that rule. Context: the caller holds a reference on @lruvec's memcg (which
+ * pins its ancestors) or is in an RCU read-side section, which then covers the answer's use.
  */
-struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, const char *site);
-#define lruvec_live_lock(lruvec) lruvec_live_lock_at((lruvec), __func__)
+struct lruvec *lruvec_live(struct lruvec *lruvec);
+/*
+ * lruvec_live_lock - lock lruvec_live(@lruvec), re-checked under the lock: its LRU lock, or
+ * with @cost its cost lock (LV_COST_VMSTAT's). A reparenting takes both after it sets dying,
+ * so what the caller adds under the lock is handed on by it.
+ * Return: the lruvec locked. Context: as lruvec_live(); no LRU lock held (@cost: no cost lock).
+ */
+struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site);
+#define lruvec_live_lock(lruvec) lruvec_live_lock_at((lruvec), false, __func__)
+#ifdef LV_DEBUG
+/*
+ * Tests: called by lruvec_live() with its answer, before the caller adds to it or locks it.
+ * Set and cleared by a test while no reclaim or refault runs.
+ */
+extern void (*lruvec_live_hook)(struct lruvec *lruvec);
+#endif
 
 void css_get(struct lv_memcg *memcg);
 bool css_tryget(struct lv_memcg *memcg);
@@ -876,6 +905,8 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr);
 unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, int nid,
 				unsigned long nr);
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost);
+void lruvec_scan_costs(struct lruvec *lruvec, unsigned long *anon, unsigned long *file);
+void lru_note_cost_reparent(struct lruvec *child, struct lruvec *parent);
 unsigned long reclaim_pages(struct list_head *list);
 int kswapd_start(struct lv_machine *m);
 void kswapd_stop(struct lv_machine *m);

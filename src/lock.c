@@ -899,7 +899,7 @@ static const int lock_rank[LV_NR_LOCK_CLASSES] = {
 	[LV_LOCK_CLASS_DRAIN] = 0,  [LV_LOCK_CLASS_MM] = 1,	 [LV_LOCK_CLASS_SLOT] = 2,
 	[LV_LOCK_CLASS_MEMCG] = 3,  [LV_LOCK_CLASS_MAPPING] = 4, [LV_LOCK_CLASS_SHADOW] = 5,
 	[LV_LOCK_CLASS_LRUVEC] = 6, [LV_LOCK_CLASS_NODE] = 6,	 [LV_LOCK_CLASS_PCP] = 7,
-	[LV_LOCK_CLASS_ZONE] = 8,   [LV_LOCK_CLASS_SWAP] = 5,
+	[LV_LOCK_CLASS_ZONE] = 8,   [LV_LOCK_CLASS_SWAP] = 5,	 [LV_LOCK_CLASS_COST] = 9,
 };
 
 static __attribute__((noreturn)) void lockdep_bug(const char *what, int cls)

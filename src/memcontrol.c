@@ -143,6 +143,7 @@ static void memcg_free_objcgs(struct lv_memcg *memcg, bool objcgs)
 	for (unsigned int nid = 0; nid < memcg->machine->cfg.nr_nodes; nid++) {
 		lv_lock_destroy(&memcg->nodeinfo[nid].own_lock);
 		lv_lock_destroy(&memcg->nodeinfo[nid].shadow_lock);
+		lv_lock_destroy(&memcg->nodeinfo[nid].cost_lock);
 	}
 	lv_lock_destroy(&memcg->drain.mutex);
 	free(memcg);
@@ -180,6 +181,7 @@ static void memcg_retire_stats(struct lv_memcg *memcg)
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_LRUVEC], &lruvec->own_lock);
 		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_SHADOW],
 				 &lruvec->shadow_lock);
+		lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_COST], &lruvec->cost_lock);
 	}
 	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_DRAIN], &memcg->drain.mutex);
 }
@@ -643,16 +645,42 @@ long lruvec_nr_isolated(struct lruvec *lruvec)
 				__atomic_load_n(&lruvec->nr_isolated, __ATOMIC_RELAXED));
 }
 
-struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, const char *site)
+#ifdef LV_DEBUG
+void (*lruvec_live_hook)(struct lruvec *lruvec);
+#endif
+
+struct lruvec *lruvec_live(struct lruvec *lruvec)
 {
 	struct lv_memcg *memcg = lruvec->memcg;
 
-	rcu_read_lock();
 	/* Dying is set before the first node is reparented: never a removed memcg's lists. */
 	while (memcg && memcg->parent && __atomic_load_n(&memcg->dying, __ATOMIC_SEQ_CST))
 		memcg = memcg->parent;
 	lruvec = mem_cgroup_lruvec(memcg, lruvec->pgdat);
-	lv_lock_acquire_at(lruvec->lru_lock, site);
+#ifdef LV_DEBUG
+	if (lruvec_live_hook) /* tests: a removal between the choice and its use */
+		lruvec_live_hook(lruvec);
+#endif
+	return lruvec;
+}
+
+struct lruvec *lruvec_live_lock_at(struct lruvec *lruvec, bool cost, const char *site)
+{
+	struct lv_lock *lock;
+
+	rcu_read_lock();
+	for (;;) {
+		lruvec = lruvec_live(lruvec);
+		lock = cost ? &lruvec->cost_lock : lruvec->lru_lock;
+		lv_lock_acquire_at(lock, site);
+		/*
+		 * The reparenting of this node takes this lock after setting dying: if it is not
+		 * set now, that reparenting hands over what the caller adds under the lock.
+		 */
+		if (likely(lruvec_live(lruvec) == lruvec))
+			break;
+		lv_lock_release(lock);
+	}
 	rcu_read_unlock();
 	return lruvec;
 }
@@ -705,11 +733,7 @@ static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 	list_splice_tail_init(&child->objcg_list, &parent->objcg_list);
 	WRITE_ONCE(parent->nr_objcgs, parent->nr_objcgs + child->nr_objcgs);
 	WRITE_ONCE(child->nr_objcgs, 0);
-	/* The child's recent scan costs are the parent's now, as its folios are. */
-	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
-	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
-	WRITE_ONCE(child->anon_cost, 0);
-	WRITE_ONCE(child->file_cost, 0);
+	lru_note_cost_reparent(child, parent); /* the child's recent scan costs */
 	for (enum lru_list lru = 0; lru < NR_LRU_LISTS; lru++) {
 		long nr = (long)child->lru_size[lru];
 

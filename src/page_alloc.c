@@ -753,6 +753,7 @@ void lruvec_init(struct lruvec *lruvec, struct pglist_data *pgdat, struct lv_mem
 	lv_lock_init(&lruvec->own_lock, m->cfg.lock_backend, LV_LOCK_CLASS_LRUVEC, m->lock_sites);
 	lv_lock_init(&lruvec->shadow_lock, m->cfg.lock_backend, LV_LOCK_CLASS_SHADOW,
 		     m->lock_sites);
+	lv_lock_init(&lruvec->cost_lock, m->cfg.lock_backend, LV_LOCK_CLASS_COST, m->lock_sites);
 	INIT_LIST_HEAD(&lruvec->shadow_nodes);
 	INIT_LIST_HEAD(&lruvec->objcg_list);
 	/*
@@ -840,6 +841,7 @@ void node_exit(struct lv_machine *m, int nid)
 	lv_lock_destroy(&pgdat->drain.mutex);
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
 	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
+	lv_lock_destroy(&pgdat->__lruvec.cost_lock);
 	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);

@@ -175,39 +175,178 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
 		lruvec_unlock(lruvec);
 }
 
-/* ---- cost accounting ------------------------------------------------------------------------ */
+/* ---- cost accounting ("Scan cost") ---------------------------------------------------------
+ *
+ * Scan cost. Reclaim notes what scanning each side cost it (rotations, I/O, refaults) on the
+ * lruvec it scanned and on every ancestor, and get_scan_count() splits its scan by those
+ * costs. Both are halved whenever their sum outgrows a quarter of the lruvec's lists, so the
+ * split follows recent history. cfg.scan_cost says where the adds happen:
+ *
+ * LV_COST_LOCKED, the kernel's until 7.1: each noting takes the LRU lock of the lruvec and then
+ * of each ancestor, one level at a time, to add and maybe halve. Under a memcg limit every
+ * reclaimer of the memcg queues on the same locks, the root's included, for a few adds.
+ *
+ * LV_COST_VMSTAT, Usama Arif's change: a noting is one atomic add into a stripe of pending
+ * counts of the lruvec (its CPU slot's stripe, COST_STRIPES of them, a line each), and takes
+ * no lock. The consumer, get_scan_count(), folds first: it exchanges the stripes with zero and
+ * adds their sum, as one noting, to the lruvec and to each ancestor, one level at a time under
+ * each level's cost lock (a leaf lock: nothing is taken under it, and it never needs an LRU
+ * lock; the list sizes the halving compares with are read racily, as get_scan_count() reads
+ * them). So the hierarchy is the fold's: an ancestor holds a descendant's costs from the
+ * descendant's last fold on, which is at most one reclaim visit of the descendant late, where
+ * LOCKED has them at once. A sum halved once where LOCKED may have halved between two notings
+ * keeps a little more history; the split is a ratio of the two sides, which both rules keep.
+ *
+ * The memory: COST_STRIPES lines per lruvec (256 bytes) and its cost lock, whatever the number
+ * of CPU slots (up to 4096): slots beyond COST_STRIPES share stripes, which costs their adds
+ * only a shared line. Per-slot arrays of every lruvec would be nr_slots x lruvecs x 16 bytes.
+ *
+ * Deferred deltas across a removal. Both modes add a delta collected for one lruvec a while
+ * later: a reclaim batch's or a refault's cost, and in VMSTAT mode the pending counts. None may
+ * reach an lruvec whose memcg was removed meanwhile (the 7.1 rule for deferred per-lruvec
+ * deltas): the reparenting hands the child's costs to the parent, and anything added to the
+ * child after that is lost to every reader. Every level is therefore taken with
+ * lruvec_live_lock() (memcontrol.c: the one implementation of the rule), which locks the first
+ * live lruvec from there up and re-checks under the lock; a reparenting takes the child's LRU
+ * lock and, in VMSTAT mode, its cost lock only after setting dying, so an lruvec still live
+ * under its lock is handed over by it later, with what we added. The pending counts follow the
+ * same rule: a noting adds to the stripes of lruvec_live(), and the reparenting folds the
+ * child's stripes into its live ancestors before handing its sums over
+ * (lru_note_cost_reparent()). A noting that chose the child before dying was set and adds after
+ * that fold would strand its count: the two form a Dekker pair (the remover stores dying, then
+ * exchanges the stripes; the noting adds, then loads dying, all seq_cst), so at least one of
+ * them sees the other, and a noting that sees dying folds the child itself (the exchange moves
+ * each count exactly once). Whoever adds or folds keeps the lruvec readable meanwhile: reclaim
+ * holds a reference on its memcg (mem_cgroup_snapshot()), a refault the charge of its folio,
+ * the removal its own; a memcg pins its parent, so the walk up is safe.
+ */
+
+/*
+ * lruvec_cost_add - one noting of @anon and @file on @lruvec: add, then halve both sides if
+ * their sum outgrew a quarter of the lists (the lists' sizes read racily in VMSTAT mode).
+ * Context: @lruvec's LRU lock (LV_COST_LOCKED) or its cost lock (LV_COST_VMSTAT).
+ */
+static void lruvec_cost_add(struct lruvec *lruvec, unsigned long anon, unsigned long file)
+{
+	unsigned long lrusize, anon_cost, file_cost;
+
+	lockdep_assert_held(lruvec->pgdat->machine->cfg.scan_cost == LV_COST_VMSTAT
+				    ? &lruvec->cost_lock
+				    : lruvec->lru_lock);
+	lrusize = READ_ONCE(lruvec->lru_size[LRU_INACTIVE_ANON]) +
+		  READ_ONCE(lruvec->lru_size[LRU_ACTIVE_ANON]) +
+		  READ_ONCE(lruvec->lru_size[LRU_INACTIVE_FILE]) +
+		  READ_ONCE(lruvec->lru_size[LRU_ACTIVE_FILE]);
+	anon_cost = lruvec->anon_cost + anon;
+	file_cost = lruvec->file_cost + file;
+	if (anon_cost + file_cost > lrusize / 4) {
+		anon_cost /= 2;
+		file_cost /= 2;
+	}
+	/* Stored with WRITE_ONCE: get_scan_count() reads them without the lock. */
+	WRITE_ONCE(lruvec->anon_cost, anon_cost);
+	WRITE_ONCE(lruvec->file_cost, file_cost);
+}
+
+/*
+ * lruvec_cost_fold - the consumer's fold (LV_COST_VMSTAT): take @lruvec's pending counts and
+ * note their sum on the first live lruvec from @lruvec up and on each of its ancestors, each
+ * under its cost lock (a contention recorded under @site).
+ * Context: no cost lock held; the caller keeps @lruvec's memcg alive.
+ */
+static void lruvec_cost_fold(struct lruvec *lruvec, const char *site)
+{
+	unsigned long anon = 0, file = 0;
+
+	for (int s = 0; s < COST_STRIPES; s++) {
+		struct cost_stripe *stripe = &lruvec->cost_pending[s];
+
+		/* A plain load first: most stripes are empty, and an exchange dirties the line. */
+		if (__atomic_load_n(&stripe->pending[0], __ATOMIC_RELAXED))
+			anon += __atomic_exchange_n(&stripe->pending[0], 0, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&stripe->pending[1], __ATOMIC_RELAXED))
+			file += __atomic_exchange_n(&stripe->pending[1], 0, __ATOMIC_SEQ_CST);
+	}
+	if (!anon && !file)
+		return;
+	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
+		lruvec = lruvec_live_lock_at(lruvec, true, site);
+		lruvec_cost_add(lruvec, anon, file);
+		lv_lock_release(&lruvec->cost_lock);
+	}
+}
 
 /**
- * lru_note_cost - charge @cost to the file or anon side of @lruvec and its ancestors, decaying
- * both sides when they outgrow a quarter of the lists, so that scan balance follows recent
- * history. One level's lock at a time: a child's lock is never held while taking its parent's.
+ * lru_note_cost - charge @cost to the file or anon side of @lruvec and its ancestors (see
+ * "Scan cost" above). LV_COST_LOCKED: under each level's LRU lock in turn, a child's never
+ * held while taking its parent's. LV_COST_VMSTAT: one atomic add into the pending counts of
+ * the first live lruvec from @lruvec up; no lock (but a fold when that lruvec's memcg started
+ * dying meanwhile).
  * Context: no LRU lock held; the caller keeps @lruvec's memcg alive.
  */
 void lru_note_cost(struct lruvec *lruvec, bool file, unsigned long cost)
 {
+	struct lv_machine *m = lruvec->pgdat->machine;
+
+	if (m->cfg.scan_cost == LV_COST_VMSTAT) {
+		struct lruvec *live = lruvec_live(lruvec);
+		struct cost_stripe *stripe = &live->cost_pending[this_cpu_index(m) % COST_STRIPES];
+
+		__atomic_fetch_add(&stripe->pending[file], cost, __ATOMIC_SEQ_CST);
+		/* The Dekker pair with lru_note_cost_reparent(): see "Scan cost". */
+		if (lruvec_live(live) != live)
+			lruvec_cost_fold(live, __func__);
+		return;
+	}
 	/*
 	 * The cost was collected for @lruvec a while ago (a reclaim batch, a refault's lookup):
-	 * if its memcg was removed meanwhile, it is the first live ancestor's now (the 7.1 fix's
-	 * rule), never a reparented lruvec's. Ancestors of a live memcg are live.
+	 * each level whose memcg was removed meanwhile has handed it to its first live ancestor.
 	 */
-	for (lruvec = lruvec_live_lock(lruvec); lruvec;) {
-		unsigned long lrusize;
-
-		lrusize = lruvec->lru_size[LRU_INACTIVE_ANON] + lruvec->lru_size[LRU_ACTIVE_ANON] +
-			  lruvec->lru_size[LRU_INACTIVE_FILE] + lruvec->lru_size[LRU_ACTIVE_FILE];
-		/* Stored with WRITE_ONCE: get_scan_count() reads them without the lock. */
-		if (file)
-			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost + cost);
-		else
-			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost + cost);
-		if (lruvec->file_cost + lruvec->anon_cost > lrusize / 4) {
-			WRITE_ONCE(lruvec->file_cost, lruvec->file_cost / 2);
-			WRITE_ONCE(lruvec->anon_cost, lruvec->anon_cost / 2);
-		}
+	for (; lruvec; lruvec = parent_lruvec(lruvec)) {
+		lruvec = lruvec_live_lock(lruvec);
+		lruvec_cost_add(lruvec, file ? 0 : cost, file ? cost : 0);
 		lv_lock_release(lruvec->lru_lock);
-		lruvec = parent_lruvec(lruvec);
-		if (lruvec)
-			lv_lock_acquire(lruvec->lru_lock);
+	}
+}
+
+/**
+ * lruvec_scan_costs - the consumer's read of @lruvec's costs for get_scan_count(): in
+ * LV_COST_VMSTAT mode after a fold of its pending counts. A racy snapshot of two counters.
+ * Context: no LRU lock held; the caller keeps @lruvec's memcg alive.
+ */
+void lruvec_scan_costs(struct lruvec *lruvec, unsigned long *anon, unsigned long *file)
+{
+	if (lruvec->pgdat->machine->cfg.scan_cost == LV_COST_VMSTAT)
+		lruvec_cost_fold(lruvec, "get_scan_count");
+	*anon = READ_ONCE(lruvec->anon_cost);
+	*file = READ_ONCE(lruvec->file_cost);
+}
+
+/**
+ * lru_note_cost_reparent - the reparenting of @child's node hands its scan costs to @parent:
+ * the child's recent costs are the parent's now, as its folios are (7.1 adds them). In
+ * LV_COST_VMSTAT mode the child's pending counts are folded first, into its first live
+ * ancestors, and the sums move under both cost locks, which protect them in that mode.
+ * Context: @child's memcg is dying; both lruvecs' LRU locks held (lruvec_reparent()).
+ */
+void lru_note_cost_reparent(struct lruvec *child, struct lruvec *parent)
+{
+	bool vmstat = child->pgdat->machine->cfg.scan_cost == LV_COST_VMSTAT;
+
+	lockdep_assert_held(child->lru_lock);
+	lockdep_assert_held(parent->lru_lock);
+	if (vmstat) {
+		lruvec_cost_fold(child, "lruvec_reparent");
+		lv_lock_acquire_at(&child->cost_lock, "lruvec_reparent");
+		lv_lock_acquire_nested_at(&parent->cost_lock, "lruvec_reparent");
+	}
+	WRITE_ONCE(parent->anon_cost, parent->anon_cost + child->anon_cost);
+	WRITE_ONCE(parent->file_cost, parent->file_cost + child->file_cost);
+	WRITE_ONCE(child->anon_cost, 0);
+	WRITE_ONCE(child->file_cost, 0);
+	if (vmstat) {
+		lv_lock_release(&parent->cost_lock);
+		lv_lock_release(&child->cost_lock);
 	}
 }
 
@@ -597,7 +736,7 @@ static void get_scan_count(struct lruvec *lruvec, struct scan_control *sc, bool 
 {
 	struct lv_machine *m = lruvec->pgdat->machine;
 	unsigned int swappiness = mem_cgroup_swappiness(m, sc->target ? sc->target : lruvec->memcg);
-	unsigned long ap = 0, fp = 0;
+	unsigned long ap = 0, fp = 0, anon_cost, file_cost;
 	enum scan_balance balance;
 
 	sc->can_swap = (mem_cgroup_disabled(m) ? get_nr_swap_pages(m)
@@ -613,9 +752,9 @@ static void get_scan_count(struct lruvec *lruvec, struct scan_control *sc, bool 
 		balance = SCAN_FILE;
 	else
 		balance = SCAN_FRACT;
+	/* Folded whatever the balance: an ancestor's costs wait for this lruvec's fold. */
+	lruvec_scan_costs(lruvec, &anon_cost, &file_cost);
 	if (balance == SCAN_FRACT) {
-		unsigned long anon_cost = READ_ONCE(lruvec->anon_cost);
-		unsigned long file_cost = READ_ONCE(lruvec->file_cost);
 		unsigned long total = anon_cost + file_cost;
 
 		/* Each side's own cost counts twice, so that neither share can reach zero. */

@@ -18,7 +18,7 @@ static const char *const class_names[LV_NR_LOCK_CLASSES] = {
 	[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 	[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
 	[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
-	[LV_LOCK_CLASS_SWAP] = "swap",
+	[LV_LOCK_CLASS_SWAP] = "swap",	   [LV_LOCK_CLASS_COST] = "cost",
 };
 
 static const char *const stat_names[LV_NR_STAT_ITEMS] = {
@@ -116,7 +116,7 @@ static bool lock_class_listed(int cls)
 {
 	return cls == LV_LOCK_CLASS_LRUVEC || cls == LV_LOCK_CLASS_SHADOW ||
 	       cls == LV_LOCK_CLASS_MAPPING || cls == LV_LOCK_CLASS_MM ||
-	       cls == LV_LOCK_CLASS_DRAIN || cls == LV_LOCK_CLASS_SWAP;
+	       cls == LV_LOCK_CLASS_DRAIN || cls == LV_LOCK_CLASS_SWAP || cls == LV_LOCK_CLASS_COST;
 }
 
 static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
@@ -127,6 +127,8 @@ static void walk_lruvec_lock(struct lruvec *lruvec, void *arg)
 		w->fn(&lruvec->own_lock, w->arg);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_SHADOW)
 		w->fn(&lruvec->shadow_lock, w->arg);
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_COST)
+		w->fn(&lruvec->cost_lock, w->arg);
 	/* A memcg's drain mutex, once: with its first node's lruvec. */
 	if (lruvec->memcg && lruvec == &lruvec->memcg->nodeinfo[0] &&
 	    (w->cls < 0 || w->cls == LV_LOCK_CLASS_DRAIN))
@@ -138,7 +140,7 @@ static void for_each_listed_lock(struct lv_machine *m, struct lock_walk *w)
 {
 	lockdep_assert_held(&m->memcg_mutex);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_LRUVEC || w->cls == LV_LOCK_CLASS_SHADOW ||
-	    w->cls == LV_LOCK_CLASS_DRAIN)
+	    w->cls == LV_LOCK_CLASS_DRAIN || w->cls == LV_LOCK_CLASS_COST)
 		for_each_lruvec_locked(m, true, walk_lruvec_lock, w);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, w->fn, w->arg);

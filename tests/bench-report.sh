@@ -126,18 +126,22 @@ check "a run of only some of the headline's tables leaves the README's headline 
 
 cp "$DOC" "$TMP/full.md"
 LVBENCH=$LVBENCH "$SCRIPT" --quick \
-	--only readtwice,readtwice-c16,readtwice-ceiling,churn,aim9,numa,compact,swap \
+	--only readtwice,readtwice-c16,readtwice-ceiling,churn,aim9,numa,compact,swap,usemem \
 	--out "$TMP/full.md" --readme "$TMP/readme.md" >"$TMP/full.out" 2>&1
 rc=$?
 block "$TMP/readme.md" headline >"$TMP/headline"
-check "a run of every table the headline quotes rewrites it: eight results with their commands" \
-	eval '[ $rc -eq 0 ] && [ "$(grep -c "^| .* | .* | \`.*\` |$" "$TMP/headline")" = 8 ] &&
+check "a run of every table the headline quotes rewrites it: nine results with their commands" \
+	eval '[ $rc -eq 0 ] && [ "$(grep -c "^| .* | .* | \`.*\` |$" "$TMP/headline")" = 9 ] &&
 	      grep -q "^| readtwice, 4 containers × 2 readers.*\`make bench\` |$" "$TMP/headline" &&
 	      grep -q "^| 8 tenants swapping .*\`lvbench compare swap --containers 8\` |$" \
 		"$TMP/headline" &&
 	      grep -q "^Machine: " "$TMP/headline" && grep -q "^\*\*Quick run" "$TMP/headline" &&
 	      grep -q "^Goal: swap traffic at 40 % of the ceiling or more: " "$TMP/full.md" &&
-	      grep -q "^| faults/s per tenant, Hmean | " "$TMP/full.md"'
+	      grep -q "^| faults/s per tenant, Hmean | " "$TMP/full.md" &&
+	      grep -q "^| usemem, 2 writers in one memcg: .* | LRU lock wait [0-9.]*×, " "$TMP/headline" &&
+	      grep -q "^| LRU lock wait per round, median (ms): \`lru_note_cost\` | [0-9.,]* | 0.0 | [^|]* |$" \
+		"$TMP/full.md" &&
+	      grep -q "^Goal: total LRU lock wait with vmstat at most 0.6× locked" "$TMP/full.md"'
 [ $rc -eq 0 ] || sed 's/^/# /' "$TMP/full.out"
 check "... and leaves the rest of the README unchanged" \
 	eval 'cmp -s <(outside README.md headline) <(outside "$TMP/readme.md" headline)'

@@ -98,6 +98,10 @@ bad=(
 	"--nodes|reparent --nodes 2"
 	"--isolated: 65537 is out of range|reparent --isolated 65537"
 	"--folio-order|reparent --folio-order 2"
+	"--containers must be 1|usemem --containers 2"
+	"--scan-cost|usemem --scan-cost fast"
+	"--limit 120 MiB leaves the node|usemem --limit 120"
+	"compare --by cost: option '--scan-cost' does not apply|compare usemem --scan-cost vmstat"
 	"--file-size: 1000 is out of range|page_fault2 --file-size 1000"
 	"--memory: 100 MiB per node is too little|page_fault2 --memory 100"
 	"--by folio-order applies to readtwice, readonce only|compare page_fault2 --by folio-order"
@@ -181,8 +185,8 @@ bad=(
 helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwice --help"
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
-	"compare swap --help" "reparent --help" "compare reparent --help" "page_fault2 --help"
-	"compare page_fault2 --help")
+	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
+	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -243,9 +247,9 @@ check "compare page_fault2 --help: opens with --by batch (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|page_fault2)  +[a-zA-Z]' \
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2)  +[a-zA-Z]' \
 	"$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 9 ] &&
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 10 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -267,7 +271,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa swap reparent page_fault2; do
+for w in churn readtwice readonce aim9 numa swap reparent usemem page_fault2; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -298,7 +302,7 @@ verdict "help compare [WORKLOAD] is compare [WORKLOAD] --help; help alone is --h
 # Nothing in lvbench, its help or the two scripts points outside the repository.
 rc=0
 for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "help aim9" \
-	"help numa" "help swap"; do
+	"help numa" "help swap" "help usemem"; do
 	# shellcheck disable=SC2086
 	"$LVBENCH" $h
 done >"$TMP/helps"
@@ -1208,6 +1212,65 @@ rc=$?
 	grep -Eq '^pswpin +[1-9][0-9]* +[1-9][0-9]*$' "$TMP/out" &&
 	grep -Eq '^VmHWM [0-9]+ MiB = [0-9.]+% of memory \+ in-memory swap \(104 MiB; ' "$TMP/out"
 verdict "compare swap: both designs, faults/s per tenant, swap counters, traffic and ceiling" $?
+
+# ---- usemem ------------------------------------------------------------------------------------
+
+# usemem: writers in one memcg at a quarter of their regions, swapping; in both cost modes, the
+# vmstat one without an LRU lock wait at lru_note_cost (it takes no LRU lock there).
+cat >"$TMP/usemem.py" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+modes = sys.argv[2:]
+assert [o["scan_cost"] for o in objs] == modes, [o["scan_cost"] for o in objs]
+for o in objs:
+    mode = o["scan_cost"]
+    assert o["workload"] == "usemem" and o["check"] == "ok", o
+    assert o["threads"] == 2 and o["containers"] == 1 and o["limit_mib"] == 4, o
+    assert o["mb_per_s_total"] > 0 and o["counters"]["swap-in faults"] > 0, o["counters"]
+    assert o["lru_wait_ms"] >= o["cost_sites_wait_ms"] >= o["lru_note_cost_wait_ms"] >= 0, o
+    assert len(o["round_lru_wait_ms"]) == o["rounds"], o["round_lru_wait_ms"]
+    lru = [s for s in o["lock_sites"] if s["type"] in ("lruvec", "node")]
+    note = [s for s in lru if s["caller"] == "lru_note_cost"]
+    assert mode == "locked" or (not note and o["lru_note_cost_wait_ms"] == 0), note
+    total = sum(s["wait_total_ns"] for s in lru) / 1e6
+    assert abs(total - o["lru_wait_ms"]) <= 0.01 + 1e-6 * total or o["rounds"] > 1, \
+        (total, o["lru_wait_ms"])
+PY
+for mode in locked vmstat; do
+	"$LVBENCH" usemem --threads 2 --memory 64 --duration 0.4 --scan-cost $mode --json \
+		>"$TMP/json" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 "$TMP/usemem.py" "$TMP/json" $mode >"$TMP/py" 2>&1
+	py=$?
+	check "usemem --scan-cost $mode --json: swaps in one memcg, the LRU lock wait by site" \
+		test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+	if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+done
+"$LVBENCH" usemem --threads 2 --memory 64 --duration 0.3 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^LRU lock wait (ms, the median of 1 round; lruvec and node classes)$' \
+	"$TMP/out" && grep -Eq '^total +[0-9.]+$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost +[0-9.]+$' "$TMP/out" && grep -q "usemem -n 16" "$TMP/out"
+verdict "usemem: the LRU lock wait table" $?
+# compare usemem runs --by cost by default: locked, then vmstat, each with its medians.
+"$LVBENCH" compare usemem --threads 2 --memory 64 --duration 0.3 --rounds 2 --json \
+	>"$TMP/json" 2>"$TMP/err" </dev/null
+rc=$?
+python3 "$TMP/usemem.py" "$TMP/json" locked vmstat >"$TMP/py" 2>&1
+py=$?
+check "compare usemem --json: --by cost, locked and vmstat columns, two rounds each" \
+	test $rc -eq 0 -a $py -eq 0 -a ! -s "$TMP/err"
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+"$LVBENCH" compare usemem --by cost --threads 2 --memory 64 --duration 0.3 --rounds 1 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^lvbench compare usemem: locked vs vmstat scan cost' "$TMP/out" &&
+	grep -Eq '^ +locked +vmstat +vmstat/locked$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost \+ shrink_\* +[0-9.]+ +[0-9.]+ +[0-9.]+x$' "$TMP/out" &&
+	grep -Eq '^lru_note_cost +[0-9.]+ +0\.0 +0\.00x$' "$TMP/out" &&
+	grep -Eq 'Targets: total <= 0.6x \((met|not met)\)' "$TMP/out" &&
+	grep -q '^Lock contention by call site, vmstat setting' "$TMP/out"
+verdict "compare usemem --by cost: the call-site tables and the LRU lock wait per column" $?
 
 # ---- reparent -----------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
  *                [--swappiness 0..200] [--page-cluster 1..5] [--batch-large]
+ *                [--scan-cost locked|vmstat]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -90,6 +91,7 @@ static struct {
 	unsigned int swappiness;
 	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
 	bool batch_large;	   /* cfg.batch_large: large folios wait in the batches too */
+	enum lv_scan_cost scan_cost;
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -3027,6 +3029,7 @@ static int parse_args(int argc, char **argv)
 		{ "swappiness", required_argument, 0, 'R' },
 		{ "page-cluster", required_argument, 0, 'C' },
 		{ "batch-large", no_argument, 0, 'L' },
+		{ "scan-cost", required_argument, 0, 'K' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -3071,6 +3074,14 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'L':
 			opt.batch_large = true;
+			break;
+		case 'K':
+			if (!strcmp(optarg, "locked"))
+				opt.scan_cost = LV_COST_LOCKED;
+			else if (!strcmp(optarg, "vmstat"))
+				opt.scan_cost = LV_COST_VMSTAT;
+			else
+				return -1;
 			break;
 		case 'P':
 			if (!strcmp(optarg, "pin"))
@@ -3384,7 +3395,8 @@ int main(int argc, char **argv)
 				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
 				"[--thp always|madvise|never] "
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
-				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large]\n");
+				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
+				"[--scan-cost locked|vmstat]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -3411,6 +3423,7 @@ int main(int argc, char **argv)
 	cfg.swappiness = opt.swappiness;
 	cfg.page_cluster = opt.page_cluster;
 	cfg.batch_large = opt.batch_large;
+	cfg.scan_cost = opt.scan_cost;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {

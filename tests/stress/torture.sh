@@ -9,9 +9,9 @@
 # device), its first swap-out, swap-in, read-ahead and swapoff made to happen in every run too,
 # with the swappiness and read-ahead window (page-cluster) varying across the configurations;
 # one configuration with large folios waiting in the batches like small ones (--batch-large,
-# cfg.batch_large), the rest with the default that never leaves one there; and every run has
-# the lock watchdog armed (a lock held or waited for over 10 s ends the run with exit 3 and a
-# report).
+# cfg.batch_large), the rest with the default that never leaves one there; one configuration's
+# scan costs counted off the LRU lock (--scan-cost vmstat); and every run has the lock watchdog
+# armed (a lock held or waited for over 10 s ends the run with exit 3 and a report).
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
 #   TORTURE_WAIT=seconds: how much longer than TORTURE_DURATION a run may go on for a racing
@@ -34,7 +34,7 @@ configs=(
 	"--lock node --threads 8 --swappiness 200 --page-cluster 1"
 	"--lock nomemcg --threads 8 --thp always --thp-defrag always"
 	"--lock lruvec --threads 6 --disable rcu --swappiness 0"
-	"--lock lruvec --threads 16 --backend spin --page-cluster 5"
+	"--lock lruvec --threads 16 --backend spin --page-cluster 5 --scan-cost vmstat"
 	"--lock node --threads 8 --backend mutex --batch 15 --thp-defrag defer --swappiness 100"
 	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
 )

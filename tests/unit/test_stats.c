@@ -21,7 +21,7 @@ static void test_names(void)
 		[LV_LOCK_CLASS_PCP] = "pcp",	   [LV_LOCK_CLASS_DRAIN] = "drain",
 		[LV_LOCK_CLASS_MEMCG] = "memcg",   [LV_LOCK_CLASS_MAPPING] = "mapping",
 		[LV_LOCK_CLASS_SHADOW] = "shadow", [LV_LOCK_CLASS_MM] = "mm",
-		[LV_LOCK_CLASS_SWAP] = "swap",
+		[LV_LOCK_CLASS_SWAP] = "swap",	   [LV_LOCK_CLASS_COST] = "cost",
 	};
 	/* The kernel's vmstat names where the kernel has the counter. */
 	static const char *const kernel_names[LV_NR_STAT_ITEMS] = {
@@ -199,8 +199,8 @@ static void test_reset(void)
 static void test_memcg_class(void)
 {
 	static const enum lv_lock_class listed[] = {
-		LV_LOCK_CLASS_LRUVEC, LV_LOCK_CLASS_SHADOW, LV_LOCK_CLASS_MAPPING,
-		LV_LOCK_CLASS_MM,     LV_LOCK_CLASS_DRAIN,  LV_LOCK_CLASS_SWAP,
+		LV_LOCK_CLASS_LRUVEC, LV_LOCK_CLASS_SHADOW, LV_LOCK_CLASS_MAPPING, LV_LOCK_CLASS_MM,
+		LV_LOCK_CLASS_DRAIN,  LV_LOCK_CLASS_SWAP,   LV_LOCK_CLASS_COST,
 	};
 	static const enum lv_lock_class fixed[] = {
 		LV_LOCK_CLASS_NODE,
@@ -236,10 +236,10 @@ static void test_memcg_class(void)
 		   lv_lock_class_name(listed[i]));
 	}
 	lv_node_stat(m, 0, LV_NR_INACTIVE_FILE);
-	is(acquired(m, LV_LOCK_CLASS_MEMCG), 7,
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 8,
 	   "memcg class: lv_node_stat of a list takes it once");
 	lv_node_stat(m, 0, LV_NR_FREE);
-	is(acquired(m, LV_LOCK_CLASS_MEMCG), 7, "memcg class: ... of a node-only item not at all");
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 8, "memcg class: ... of a node-only item not at all");
 
 	lv_lock_stats_reset(m);
 	stream = open_memstream(&out, &len);
@@ -252,8 +252,8 @@ static void test_memcg_class(void)
 		memcg_row |= sscanf(line, "%63s", name) == 1 && !strcmp(name, "memcg");
 	}
 	ok(!memcg_row, "memcg class: after a reset, the print's own acquisitions are not printed");
-	is(acquired(m, LV_LOCK_CLASS_MEMCG), 6,
-	   "memcg class: ... though it took the mutex 6 times");
+	is(acquired(m, LV_LOCK_CLASS_MEMCG), 7,
+	   "memcg class: ... though it took the mutex 7 times");
 	free(out);
 	lv_file_close(f);
 	lv_mm_destroy(mm);

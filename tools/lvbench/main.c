@@ -41,8 +41,8 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
-	&lvb_churn,   &lvb_readtwice, &lvb_readonce, &lvb_aim9,	       &lvb_numa,
-	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_page_fault2,
+	&lvb_churn,   &lvb_readtwice, &lvb_readonce, &lvb_aim9,	  &lvb_numa,
+	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_usemem, &lvb_page_fault2,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -949,10 +949,10 @@ static int help_topic(int argc, char **argv)
 	if (i < argc) {
 		wl = find_workload(argv[i]);
 		if (!wl) {
-			lvb_usage_error(
-				"help: unknown workload '%s' (churn, readtwice, readonce, "
-				"aim9, numa, compact, swap, reparent, page_fault2; or compare)",
-				argv[i]);
+			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
+					"aim9, numa, compact, swap, reparent, usemem, page_fault2; "
+					"or compare)",
+					argv[i]);
 			return LVB_EXIT_USAGE;
 		}
 		i++;
