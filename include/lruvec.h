@@ -1003,12 +1003,16 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
  * in CPU batches are flushed out of them, so that their memory is freed now (other folios
  * queued there, other tenants' among them, stay queued). Growing drops nothing and reads zeros
  * past the smallest size the file has had (lv_file_open()). A read running meanwhile returns
- * bytes of the old or the new size.
+ * bytes of the old or the new size. Shrinking a mapped file (lv_mmap_file()) first unmaps, in
+ * every mm, the pages it drops and the private copies of pages at or past @size; a fault
+ * there running meanwhile fails with -EFAULT, as one that starts afterwards does.
  *
  * Return: 0, or -EINVAL (@file NULL, @size above 2^52).
  * Context: may block (waits for the drain mutex of dropped folios); takes the mapping lock,
- * then (after it) lruvec, pcp and zone locks, then the machine's drain mutex of dropped folios
- * (not lv_lru_add_drain_all()'s) and slot locks one at a time; RCU read-side.
+ * and, with it released, the file's i_mmap lock, then each mapper's page_table_lock, then
+ * lruvec, pcp and zone locks for the copies; then the mapping lock again, then (after it)
+ * lruvec, pcp and zone locks, then the machine's drain mutex of dropped folios (not
+ * lv_lru_add_drain_all()'s) and slot locks one at a time; RCU read-side.
  */
 int lv_file_truncate(struct lv_file *file, uint64_t size);
 
@@ -1027,10 +1031,13 @@ unsigned long lv_file_cached_pages(const struct lv_file *file);
  *
  * Truncates @file to 0 (lv_file_truncate()) and frees it after an RCU grace period (reclaim
  * or migration may still be about to lock it through a folio). The descriptor is not closed.
+ * Its mappings should be gone first (lv_munmap(), lv_mm_destroy()): a region still mapping it
+ * is reported on stderr, loses its pages (the truncation) and fails every later access with
+ * -EFAULT; lv_munmap() still removes it.
  *
  * Return: nothing.
  * Context: no other call on @file may run or follow; may block, as lv_file_truncate(); takes
- * the memcg tree mutex.
+ * the i_mmap lock and then page_table_locks (regions left), then the memcg tree mutex.
  */
 void lv_file_close(struct lv_file *file);
 
@@ -1151,8 +1158,10 @@ int lv_mm_brk(struct lv_mm *mm, int64_t delta, uint64_t *old_brk);
  */
 int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
 
-/** Flags for lv_mmap_flags(). */
-#define LV_MAP_LOCKED 0x2000u /* as MAP_LOCKED: the region is mlocked (lv_mlock()) */
+/** Flags for lv_mmap_flags() and lv_mmap_file(). */
+#define LV_MAP_LOCKED  0x2000u /* as MAP_LOCKED: the region is mlocked (lv_mlock()) */
+#define LV_MAP_SHARED  0x0001u /* as MAP_SHARED: not built, lv_mmap_file() refuses it */
+#define LV_MAP_PRIVATE 0x0002u /* as MAP_PRIVATE: writes go to private copies (lv_mmap_file()) */
 
 /**
  * lv_mmap_flags - lv_mmap() with mmap(2) flags.
@@ -1170,6 +1179,56 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr);
 int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *addr);
 
 /**
+ * lv_mmap_file - map part of a file privately, as mmap(2) with MAP_PRIVATE.
+ * @mm:     the mm.
+ * @file:   the file (lv_file_open()), of @mm's machine, not closed.
+ * @offset: the first byte of the file mapped, page aligned.
+ * @len:    the region's size in bytes, rounded up to whole pages; it may reach past the end of
+ *          the file, whose size is looked at by each fault.
+ * @flags:  LV_MAP_PRIVATE (required: LV_MAP_SHARED is not built), optionally LV_MAP_LOCKED.
+ * @addr:   where to store the region's first address (page aligned).
+ *
+ * Lifecycle. The region is placed like lv_mmap()'s and lives until lv_munmap() (of any part),
+ * or lv_mm_destroy(); lv_madvise(), lv_mlock() and lv_munmap() treat it as any region. Its
+ * pages are faulted in by lv_mm_read(), lv_mm_write() and lv_mm_memset():
+ * - a read of a missing page maps the file's page cache folio read-only, reading it in
+ *   through the page cache on a miss as lv_file_read() does, charged to @mm's memcg; the
+ *   folio counts the mapping (LV_PG_MAPPED while any page table maps it), and the entry holds
+ *   a reference, dropped when it is unmapped;
+ * - a write to a page not yet written (missing, or mapped read-only) is the copy-on-write
+ *   fault: a new anonymous page, charged to @mm's memcg, gets the file page's bytes and the
+ *   write, and is added to the anon LRU through the lru_add batch (folio_add_lru_vma();
+ *   mlocked in a locked region); the file never sees it.
+ * Reclaim may evict a mapped page cache folio that was not accessed since it last looked:
+ * it is unmapped from every mm first, and the next access faults it in again; a locked
+ * region keeps its file pages mapped (they are not mlocked: only private copies are).
+ * lv_file_truncate() unmaps the pages at and past the new end, private copies included, and
+ * an access there then fails with -EFAULT (SIGBUS), as an access past the end of the file
+ * does. The file must outlive its mappings: lv_file_close() with a mapping left is reported
+ * on stderr, and every later access to the region fails with -EFAULT. Private copies swap,
+ * migrate and take advice like any anon page; page cache pages are not migrated while mapped
+ * (lv_file_migrate_pages() and compaction skip them, lv_move_pages() reports -EBUSY,
+ * lv_migrate_pages() moves only the copies) and take no advice (LV_MADV_* skip them).
+ *
+ * Threading. Thread-safe, as every call on an mm but lv_mm_destroy(). Faults of several mms
+ * on one file, and reads, truncation, reclaim and mappings of it, may run at once; a memcg
+ * whose page cache other memcgs' mms map can be removed meanwhile (lv_memcg_remove(): the
+ * folios stay mapped, charged to its parent).
+ *
+ * Errors. Return: 0; -EINVAL (@mm, @file or @addr NULL, @file of another machine, @len 0 or
+ * above 64 GiB, @offset not page aligned or the range past 2^64 bytes, LV_MAP_PRIVATE missing,
+ * LV_MAP_SHARED or an unknown flag given), -ENOMEM (no host memory for the region). A fault
+ * returns -EFAULT past the end of the file or after it was closed, or the errors of
+ * lv_file_read() (-EIO, -ENOMEM, -ENOENT) and of lv_mm_write().
+ * Context: does not block; allocates with no lock held; takes the file's i_mmap lock (class
+ * "mm"), then the page_table_lock nested under it. A fault takes the page_table_lock; with
+ * it released, those of lv_file_read() (it may block and reclaim); under it again, the
+ * lru_add batch's slot lock, then lruvec locks when the batch is full.
+ */
+int lv_mmap_file(struct lv_mm *mm, struct lv_file *file, uint64_t offset, size_t len,
+		 unsigned int flags, uint64_t *addr);
+
+/**
  * lv_munmap - unmap a range, as munmap(2).
  * @mm:   the mm.
  * @addr: its first address, page aligned.
@@ -1181,7 +1240,9 @@ int lv_mmap_flags(struct lv_mm *mm, size_t len, unsigned int flags, uint64_t *ad
  * Parts of the range with nothing mapped are ignored, as munmap(2) does. A huge page the
  * range covers in part is split first (lv_split_folio()). The pages leave the mapping at
  * once; a page faulted in so recently that its CPU's lru_add batch still holds it stays
- * charged until that batch drains (lv_lru_add_drain_all()).
+ * charged until that batch drains (lv_lru_add_drain_all()). In a file mapping
+ * (lv_mmap_file()) private copies are released, and page cache pages stay in the file's
+ * cache, one mapping fewer; the mm leaves the file's mappers with its last region of it.
  *
  * Return: 0, -EINVAL (@addr not page aligned, @len 0, the range wraps past 2^64, or it
  * overlaps the heap, which only lv_mm_brk() shrinks), -ENOMEM (no memory to split a region).
@@ -1400,8 +1461,9 @@ long lv_migrate_pages(struct lv_mm *mm, uint64_t from_nodes, int to_node);
  * @addrs:  an address in each page (any alignment).
  * @nodes:  the node to move each page to, or NULL to only report where each page is.
  * @status: where to store, for each page, the node it is on afterwards, or -EFAULT (outside
- *          every region), -ENOENT (not present), -EBUSY (isolated or in use by another actor),
- *          -ENOMEM (@nodes[i] has no free page).
+ *          every region), -ENOENT (not present), -EBUSY (isolated or in use by another actor,
+ *          or a page cache page a file mapping maps: lv_mmap_file()), -ENOMEM (@nodes[i] has
+ *          no free page).
  *
  * With @nodes, the LRU cache is disabled around the whole call, even when no page moves, as
  * the kernel's do_pages_move() does; each page moves as in lv_migrate_pages(). With @nodes
@@ -1422,7 +1484,10 @@ int lv_move_pages(struct lv_mm *mm, size_t count, const uint64_t *addrs, const i
  * pages not written since LV_MADV_FREE, from the tails of the inactive file lists, and, when a
  * swap device has room for the memcg's pages (see "Swap"), swaps out anon pages not accessed
  * since it last looked, from the tails of the inactive anon lists; it ages the active lists as
- * the kernel does, and splits its scan between anon and file by swappiness and cost.
+ * the kernel does, and splits its scan between anon and file by swappiness and cost. A page
+ * cache folio that file mappings map (lv_mmap_file()) is activated if any of them accessed it
+ * since reclaim last looked, and otherwise unmapped from every mm, then evicted; a locked
+ * region's entries stay, and so does the folio.
  * These calls run it on demand; allocations and charges run it by themselves, and kswapd in
  * the background.
  */

@@ -26,7 +26,7 @@ top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
 tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large churn
-	churn-sites aim9 aim9-faults numa compact swap reparent usemem kernel)
+	churn-sites aim9 aim9-faults numa compact swap reparent usemem page-fault2 kernel)
 
 usage() {
 	cat <<EOF
@@ -59,6 +59,8 @@ Tables (NAME):
   usemem             lvbench compare usemem --by cost --rounds 5 (16 writers in one memcg
                      limited to a quarter of their memory, swapping; scan costs under the
                      LRU locks vs counted per CPU; the LRU lock wait by call site)
+  page-fault2        lvbench compare page_fault2 --by batch --rounds 5 (COW faults of private
+                     file mappings, 4 threads per CPU, batches of 15 and 31)
   kernel             scripts/readtwice-vs-kernel.sh, unpinned and with --pin (needs root
                      for memory cgroups and a directory on ext4 or xfs; only with
                      --with-kernel or --only kernel)
@@ -624,6 +626,49 @@ def t_churn_sites(runs):
     return lines, runs.commands("churn-sites")
 
 
+def t_page_fault2(runs):
+    b15, b31 = columns(runs, "page-fault2", ["batch-15", "batch-31"])
+    s15, s31 = b15["ops_per_sec_per_thread"], b31["ops_per_sec_per_thread"]
+    m15, m31 = median(b15["round_ops_per_sec"]), median(b31["round_ops_per_sec"])
+    l15, l31 = lru_lock(b15), lru_lock(b31)
+    what = (f"{plural(b15['containers'], 'container')}, each thread mapping its own "
+            f"{b15['file_size'] / 2**20:g} MiB file privately and "
+            f"writing a byte per page, {plural(b15['rounds'], 'alternating round')} of "
+            f"{b15['duration_s']:g} s per setting, lruvec lock")
+    rows = [
+        ["faults/s per thread, Hmean", num(s15["hmean"], 0), num(s31["hmean"], 0) + change(s31["hmean"], s15["hmean"])],
+        ["faults/s per thread, CoeffVar", num(s15["coeffvar"], 2), num(s31["coeffvar"], 2)],
+        ["faults/s of all threads, each round", ", ".join(num(v, 0) for v in b15["round_ops_per_sec"]),
+         ", ".join(num(v, 0) for v in b31["round_ops_per_sec"])],
+        [f"faults/s of all threads, median of {len(b15['round_ops_per_sec'])} rounds", num(m15, 0),
+         num(m31, 0) + change(m31, m15)],
+        ["LRU lock acquired per 1000 faults", num(1000 * l15["acquired"] / b15["ops"]),
+         num(1000 * l31["acquired"] / b31["ops"])],
+        ["LRU lock contended/acquired", f"{100 * l15['fraction']:.3f} %", f"{100 * l31['fraction']:.3f} %"],
+        ["LRU lock wait per fault", f"{num(l15['wait_per_op'])} ns", f"{num(l31['wait_per_op'])} ns"],
+        ["mappings written whole and unmapped", num(b15["iterations"], 0), num(b31["iterations"], 0)],
+    ]
+    ratio = m31 / m15 if m15 else 0
+    lines = [shape_line(b15, what) + ".", ""]
+    lines += table(["", "batch 15 (Linux ≤ 6.8)", "batch 31 (Linux 6.9+)"], rows)
+    lines += ["", f"batch-31/batch-15, medians of the rounds: {ratio:.3f}× (LKP, 2024, 104 threads: "
+              "8,839,851 → 9,949,112 ops, 1.125×).",
+              goal("batch 31 at 1.05× batch 15 or more (medians of the rounds)", ratio >= 1.05)]
+    sites = {}
+    for col, o in enumerate((b15, b31)):
+        for st in o["lock_sites"]:
+            e = sites.setdefault((st["caller"], st["type"]), [[0, 0], [0, 0]])
+            e[col] = [st["contended"], st["wait_total_ns"]]
+    top = sorted(sites.items(), key=lambda kv: -(kv[1][0][1] + kv[1][1][1]))[:8]
+    if top:
+        lines += ["", "The call sites with the most wait (`perf lock contention`'s caller and type; "
+                  "contended, total wait):", ""]
+        lines += table(["caller", "type", "batch 15", "batch 31"],
+                       [[f"`{k[0]}`", k[1], f"{num(v[0][0], 0)}, {v[0][1] / 1e6:,.1f} ms",
+                         f"{num(v[1][0], 0)}, {v[1][1] / 1e6:,.1f} ms"] for k, v in top])
+    return lines, runs.commands("page-fault2")
+
+
 def t_compact(runs):
     node, lru = runs.json("compact", "compare", 2)
     sn, sl = node["mb_per_s_reader"], lru["mb_per_s_reader"]
@@ -1074,6 +1119,7 @@ RENDER = {
     "swap": t_swap,
     "reparent": t_reparent,
     "usemem": t_usemem,
+    "page-fault2": t_page_fault2,
     "kernel": t_kernel,
 }
 
@@ -1218,6 +1264,7 @@ q_compact=()
 q_swap=()
 q_reparent=()
 q_usemem=(--rounds 5)
+q_pf2=(--rounds 5)
 swap_rounds=3
 pairs=5
 fault_runs=3
@@ -1233,6 +1280,7 @@ if [ -n "$quick" ]; then
 	q_swap=(--memory 64 --duration 0.3)
 	q_reparent=(--pages 4096 --duration 0.4 --rounds 1)
 	q_usemem=(--threads 2 --memory 64 --duration 0.3 --rounds 2)
+	q_pf2=(--rounds 2 --duration 0.2 --file-size 16M)
 	swap_rounds=1
 	pairs=1
 	fault_runs=1
@@ -1287,6 +1335,7 @@ plan() {
 		;;
 	reparent) add "$1" compare "$lv" compare reparent "${q_reparent[@]}" --json ;;
 	usemem) add "$1" compare "$lv" compare usemem --by cost "${q_usemem[@]}" --json ;;
+	page-fault2) add "$1" compare "$lv" compare page_fault2 --by batch "${q_pf2[@]}" --json ;;
 	kernel)
 		local dir=()
 		[ -n "$kernel_dir" ] && dir=(--dir "$(shown "$kernel_dir")")

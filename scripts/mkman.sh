@@ -57,13 +57,13 @@ candidates=$(awk '
 		for (i = 2; i <= n; i++) {
 			word = w[i]
 			gsub(/^[[(]+|[])]+$/, "", word)
-			if (word ~ /^[a-z][a-z0-9-]*$/)
+			if (word ~ /^[a-z][a-z0-9_-]*$/)
 				print "sub", word
 		}
 		next
 	}
 	/^[^ \t].*:$/ { inlist = 1; next }
-	inlist && /^  ? ?[a-z][a-z0-9-]*  / { print "wl", $1 }
+	inlist && /^  ? ?[a-z][a-z0-9_-]*  / { print "wl", $1 }
 ' "$tmp/main" | awk '!seen[$2]++')
 
 echo "$candidates" | while read -r kind name; do
@@ -204,7 +204,7 @@ function items(p,    i, j, ind0, s, n, c, multi) {
 		n = split(s, c, /  +/)
 		multi = n >= 4 && n % 2 == 0
 		for (j = 1; multi && j <= n; j += 2)
-			if (c[j] !~ /^-/ && c[j] !~ /^[a-z][a-z0-9-]*$/)
+			if (c[j] !~ /^-/ && c[j] !~ /^[a-z][a-z0-9_-]*$/)
 				multi = 0
 		if (!multi && n > 2) {
 			c[2] = substr(s, length(c[1]) + 1)

@@ -101,6 +101,7 @@ struct lv_file {
 	bool swap_space;       /* constant: a swap device's cache (swap_space_create()) */
 	struct xa_node *root;  /* mapping lock for writes; RCU for reads */
 	unsigned long nrpages; /* mapping lock; read racily */
+	struct i_mmap i_mmap;  /* its own lock: the address spaces mapping the file */
 	struct rcu_head rcu;
 	/*
 	 * The mapping lock. Reclaim finds a file through folio->mapping under RCU and locks it;
@@ -759,6 +760,8 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size)
 	file->size = size;
 	file->fill_limit = size;
 	lv_lock_init(&file->lock, m->cfg.lock_backend, LV_LOCK_CLASS_MAPPING, m->lock_sites);
+	lv_lock_init(&file->i_mmap.lock, m->cfg.lock_backend, LV_LOCK_CLASS_MM, m->lock_sites);
+	INIT_LIST_HEAD(&file->i_mmap.list);
 	lv_lock_acquire(&m->memcg_mutex);
 	list_add_tail(&file->files, &m->files);
 	lv_lock_release(&m->memcg_mutex);
@@ -838,6 +841,72 @@ out:
 	return ret;
 }
 
+/**
+ * filemap_fault - the uptodate page cache folio holding page @index of @file, for a fault of a
+ * mapping of it: read in on a miss as lv_file_read() reads it (charged to @memcg), with the
+ * page zeroed if it lies in a hole folio.
+ * Return: the folio with a reference, or NULL with *@err: -EFAULT past the end of the file,
+ * -ENOMEM, -EIO, or -ENOENT (@memcg is being removed).
+ * Context: no lock held; may block (allocation, reclaim, the fill's read, another's fill).
+ */
+struct lv_folio *filemap_fault(struct lv_file *file, struct lv_memcg *memcg, unsigned long index,
+			       int *err)
+{
+	struct memcg_guard guard;
+	struct lv_folio *folio;
+	bool activated = false;
+
+	*err = 0;
+	memcg_guard_enter(&guard, memcg);
+	folio = filemap_get_folio(file, &guard, index, file->machine->cfg.file_folio_order, err,
+				  &activated);
+	memcg_guard_exit(&guard);
+	if (!folio) {
+		if (!*err)
+			*err = -EFAULT; /* past the end */
+		return NULL;
+	}
+	if (folio_test(folio, PG_hole))
+		folio_zero_pages(folio, (unsigned int)(index - folio->index),
+				 (unsigned int)(index - folio->index));
+	return folio;
+}
+
+/* filemap_peek - the folio or shadow entry at @index (no reference), for lv_check(). */
+void *filemap_peek(struct lv_file *file, unsigned long index)
+{
+	void **slot;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load_slot(file, index, &slot);
+	rcu_read_unlock();
+	return entry;
+}
+
+struct i_mmap *file_i_mmap(struct lv_file *file)
+{
+	return &file->i_mmap;
+}
+
+uint64_t file_size(const struct lv_file *file)
+{
+	return READ_ONCE(file->size);
+}
+
+/*
+ * file_mapped - whether any address space maps @file, read without the i_mmap lock (truncation
+ * holds the mapping lock, which ranks below it). A Dekker pair with lv_mmap_file(), which
+ * counts its mapper, then fences, before any fault of the region reads the size or the page
+ * cache: our caller stored the size (or dropped folios) before this fence, so either we see
+ * the mapper, or its faults see the new size and the dropped folios gone.
+ */
+static bool file_mapped(struct lv_file *file)
+{
+	smp_mb();
+	return READ_ONCE(file->i_mmap.nr) != 0;
+}
+
 /*
  * truncate_leaf - under the mapping lock, clear the entries at or after @start in the first
  * leaf that has any, collecting up to a leaf's worth of folios in @batch.
@@ -903,6 +972,7 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 {
 	/* The page holding the new end goes too: its bytes past the end must read as zeros. */
 	unsigned long start = (unsigned long)(size / LV_PAGE_SIZE);
+	unsigned long end_index = start;
 	bool dropped = false;
 
 	if (!file || size > MAX_FILE_BYTES)
@@ -911,6 +981,27 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	WRITE_ONCE(file->size, size);
 	if (size < file->fill_limit)
 		file->fill_limit = size;
+	/*
+	 * Unmap first (the mappers' page tables rank below us): a fault that maps a page after
+	 * this pass sees the new size under its page_table_lock, which this pass took after the
+	 * store, and fails. File pages are unmapped from the start of the large folio holding the
+	 * new end, if one does, so that its split is not held back by entries before the end;
+	 * private copies only from the end, as the kernel's truncate_pagecache() unmaps even COWed
+	 * pages.
+	 */
+	if (file_mapped(file)) {
+		struct lv_folio *folio;
+		void **slot;
+
+		rcu_read_lock();
+		folio = xa_load_slot(file, start, &slot);
+		if (folio && !xa_is_value(folio) && folio->index < start)
+			end_index = folio->index; /* stable: we hold the mapping lock */
+		rcu_read_unlock();
+		lv_lock_release(&file->lock);
+		unmap_mapping_range(file, end_index, start);
+		lv_lock_acquire(&file->lock);
+	}
 	truncate_split(file, start);
 	for (;;) {
 		struct lv_folio *batch[XA_CHUNK_SIZE];
@@ -936,6 +1027,12 @@ int lv_file_truncate(struct lv_file *file, uint64_t size)
 	 * pages are freed (and uncharged) now rather than whenever those batches fill up. Only
 	 * dropped folios: the others' tenants keep their batches and their locks.
 	 */
+	/*
+	 * A large folio whose split failed went whole, pages before the end too, and a fault may
+	 * have mapped one of those meanwhile: a second pass unmaps what left the page cache.
+	 */
+	if (dropped && file_mapped(file))
+		unmap_mapping_range(file, end_index, ULONG_MAX);
 	if (dropped)
 		lru_add_drain_dropped(file->machine);
 	return 0;
@@ -967,6 +1064,20 @@ void close_all_files(struct lv_machine *m)
 }
 
 /*
+ * for_each_file_i_mmap_lock - call @fn on the i_mmap lock of every open file (statistics: they
+ * count in the mm class, whose order they share). Context: m->memcg_mutex held.
+ */
+void for_each_file_i_mmap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *),
+			       void *arg)
+{
+	struct list_head *pos;
+
+	lockdep_assert_held(&m->memcg_mutex);
+	list_for_each (pos, &m->files)
+		fn(&list_entry(pos, struct lv_file, files)->i_mmap.lock, arg);
+}
+
+/*
  * for_each_file_lock - call @fn on the mapping lock of every open file (statistics).
  * Context: m->memcg_mutex held, which also covers the retired totals a closed file adds to.
  */
@@ -990,6 +1101,7 @@ static void file_rcu_free(struct rcu_head *head)
 
 	rcu_free_begin();
 	lv_lock_destroy(&file->lock);
+	lv_lock_destroy(&file->i_mmap.lock);
 	free(file);
 	rcu_free_end();
 }
@@ -1002,9 +1114,12 @@ void lv_file_close(struct lv_file *file)
 		return;
 	m = file->machine;
 	lv_file_truncate(file, 0);
+	/* Mappings left are the caller's bug: they fail every access from now on. */
+	unmap_mapping_detach(file);
 	lv_lock_acquire(&m->memcg_mutex);
 	list_del(&file->files);
 	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MAPPING], &file->lock);
+	lv_lock_stat_add(&m->retired_lock_stats[LV_LOCK_CLASS_MM], &file->i_mmap.lock);
 	lv_lock_release(&m->memcg_mutex);
 	/* Reclaim may still be about to lock us through a folio it isolated before. */
 	call_rcu_lv(&file->rcu, file_rcu_free);
@@ -1097,7 +1212,8 @@ int filemap_folio_replace(struct lv_folio *old, struct lv_folio *new, int expect
 	 * Uptodate data never changes once a hole folio is zeroed whole: copy it before freezing
 	 * (see folio_copy_data()). The copy is an ordinary folio, not a hole.
 	 */
-	if (!folio_test(old, PG_uptodate) || folio_test(old, PG_locked))
+	/* Mapped by page tables: skipped (their entries' references would fail the freeze). */
+	if (!folio_test(old, PG_uptodate) || folio_test(old, PG_locked) || folio_test_mapped(old))
 		return -EBUSY;
 	folio_zero_holes(old);
 	folio_copy_data(new, old);

@@ -197,6 +197,38 @@ static inline void *anon_mapping(struct lv_mm *mm)
 	return (void *)((uintptr_t)mm | FOLIO_MAPPING_ANON);
 }
 
+/*
+ * The mapcount of a page cache folio: how many page table entries map it (lv_mmap_file()), in
+ * bits 32..55 of its flags, which no flag uses (the descriptor has no room for a field of its
+ * own), with PG_mapped set exactly while it is nonzero: both change in one compare-and-swap,
+ * by the holder of the page_table_lock of the entry that changes. A mapped folio can be
+ * neither split nor migrated (each entry holds a reference), so the count never has to be
+ * copied or divided; it is zero whenever the frame is allocated or freed.
+ */
+#define PG_MAPCOUNT_SHIFT 32
+#define PG_MAPCOUNT_MASK  (0xfffffful << PG_MAPCOUNT_SHIFT)
+_Static_assert(PG_swapcache < PG_MAPCOUNT_SHIFT, "folio flags overlap the mapcount");
+
+static inline long folio_file_mapcount(const struct lv_folio *f)
+{
+	return (long)((__atomic_load_n(&f->flags, __ATOMIC_RELAXED) & PG_MAPCOUNT_MASK) >>
+		      PG_MAPCOUNT_SHIFT);
+}
+
+/* folio_file_map_add - add @nr (negative: remove) entries to @f's mapcount and PG_mapped. */
+static inline void folio_file_map_add(struct lv_folio *f, long nr)
+{
+	unsigned long old = __atomic_load_n(&f->flags, __ATOMIC_RELAXED), new;
+
+	do {
+		long count = (long)((old & PG_MAPCOUNT_MASK) >> PG_MAPCOUNT_SHIFT) + nr;
+
+		new = (old & ~(PG_MAPCOUNT_MASK | (1ul << PG_mapped))) |
+		      ((unsigned long)count << PG_MAPCOUNT_SHIFT) | (count ? 1ul << PG_mapped : 0);
+	} while (!__atomic_compare_exchange_n(&f->flags, &old, new, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+}
+
 /* Reclaim may not evict it: mlocked (unevictable mappings come with the page cache). */
 static inline bool folio_evictable(const struct lv_folio *f)
 {
@@ -910,7 +942,26 @@ unsigned int filemap_get_folios(struct lv_file *file, unsigned long *start, stru
 				unsigned int max);
 struct lv_machine *file_machine(const struct lv_file *file);
 bool remove_mapping(struct lv_folio *folio);
+/*
+ * struct i_mmap - a file's mappers: one &struct file_rmap per address space with a region
+ * mapping the file (mm_types.h). Its lock is of the mm class and ranks above every
+ * page_table_lock: those are taken under it with lv_lock_acquire_nested(), as the kernel takes
+ * PTE locks under i_mmap_rwsem, and it is never taken with a page_table_lock or any other
+ * library lock held (docs/locking.md).
+ */
+struct i_mmap {
+	struct lv_lock lock;
+	struct list_head list; /* lock */
+	unsigned long nr;      /* lock for writes, read racily: entries on the list */
+};
+struct i_mmap *file_i_mmap(struct lv_file *file);
+uint64_t file_size(const struct lv_file *file);
+struct lv_folio *filemap_fault(struct lv_file *file, struct lv_memcg *memcg, unsigned long index,
+			       int *err);
+void *filemap_peek(struct lv_file *file, unsigned long index);
 void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
+void for_each_file_i_mmap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *),
+			       void *arg);
 void close_all_files(struct lv_machine *m);
 #define SHADOW_SHRINK_BATCH 256 /* shadow nodes one reclaim pass may free per lruvec */
 unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget);
@@ -920,6 +971,23 @@ void check_shadow_list(struct lruvec *lruvec, void (*fail)(void *, const char *,
 
 /* memory.c */
 bool try_to_unmap_lazyfree(struct lv_folio *folio);
+bool try_to_unmap_file(struct lv_folio *folio);
+void unmap_mapping_range(struct lv_file *file, unsigned long from, unsigned long cow_from);
+void unmap_mapping_detach(struct lv_file *file);
+#ifdef LV_DEBUG
+/*
+ * Tests: called by try_to_unmap_file() after its walk, with no lock held, before reclaim
+ * tries to evict the folio (a fault may map it again here). Set and cleared by a test while
+ * no reclaim runs.
+ */
+extern void (*file_unmap_hook)(struct lv_folio *folio);
+/*
+ * Tests: called by a fault of a file mapping with no lock held, holding a reference on the
+ * page cache folio it looked up (and, for a write, the filled private copy), before it takes
+ * the page_table_lock again to install the entry (reclaim or truncation may run here).
+ */
+extern void (*file_fault_hook)(struct lv_mm *mm, struct lv_folio *cache);
+#endif
 void for_each_mm_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *), void *arg);
 void destroy_all_mms(struct lv_machine *m);
 struct lv_machine *mm_machine(const struct lv_mm *mm);

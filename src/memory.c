@@ -90,13 +90,42 @@ static void vma_free(struct vm_area *vma)
 	free(vma);
 }
 
-/* vmas_free - free the regions on @dead, unlinked under page_table_lock. Context: dropped. */
-static void vmas_free(struct list_head *dead)
+/*
+ * file_rmap_put - a region of @mm mapping a file went away: the mm leaves the file's mappers
+ * with its last such region. The count changes under the page_table_lock, taken nested under
+ * the file's i_mmap lock, which the list needs. Context: no lock held.
+ */
+static void file_rmap_put(struct lv_mm *mm, struct file_rmap *rmap)
+{
+	struct i_mmap *im = file_i_mmap(rmap->file);
+	bool last;
+
+	lv_lock_acquire_at(&im->lock, "unlink_file_vma");
+	lv_lock_acquire_nested(&mm->page_table_lock);
+	last = !--rmap->nr_vmas;
+	lv_lock_release(&mm->page_table_lock);
+	if (last) {
+		list_del(&rmap->list);
+		WRITE_ONCE(im->nr, im->nr - 1);
+	}
+	lv_lock_release(&im->lock);
+	if (last)
+		free(rmap);
+}
+
+/*
+ * vmas_free - free the regions of @mm on @dead, unlinked under page_table_lock, and drop their
+ * places in the files they map. Context: dropped.
+ */
+static void vmas_free(struct lv_mm *mm, struct list_head *dead)
 {
 	while (!list_empty(dead)) {
 		struct vm_area *vma = list_entry(dead->next, struct vm_area, list);
 
 		list_del(&vma->list);
+		/* Read without the lock: only lv_file_close() clears it, and not for ours. */
+		if (vma->rmap)
+			file_rmap_put(mm, vma->rmap);
 		vma_free(vma);
 	}
 }
@@ -212,6 +241,24 @@ static void zap_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *
 }
 
 /*
+ * zap_file_pte - clear one entry mapping a page cache folio (of a file mapping): the folio stays
+ * in its file, one mapping fewer, and the entry's reference goes to @tlb (a page of a large
+ * folio holds its own on the head, which every entry of it points at).
+ */
+static void zap_file_pte(struct lv_mm *mm, struct lv_folio **pte, struct mmu_gather *tlb)
+{
+	struct lv_folio *folio = *pte;
+
+	lockdep_assert_held(&mm->page_table_lock);
+	if (tlb->nr == tlb->max)
+		tlb_flush(tlb);
+	*pte = NULL;
+	folio_file_map_add(folio, -1);
+	WRITE_ONCE(mm->rss, mm->rss - 1);
+	tlb->folios[tlb->nr++] = folio;
+}
+
+/*
  * large_run - for the large folio mapped at page @vpn of @vma: *@stop is where its entries in
  * [@vpn, @end) of @vma end, *@here how many there are. Return: whether they are all of its
  * entries in @mm (the range covers the folio's whole mapping).
@@ -302,6 +349,11 @@ static void zap_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uin
 		if (pte_is_swap(*pte)) {
 			free_swap_and_cache(mm->machine, pte_to_swp_entry(*pte));
 			*pte = NULL;
+			vpn++;
+			continue;
+		}
+		if (pte_is_file(*pte)) {
+			zap_file_pte(mm, pte, tlb);
 			vpn++;
 			continue;
 		}
@@ -414,7 +466,7 @@ void lv_mm_destroy(struct lv_mm *mm)
 	mm->heap = NULL;
 	lv_lock_release(&mm->page_table_lock);
 	tlb_finish_mmu(&tlb, mm);
-	vmas_free(&dead);
+	vmas_free(mm, &dead);
 
 	lv_lock_acquire(&m->memcg_mutex);
 	/* A swapoff walking us keeps its place in the list: wait until it moves on. */
@@ -617,6 +669,67 @@ int lv_mmap(struct lv_mm *mm, size_t len, uint64_t *addr)
 	return lv_mmap_flags(mm, len, 0, addr);
 }
 
+int lv_mmap_file(struct lv_mm *mm, struct lv_file *file, uint64_t offset, size_t len,
+		 unsigned int flags, uint64_t *addr)
+{
+	uint64_t pages = pages_up(len);
+	struct file_rmap *rmap, *fresh;
+	struct list_head *pos;
+	struct vm_area *vma;
+	struct i_mmap *im;
+
+	if (!mm || !file || !len || pages > MAX_MAP_PAGES || !addr ||
+	    (offset & (LV_PAGE_SIZE - 1)) || offset > UINT64_MAX - pages * LV_PAGE_SIZE ||
+	    file_machine(file) != mm->machine)
+		return -EINVAL;
+	/* Shared mappings would need writeback of file pages: not built. */
+	if ((flags & ~(LV_MAP_PRIVATE | LV_MAP_LOCKED)) || !(flags & LV_MAP_PRIVATE))
+		return -EINVAL;
+	vma = vma_alloc(0, 0, pages);
+	fresh = calloc(1, sizeof(*fresh));
+	if (!vma || !fresh) {
+		if (vma)
+			vma_free(vma);
+		free(fresh);
+		return -ENOMEM;
+	}
+	/* Our entry in the file's mappers is found or added before the region can fault. */
+	im = file_i_mmap(file);
+	lv_lock_acquire(&im->lock);
+	rmap = NULL;
+	list_for_each (pos, &im->list)
+		if (list_entry(pos, struct file_rmap, list)->mm == mm) {
+			rmap = list_entry(pos, struct file_rmap, list);
+			break;
+		}
+	if (!rmap) {
+		rmap = fresh;
+		fresh = NULL;
+		rmap->mm = mm;
+		rmap->file = file;
+		list_add_tail(&rmap->list, &im->list);
+		WRITE_ONCE(im->nr, im->nr + 1);
+		/* Before any fault reads the file's size: see file_mapped() (filemap.c). */
+		smp_mb();
+	}
+	lv_lock_acquire_nested(&mm->page_table_lock);
+	rmap->nr_vmas++;
+	vma->start = vma->base = mm->mmap_next;
+	vma->end = vma->start + pages;
+	vma->file = file;
+	vma->pgoff = offset >> PAGE_SHIFT;
+	vma->rmap = rmap;
+	/* Private copies are small pages: no huge page is faulted in a file mapping. */
+	vma->vm_flags = mm->def_flags | VM_NOHUGEPAGE | (flags & LV_MAP_LOCKED ? VM_LOCKED : 0);
+	mm->mmap_next = vma->end + 1;
+	vma_insert(mm, vma);
+	*addr = vma->start << PAGE_SHIFT;
+	lv_lock_release(&mm->page_table_lock);
+	lv_lock_release(&im->lock);
+	free(fresh);
+	return 0;
+}
+
 /*
  * vma_split - cut @vma at @at: [start, at) stays, [at, end) moves to @tail, a region allocated
  * before the lock with room for it.
@@ -627,6 +740,11 @@ static void vma_split(struct lv_mm *mm, struct vm_area *vma, uint64_t at, struct
 	tail->start = tail->base = at;
 	tail->end = vma->end;
 	tail->vm_flags = vma->vm_flags;
+	tail->file = vma->file;
+	tail->pgoff = vma->file ? vma_file_index(vma, at) : 0;
+	tail->rmap = vma->rmap;
+	if (vma->rmap)
+		vma->rmap->nr_vmas++;
 	memcpy(tail->pte, vma_pte(vma, at), (vma->end - at) * sizeof(*tail->pte));
 	vma->end = at;
 	list_add(&tail->list, &vma->list);
@@ -724,7 +842,7 @@ int lv_munmap(struct lv_mm *mm, uint64_t addr, size_t len)
 	}
 	if (tail)
 		vma_free(tail);
-	vmas_free(&dead);
+	vmas_free(mm, &dead);
 	return err;
 }
 
@@ -832,6 +950,168 @@ static struct lv_folio *do_anonymous_page(struct lv_mm *mm, bool zero, int *err)
 
 enum access_op { ACCESS_READ, ACCESS_WRITE, ACCESS_MEMSET };
 
+/* page_data - the data of the page of @folio at page @index of its owner (NULL: no data). */
+static char *page_data(struct lv_folio *folio, unsigned long index)
+{
+	char *data = lv_folio_data(folio);
+
+	return data ? data + (index - folio->index) * LV_PAGE_SIZE : NULL;
+}
+
+/*
+ * do_copy - copy @op's bytes between @buf and @data (NULL: a page without data, which reads as
+ * zeros), and keep the page's accessed and dirty bits. Context: page_table_lock held.
+ */
+static void do_copy(struct lv_folio *folio, char *data, size_t off, size_t len, char *buf, int c,
+		    enum access_op op)
+{
+	/* The page table's accessed bit: reclaim keeps a page used since it last looked. */
+	if (!folio_test_referenced(folio))
+		folio_set_referenced(folio);
+	if (op == ACCESS_READ) {
+		if (data)
+			memcpy(buf, data + off, len);
+		else
+			memset(buf, 0, len);
+		return;
+	}
+	if (data) {
+		if (op == ACCESS_WRITE)
+			memcpy(data + off, buf, len);
+		else
+			memset(data + off, c, len);
+	}
+	if (!folio_test_dirty(folio))
+		folio_set_dirty(folio);
+}
+
+#define FILE_FAULT_RETRY 1 /* file_access_page(): the region changed; start again */
+
+/*
+ * file_access_page - access_page() on page @vpn of file mapping @vma, entered with the
+ * page_table_lock held, left without it. A read of a missing page maps the page cache folio
+ * (read in through the page cache, charged to the mm's memcg as a read of the file would be),
+ * read-only: the entry holds a reference and counts in the folio's mapcount. A write to a page
+ * the mm has no copy of yet is the COW fault of a private mapping: a new anon folio charged to
+ * the mm's memcg gets the file page's bytes and replaces the entry (if any), added to the anon
+ * LRU through folio_add_lru_vma(). Allocation and copying happen unlocked; the entry is
+ * installed only if it did not change meanwhile and the page still lies in the file, whose size
+ * is read under the lock (truncation stores it before it unmaps: docs/protocol.md).
+ * Return: 0, FILE_FAULT_RETRY, -EFAULT (past the end of the file, or the file was closed),
+ * -ENOMEM, -EIO, -ENOENT.
+ */
+static int file_access_page(struct lv_mm *mm, struct vm_area *vma, uint64_t vpn, size_t off,
+			    size_t len, char *buf, int c, enum access_op op)
+{
+	struct lv_folio *cache = NULL, *new = NULL, *old = NULL, *folio, **pte;
+	struct lv_file *file = vma->file;
+	unsigned long index = vma_file_index(vma, vpn);
+	int err = 0;
+
+	lockdep_assert_held(&mm->page_table_lock);
+	for (;;) {
+		bool install;
+
+		if (!file || (vma->vm_flags & VM_FILE_GONE)) {
+			err = -EFAULT;
+			break;
+		}
+		pte = vma_pte(vma, vpn);
+		folio = *pte;
+		if (pte_is_swap(folio)) {
+			/* A private copy was swapped out: the anon path reads it back. */
+			err = FILE_FAULT_RETRY;
+			break;
+		}
+		if (folio && (op == ACCESS_READ || !pte_is_file(folio))) {
+			do_copy(folio, page_data(folio, pte_is_file(folio) ? index : vpn), off, len,
+				buf, c, op);
+			break;
+		}
+		if ((uint64_t)index * LV_PAGE_SIZE >= file_size(file)) {
+			err = -EFAULT; /* SIGBUS: past the end of the file */
+			break;
+		}
+		install = op == ACCESS_READ ? cache && !folio : new && (!folio || folio == cache);
+		if (install && folio_file_mapping(cache) == file) {
+			if (op == ACCESS_READ) {
+				*pte = cache; /* the entry takes the lookup's reference */
+				folio_file_map_add(cache, 1);
+				WRITE_ONCE(mm->rss, mm->rss + 1);
+				do_copy(cache, page_data(cache, index), off, len, buf, c, op);
+				cache = NULL;
+				break;
+			}
+			if (folio) {
+				/* The read-only entry gives way to the copy. */
+				folio_file_map_add(folio, -1);
+				old = folio;
+			} else {
+				WRITE_ONCE(mm->rss, mm->rss + 1);
+			}
+			new->mapping = anon_mapping(mm);
+			new->index = vpn;
+			folio_add_lru_vma(new, vma); /* mlocked if VM_LOCKED */
+			*pte = new; /* the entry takes the allocation's reference */
+			do_copy(new, page_data(new, vpn), off, len, buf, c, op);
+			new = NULL;
+			break;
+		}
+		/* Missing what the entry needs, or the page cache changed: get it unlocked. */
+		if (!cache && folio && pte_is_file(folio)) {
+			/* A write to a page mapped read-only copies the folio the entry maps. */
+			folio_get(folio);
+			cache = folio;
+		}
+		lv_lock_release(&mm->page_table_lock);
+		if (cache && folio_file_mapping(cache) != file) {
+			/* Truncated meanwhile: the copy, if any, holds stale bytes. */
+			lv_folio_put(cache);
+			cache = NULL;
+			if (new)
+				lv_folio_put(new);
+			new = NULL;
+		}
+		if (!cache) {
+			cache = filemap_fault(file, mm->memcg, index, &err);
+			if (!cache)
+				goto out;
+		}
+		if (op != ACCESS_READ && !new) {
+			char *from = page_data(cache, index), *to;
+
+			new = do_anonymous_page(mm, false, &err);
+			if (!new)
+				goto out;
+			to = lv_folio_data(new);
+			if (to && from)
+				memcpy(to, from, LV_PAGE_SIZE);
+			else if (to)
+				memset(to, 0, LV_PAGE_SIZE);
+		}
+#ifdef LV_DEBUG
+		if (file_fault_hook)
+			file_fault_hook(mm, cache);
+#endif
+		lv_lock_acquire(&mm->page_table_lock);
+		vma = find_vma(mm, vpn);
+		if (!vma || vma->file != file || vma_file_index(vma, vpn) != index) {
+			err = vma ? FILE_FAULT_RETRY : -EFAULT;
+			break;
+		}
+	}
+	lv_lock_release(&mm->page_table_lock);
+out:
+	/* None of these is a last reference but the unused copy's, and no lock is held. */
+	if (new)
+		lv_folio_put(new);
+	if (cache)
+		lv_folio_put(cache);
+	if (old)
+		lv_folio_put(old);
+	return err;
+}
+
 /*
  * access_page - do @op on @len bytes at offset @off of page @vpn, faulting it in for writes.
  * Return: 0, -EFAULT or -ENOMEM.
@@ -858,6 +1138,24 @@ static int access_page(struct lv_mm *mm, uint64_t vpn, size_t off, size_t len, c
 			if (huge)
 				lv_folio_put(huge);
 			return -EFAULT;
+		}
+		if (vma->file || (vma->vm_flags & VM_FILE_GONE)) {
+			if (new || huge) {
+				/* The region was replaced while we allocated: start again. */
+				lv_lock_release(&mm->page_table_lock);
+				if (new)
+					lv_folio_put(new);
+				if (huge)
+					lv_folio_put(huge);
+				new = huge = NULL;
+				continue;
+			}
+			if (!pte_is_swap(*vma_pte(vma, vpn))) {
+				err = file_access_page(mm, vma, vpn, off, len, buf, c, op);
+				if (err == FILE_FAULT_RETRY)
+					continue;
+				return err;
+			}
 		}
 		pte = vma_pte(vma, vpn);
 		/* A huge page allocated unlocked goes in if its block is still empty. */
@@ -1010,7 +1308,8 @@ static void madvise_range(struct lv_mm *mm, struct vm_area *vma, uint64_t s, uin
 		uint64_t stop;
 		long here;
 
-		if (!pte_present(folio)) {
+		/* A page cache page belongs to its file: only private copies are advised. */
+		if (!pte_present(folio) || pte_is_file(folio)) {
 			vpn++;
 			continue;
 		}
@@ -1215,6 +1514,176 @@ bool try_to_unmap_lazyfree(struct lv_folio *folio)
 	return freed;
 }
 
+/*
+ * The reverse map of page cache folios. A file's mappers (struct i_mmap: one file_rmap per
+ * address space, on a list under the file's i_mmap lock) lead to the regions that may map a
+ * page: each address space's regions of that file, walked under its page_table_lock, taken
+ * nested under the i_mmap lock. Neither is ever taken under a mapping lock or an LRU lock, so
+ * reclaim and truncation walk with nothing else held; the i_mmap lock keeps every listed mm
+ * alive (an mm leaves the lists in lv_mm_destroy() before it is freed).
+ */
+
+/*
+ * vma_file_range - the pages of @vma that map file pages [@first, @last]: [*@s, *@e).
+ * Return: whether there are any.
+ */
+static bool vma_file_range(const struct vm_area *vma, unsigned long first, unsigned long last,
+			   uint64_t *s, uint64_t *e)
+{
+	uint64_t lo = vma_file_index(vma, vma->start), hi = vma_file_index(vma, vma->end - 1);
+
+	if (last < lo || first > hi)
+		return false;
+	*s = vma->start + (first > lo ? first - lo : 0);
+	*e = vma->end - (last < hi ? hi - last : 0);
+	return true;
+}
+
+#ifdef LV_DEBUG
+void (*file_unmap_hook)(struct lv_folio *folio);
+void (*file_fault_hook)(struct lv_mm *mm, struct lv_folio *cache);
+#endif
+
+/**
+ * try_to_unmap_file - unmap an isolated page cache folio from every page table mapping it, for
+ * its eviction. An entry of a locked region stays (the kernel's try_to_unmap_one() refuses
+ * VM_LOCKED), and so does the folio.
+ * Return: true if no entry maps the folio any more.
+ * Context: the caller owns the isolation reference and holds no lock; takes the file's i_mmap
+ * lock, then each mapper's page_table_lock.
+ */
+bool try_to_unmap_file(struct lv_folio *folio)
+{
+	unsigned long first = folio->index, last = first + (unsigned long)folio_nr_pages(folio) - 1;
+	struct list_head *pos, *p;
+	struct lv_file *file;
+	struct i_mmap *im;
+	int dropped = 0;
+
+	rcu_read_lock(); /* keeps a file being closed valid to lock */
+	file = folio_file_mapping(folio);
+	if (!file) {
+		rcu_read_unlock();
+		return !folio_file_mapcount(folio);
+	}
+	im = file_i_mmap(file);
+	lv_lock_acquire_at(&im->lock, "rmap_walk_file");
+	list_for_each (pos, &im->list) {
+		struct lv_mm *mm = list_entry(pos, struct file_rmap, list)->mm;
+
+		lv_lock_acquire_nested_at(&mm->page_table_lock, "page_vma_mapped_walk");
+		list_for_each (p, &mm->vmas) {
+			struct vm_area *vma = list_entry(p, struct vm_area, list);
+			uint64_t s, e;
+
+			if (vma->file != file || !vma_file_range(vma, first, last, &s, &e))
+				continue;
+			for (uint64_t vpn = s; vpn < e; vpn++) {
+				struct lv_folio **pte = vma_pte(vma, vpn);
+
+				if (*pte != folio || (vma->vm_flags & VM_LOCKED))
+					continue;
+				*pte = NULL;
+				folio_file_map_add(folio, -1);
+				WRITE_ONCE(mm->rss, mm->rss - 1);
+				dropped++;
+			}
+		}
+		lv_lock_release(&mm->page_table_lock);
+	}
+	lv_lock_release(&im->lock);
+	rcu_read_unlock();
+	/* The entries' references: never the last, the page cache and the isolation hold theirs. */
+	if (dropped)
+		__atomic_fetch_sub(&folio->_refcount, dropped, __ATOMIC_RELEASE);
+#ifdef LV_DEBUG
+	if (file_unmap_hook)
+		file_unmap_hook(folio);
+#endif
+	return !folio_file_mapcount(folio);
+}
+
+/**
+ * unmap_mapping_range - unmap every page table entry mapping a page of @file at index @from or
+ * beyond, and every private copy of a page at @cow_from or beyond (truncation: the kernel's
+ * unmap_mapping_range() with even_cows for the part past the end).
+ * Context: no lock held; takes the file's i_mmap lock, then each mapper's page_table_lock, then
+ * (for full release batches) LRU, pcp and zone locks.
+ */
+void unmap_mapping_range(struct lv_file *file, unsigned long from, unsigned long cow_from)
+{
+	struct i_mmap *im = file_i_mmap(file);
+	struct list_head *pos, *p;
+
+	lv_lock_acquire(&im->lock);
+	list_for_each (pos, &im->list) {
+		struct lv_mm *mm = list_entry(pos, struct file_rmap, list)->mm;
+		struct mmu_gather tlb;
+
+		/* No buffer: allocating under the lock is not allowed; full batches go at once. */
+		tlb_gather_mmu(&tlb, mm, 0);
+		lv_lock_acquire_nested_at(&mm->page_table_lock, "zap_pte_range");
+		list_for_each (p, &mm->vmas) {
+			struct vm_area *vma = list_entry(p, struct vm_area, list);
+			uint64_t s, e, cs, ce;
+
+			if (vma->file != file || !vma_file_range(vma, from, ULONG_MAX, &s, &e))
+				continue;
+			if (vma_file_range(vma, cow_from, ULONG_MAX, &cs, &ce)) {
+				zap_range(mm, vma, cs, ce, &tlb);
+				e = cs;
+			}
+			for (uint64_t vpn = s; vpn < e; vpn++) {
+				struct lv_folio **pte = vma_pte(vma, vpn);
+
+				if (pte_present(*pte) && pte_is_file(*pte))
+					zap_file_pte(mm, pte, &tlb);
+			}
+		}
+		lv_lock_release(&mm->page_table_lock);
+		/* Under the i_mmap lock, which ranks above the LRU's, as page_table_lock does. */
+		tlb_finish_mmu(&tlb, mm);
+	}
+	lv_lock_release(&im->lock);
+}
+
+/**
+ * unmap_mapping_detach - @file is being closed: the regions still mapping it (a caller's bug,
+ * reported) lose it, and every later access to them fails with -EFAULT. Its pages are already
+ * unmapped (lv_file_truncate() to 0).
+ * Context: no lock held; takes the i_mmap lock, then each mapper's page_table_lock.
+ */
+void unmap_mapping_detach(struct lv_file *file)
+{
+	struct i_mmap *im = file_i_mmap(file);
+
+	lv_lock_acquire(&im->lock);
+	if (!list_empty(&im->list))
+		fprintf(stderr, "lruvec: file closed while still mapped: its regions fail from now "
+				"on\n");
+	while (!list_empty(&im->list)) {
+		struct file_rmap *rmap = list_first_entry(&im->list, struct file_rmap, list);
+		struct lv_mm *mm = rmap->mm;
+		struct list_head *p;
+
+		lv_lock_acquire_nested(&mm->page_table_lock);
+		list_for_each (p, &mm->vmas) {
+			struct vm_area *vma = list_entry(p, struct vm_area, list);
+
+			if (vma->rmap == rmap) {
+				vma->file = NULL;
+				vma->rmap = NULL;
+				vma->vm_flags |= VM_FILE_GONE;
+			}
+		}
+		lv_lock_release(&mm->page_table_lock);
+		list_del(&rmap->list);
+		WRITE_ONCE(im->nr, im->nr - 1);
+		free(rmap);
+	}
+	lv_lock_release(&im->lock);
+}
+
 /**
  * anon_folio_get - the folio mapped at page @vpn of @mm, with a reference.
  * Return: the folio, or NULL with *@err = -EFAULT (no region) or -ENOENT (not present).
@@ -1303,7 +1772,9 @@ static unsigned int gather_misplaced(struct lv_mm *mm, uint64_t *vpn, uint64_t f
 		for (; v < vma->end && nr < max; v++) {
 			struct lv_folio *folio = *vma_pte(vma, v);
 
-			if (pte_present(folio) && (from_nodes & (1ull << folio_nid(folio))) &&
+			/* Page cache pages move with their file (lv_file_migrate_pages()). */
+			if (pte_present(folio) && !pte_is_file(folio) &&
+			    (from_nodes & (1ull << folio_nid(folio))) &&
 			    folio_nid(folio) != to_node && (!nr || batch[nr - 1] != folio)) {
 				folio_get(folio);
 				batch[nr++] = folio;
@@ -1371,6 +1842,31 @@ static void check_large_refs(struct lv_mm *mm, struct lv_folio *folio,
 }
 
 /*
+ * check_file_pte - an entry of a file mapping that maps a page cache folio must map the file's
+ * folio at the page's index (the head of a large one), mapped and referenced.
+ */
+static void check_file_pte(struct vm_area *vma, uint64_t vpn, struct lv_folio *folio,
+			   void (*bad)(void *, const char *, const void *), void *arg)
+{
+	unsigned long index;
+
+	if (!vma->file) {
+		bad(arg, "page cache folio mapped by an anonymous region", folio);
+		return;
+	}
+	index = vma_file_index(vma, vpn);
+	if (folio_file_mapping(folio) != vma->file || index < folio->index ||
+	    index >= folio->index + (unsigned long)folio_nr_pages(folio) ||
+	    filemap_peek(vma->file, index) != folio)
+		bad(arg, "file page table entry maps no page cache folio of its file and index",
+		    folio);
+	if (folio_file_mapcount(folio) < 1 || !folio_test_mapped(folio))
+		bad(arg, "file page table entry's folio not counted as mapped", folio);
+	if (folio_ref_count(folio) < 1 + folio_file_mapcount(folio))
+		bad(arg, "mapped page cache folio: fewer references than mappings", folio);
+}
+
+/*
  * check_mms - report every page table entry whose folio does not map back to it, every large
  * folio with fewer references than entries, and every mm whose rss disagrees with its entries.
  * Context: quiescent machine (no page_table_lock is taken: it ranks below the memcg mutex).
@@ -1408,6 +1904,11 @@ void check_mms(struct lv_machine *m, void (*bad)(void *, const char *, const voi
 				}
 				present++;
 				nr = (uint64_t)folio_nr_pages(folio);
+				if (pte_is_file(folio)) {
+					check_file_pte(vma, vpn, folio, bad, arg);
+					prev = NULL;
+					continue;
+				}
 				/* A large folio's entries point at its head, from its index. */
 				if (folio_anon_mm(folio) != mm || vpn < folio->index ||
 				    vpn >= folio->index + nr || (nr == 1 && folio->index != vpn))

@@ -318,6 +318,8 @@ void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint
 
 		if (!pte_present(folio))
 			continue; /* swapped out: mlocked when it is swapped in */
+		if (pte_is_file(folio))
+			continue; /* page cache: reclaim keeps it mapped, unmlocked */
 		if (!lock)
 			munlock_folio(folio);
 		else if (!folio_test_large(folio) || folio_locked_whole(mm, folio))

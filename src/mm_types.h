@@ -15,6 +15,18 @@
 #define VM_LOCKED     0x1ul /* mlocked: faults mlock their pages; reclaim never evicts them */
 #define VM_HUGEPAGE   0x2ul /* LV_MADV_HUGEPAGE */
 #define VM_NOHUGEPAGE 0x4ul /* LV_MADV_NOHUGEPAGE */
+#define VM_FILE_GONE  0x8ul /* a file mapping whose file was closed: every access is -EFAULT */
+
+/*
+ * struct file_rmap - one address space in a file's list of mappers (the kernel's i_mmap tree,
+ * reduced to one entry per (file, mm)): the reverse map of the file's mapped pages.
+ */
+struct file_rmap {
+	struct list_head list; /* file's i_mmap.lock: in its i_mmap.list */
+	struct lv_mm *mm;      /* constant; the entry leaves the list before the mm is freed */
+	struct lv_file *file;  /* constant */
+	unsigned long nr_vmas; /* mm->page_table_lock: regions of mm mapping the file */
+};
 
 /* struct vm_area - a region of virtual pages [start, end), all under mm->page_table_lock. */
 struct vm_area {
@@ -23,6 +35,15 @@ struct vm_area {
 	uint64_t base;		/* constant: the page pte[0] maps (start only grows) */
 	size_t capacity;	/* entries allocated in pte */
 	unsigned long vm_flags; /* VM_* */
+	/*
+	 * A private file mapping (lv_mmap_file()): the file, the file page pte[0] maps (page vpn
+	 * maps file page pgoff + vpn - base) and the mm's entry in the file's mappers; all NULL
+	 * or 0 for anonymous memory. Constant while the region lives, except that
+	 * lv_file_close() clears file and rmap (under the i_mmap lock and page_table_lock).
+	 */
+	struct lv_file *file;
+	uint64_t pgoff;
+	struct file_rmap *rmap;
 	/*
 	 * pte[vpn - base]: the folio mapped there, or NULL. Each present entry holds one
 	 * reference on its folio; the 2^order entries of a large folio all point at its head.
@@ -49,6 +70,22 @@ struct lv_mm {
 static inline struct lv_folio **vma_pte(struct vm_area *vma, uint64_t vpn)
 {
 	return &vma->pte[vpn - vma->base];
+}
+
+/* vma_file_index - the file page that page @vpn of file mapping @vma maps. */
+static inline unsigned long vma_file_index(const struct vm_area *vma, uint64_t vpn)
+{
+	return (unsigned long)(vma->pgoff + (vpn - vma->base));
+}
+
+/*
+ * pte_is_file - whether present entry @pte maps a page cache folio rather than an anon one: an
+ * anon folio mapped by a page table is owned by its mm (FOLIO_MAPPING_ANON), a page cache
+ * folio by its file, which it stays in while any entry maps it (truncation unmaps first).
+ */
+static inline bool pte_is_file(const struct lv_folio *pte)
+{
+	return !((uintptr_t)__atomic_load_n(&pte->mapping, __ATOMIC_RELAXED) & FOLIO_MAPPING_ANON);
 }
 
 /* memory.c */

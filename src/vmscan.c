@@ -568,7 +568,9 @@ static unsigned long shrink_folio_list(struct list_head *list, bool force, unsig
 			activate = true; /* used through a mapping since it was queued */
 			freed = false;
 		} else if (folio_file_mapping(folio)) {
-			freed = remove_mapping(folio);
+			/* Mapped, not used since: unmapped first, as try_to_unmap() does. */
+			freed = (!folio_file_mapcount(folio) || try_to_unmap_file(folio)) &&
+				remove_mapping(folio);
 		} else {
 			/* Truncated while isolated, or a lazily freed anon folio nobody maps. */
 			freed = folio_ref_freeze(folio, 1);

@@ -144,8 +144,10 @@ static void for_each_listed_lock(struct lv_machine *m, struct lock_walk *w)
 		for_each_lruvec_locked(m, true, walk_lruvec_lock, w);
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MAPPING)
 		for_each_file_lock(m, w->fn, w->arg);
-	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MM)
+	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_MM) {
 		for_each_mm_lock(m, w->fn, w->arg);
+		for_each_file_i_mmap_lock(m, w->fn, w->arg);
+	}
 	if (w->cls < 0 || w->cls == LV_LOCK_CLASS_SWAP)
 		for_each_swap_lock(m, w->fn, w->arg);
 }

@@ -102,6 +102,11 @@ bad=(
 	"--scan-cost|usemem --scan-cost fast"
 	"--limit 120 MiB leaves the node|usemem --limit 120"
 	"compare --by cost: option '--scan-cost' does not apply|compare usemem --scan-cost vmstat"
+	"--file-size: 1000 is out of range|page_fault2 --file-size 1000"
+	"--memory: 100 MiB per node is too little|page_fault2 --memory 100"
+	"--by folio-order applies to readtwice, readonce only|compare page_fault2 --by folio-order"
+	"option '--batch' does not apply|compare page_fault2 --batch 15"
+	"--disable|page_fault2 --disable rcu"
 	"--iterations|churn --iterations 3"
 	"--instances|numa --instances 0"
 	"--instances: 65536 is out of range (1..65535)|numa --instances 65536"
@@ -181,7 +186,7 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
 	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
-	"compare usemem --help")
+	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -229,6 +234,9 @@ check "compare numa --help: opens with --by disable (its default)" \
 	grep -q '^--by disable (numa' <(first_para compare numa --help)
 check "compare churn --help: opens with --by lock (its default)" \
 	grep -q '^--by lock ' <(first_para compare churn --help)
+check "compare page_fault2 --help: opens with --by batch (its default)" \
+	grep -q '^--by batch (page_fault2.s default): batch-15 vs batch-31 ' \
+	<(first_para compare page_fault2 --help)
 
 # ---- help --------------------------------------------------------------------------------------
 
@@ -239,9 +247,9 @@ check "compare churn --help: opens with --by lock (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem) +[a-zA-Z]' \
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2)  +[a-zA-Z]' \
 	"$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 9 ] &&
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 10 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -263,7 +271,7 @@ for e in opts:
         continue
     assert "(default: " in e or "(not for " in e, "no default for " + name + ": " + e
 PY
-for w in churn readtwice readonce aim9 numa swap reparent usemem; do
+for w in churn readtwice readonce aim9 numa swap reparent usemem page_fault2; do
 	"$LVBENCH" help "$w" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	"$LVBENCH" "$w" --help >"$TMP/out2" 2>&1
@@ -1294,6 +1302,50 @@ rc=$?
 	grep -Eq '^folios isolated during it +0$' "$TMP/out" &&
 	grep -Eq '^after/before +[0-9.]+x$' "$TMP/out"
 verdict "reparent: the removal table, no folio isolated" $?
+
+# ---- page_fault2 --------------------------------------------------------------------------------
+
+"$LVBENCH" page_fault2 --threads 2 --file-size 8M --duration 0.3 >"$TMP/out" 2>"$TMP/err" \
+	</dev/null
+rc=$?
+[ $rc -eq 0 ] &&
+	grep -q '^page_fault2: 2 threads, each mapping its own 8 MiB sparse file privately' \
+		"$TMP/out" &&
+	grep -Eq '^lruvec: [1-9][0-9]* faults/s in all, median round [1-9][0-9]*, [1-9][0-9]* iterations$' \
+		"$TMP/out" &&
+	grep -q '^Lock statistics, lruvec' "$TMP/out" && grep -Eq '^checks .* +ok$' "$TMP/out"
+verdict "page_fault2: faults/s and iterations, the lock table, checks ok" $?
+
+# compare's default: --by batch, 4 threads per CPU, the median rounds' ratio.
+"$LVBENCH" compare page_fault2 --file-size 8M --duration 0.2 --rounds 2 --json >"$TMP/json" \
+	2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert [o["column"] for o in objs] == ["batch-15", "batch-31"], [o["column"] for o in objs]
+assert [o["batch"] for o in objs] == [15, 31], [o["batch"] for o in objs]
+for o in objs:
+    assert o["check"] == "ok" and o["workload"] == "page_fault2", o
+    assert o["threads"] == 4 * o["cpus"] and o["containers"] == 1, o
+    assert o["file_size"] == 8 << 20 and o["iterations"] > 0, o
+    assert o["faults_per_s_median_round"] > 0 and len(o["round_ops_per_sec"]) == 2, o
+    sites = sum(s["contended"] for s in o["lock_sites"])
+    classes = sum(l["contended"] for l in o["locks"])
+    assert sites == classes, (sites, classes)
+PY
+py=$?
+check "compare page_fault2 --json: batch-15 then batch-31, 4 threads per CPU, sites add up" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+"$LVBENCH" compare page_fault2 --by batch --file-size 8M --duration 0.2 --rounds 2 >"$TMP/out" \
+	2>"$TMP/err" </dev/null
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^batch-31/batch-15, median rounds: [0-9]+\.[0-9]{3}x$' "$TMP/out" &&
+	grep -q '^Lock contention by call site, batch-31 setting' "$TMP/out" &&
+	grep -Eq '^batch-15: [1-9][0-9]* faults/s in all' "$TMP/out" &&
+	grep -q '^Published (LKP, 2024, 104 threads): batch 15 -> 31' "$TMP/out"
+verdict "compare page_fault2 --by batch: both columns, the ratio, the call-site tables" $?
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -15,6 +15,7 @@
  * direct and memcg limit reclaim; a thread takes a node below its low watermark in bursts,
  * and in one burst of four until it is dry (kswapd's wakeups, the node-scope reclaim drain). A
  * quarter of the operations use shared address spaces (faults, brk, mmap/munmap with splits,
+ * private mappings of the sparse and the truncated file,
  * self-checking writes and reads, madvise COLD, FREE, DONTNEED and PAGEOUT with lazyfree reclaim,
  * migrate_pages, move_pages, page cache migration, nested lru_cache_disable storms) while a
  * thread destroys and recreates some of them: see "Anonymous memory" below. The LRU users
@@ -406,7 +407,11 @@ static void op_read(uint64_t *s, struct lv_memcg *memcg)
  *  - the brk heap and SCRATCH_SLOTS mmap regions (slot = address | pages, swapped atomically)
  *    that every worker writes, reads (weak check), madvises, grows, shrinks, unmaps in the
  *    middle and replaces; addresses of lv_mmap() are never reused within an address space, so
- *    a stale slot only gives -EFAULT.
+ *    a stale slot only gives -EFAULT. A quarter of the regions mapped are private mappings
+ *    (lv_mmap_file()) of the sparse file or of the file being truncated, which nobody writes:
+ *    a page not written reads the file's zeros; a write copies it (COW), and truncation
+ *    unmaps the pages and copies past the end, which then read as -EFAULT, and as zeros once
+ *    the file has grown back.
  * The last NR_CHURN_MMS address spaces are destroyed and recreated (new incarnation, memcg and
  * node) by mm_churner() while the others run; a pthread rwlock (workers read, the churner
  * writes) keeps lv_mm_destroy() from racing with other calls on the same address space, which
@@ -472,6 +477,7 @@ static struct wstate *wstates;
 
 static atomic_ulong anon_faults, anon_writes, anon_nomem, anon_lines, lazyfree_zero;
 static atomic_ulong lazyfree_advised, mm_churns, mm_splits, brk_ops, mmap_ops, munmap_ops;
+static atomic_ulong file_maps; /* scratch regions that are private mappings of a file */
 static atomic_ulong mp_ok, mp_busy, mp_nomem, mp_noent, mp_fault, mig_calls, mig_left;
 static atomic_ulong fmig_calls, fmig_left, storms;
 /*
@@ -1088,7 +1094,24 @@ static void op_mmap(uint64_t *s, struct mm_slot *ms)
 	case 1:
 		/* Map a new region (not a whole number of pages) and swap it in. */
 		np = 1 + (unsigned int)(rnd(s) % SCRATCH_PAGES);
-		err = lv_mmap(ms->mm, np * LV_PAGE_SIZE - rnd(s) % LV_PAGE_SIZE, &naddr);
+		if (rnd(s) % 4 == 0) {
+			/*
+			 * A private mapping of a sparse file, which nobody writes: a page not
+			 * written here reads the file's zeros, as an anon page does. Readers,
+			 * reclaim and truncation (of trunc_file) work on the file meanwhile.
+			 */
+			struct lv_file *f = rnd(s) & 1 ? sparse_file : trunc_file;
+			uint64_t fpages =
+				(f == sparse_file ? SPARSE_BYTES : 4 << 20) / LV_PAGE_SIZE;
+
+			err = lv_mmap_file(ms->mm, f, rnd(s) % (fpages - np) * LV_PAGE_SIZE,
+					   np * LV_PAGE_SIZE - rnd(s) % LV_PAGE_SIZE,
+					   LV_MAP_PRIVATE, &naddr);
+			if (!err)
+				atomic_fetch_add(&file_maps, 1);
+		} else {
+			err = lv_mmap(ms->mm, np * LV_PAGE_SIZE - rnd(s) % LV_PAGE_SIZE, &naddr);
+		}
 		if (err == -ENOMEM)
 			return;
 		if (err || (naddr & (LV_PAGE_SIZE - 1)) || naddr <= ms->arena)
@@ -3233,6 +3256,7 @@ static size_t required_paths(struct required_path p[MAX_REQUIRED_PATHS])
 		{ "lazyfree", atomic_load(&lazyfree_advised), 0 },
 		{ "brk", atomic_load(&brk_ops), 0 },
 		{ "mmap", atomic_load(&mmap_ops), 0 },
+		{ "private file mapping", atomic_load(&file_maps), 0 },
 		{ "munmap", atomic_load(&munmap_ops), 0 },
 		{ "region split", atomic_load(&mm_splits), 0 },
 		{ "mm churn", atomic_load(&mm_churns), 0 },
@@ -3547,7 +3571,8 @@ int main(int argc, char **argv)
 	   "taking a node below low, %lu running it dry, %lu node-scope drains, the first burst "
 	   "taking %.2f s); anon: %lu faults, "
 	   "%lu writes (%lu could not fault), "
-	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap, %lu munmap, "
+	   "%lu lazyfree pages (%lu read back as zeros), %lu brk, %lu mmap (%lu of a file), "
+	   "%lu munmap, "
 	   "%lu splits, %lu mm churns, %lu disable storms; migration: %lu pages migrated, "
 	   "%lu failed, move_pages %lu ok %lu busy %lu no memory %lu absent %lu bad address, "
 	   "%lu migrate_pages (%lu left), %lu file migrations (%lu left); compaction: %lu of "
@@ -3572,14 +3597,14 @@ int main(int argc, char **argv)
 	   atomic_load(&press_dry), (unsigned long)node_drains(), atomic_load(&press_first),
 	   atomic_load(&anon_faults), atomic_load(&anon_writes), atomic_load(&anon_nomem),
 	   atomic_load(&lazyfree_advised), atomic_load(&lazyfree_zero), atomic_load(&brk_ops),
-	   atomic_load(&mmap_ops), atomic_load(&munmap_ops), atomic_load(&mm_splits),
-	   atomic_load(&mm_churns), atomic_load(&storms), (unsigned long)migrated,
-	   (unsigned long)node_stat_sum(LV_PGMIGRATE_FAIL), atomic_load(&mp_ok),
-	   atomic_load(&mp_busy), atomic_load(&mp_nomem), atomic_load(&mp_noent),
-	   atomic_load(&mp_fault), atomic_load(&mig_calls), atomic_load(&mig_left),
-	   atomic_load(&fmig_calls), atomic_load(&fmig_left), atomic_load(&compact_calls),
-	   atomic_load(&compact_memcg_calls), atomic_load(&compact_made),
-	   (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
+	   atomic_load(&mmap_ops), atomic_load(&file_maps), atomic_load(&munmap_ops),
+	   atomic_load(&mm_splits), atomic_load(&mm_churns), atomic_load(&storms),
+	   (unsigned long)migrated, (unsigned long)node_stat_sum(LV_PGMIGRATE_FAIL),
+	   atomic_load(&mp_ok), atomic_load(&mp_busy), atomic_load(&mp_nomem),
+	   atomic_load(&mp_noent), atomic_load(&mp_fault), atomic_load(&mig_calls),
+	   atomic_load(&mig_left), atomic_load(&fmig_calls), atomic_load(&fmig_left),
+	   atomic_load(&compact_calls), atomic_load(&compact_memcg_calls),
+	   atomic_load(&compact_made), (unsigned long)node_stat_sum(LV_COMPACT_ISOLATED),
 	   (unsigned long)node_stat_sum(LV_COMPACT_DAEMON_WAKE),
 	   (unsigned long)node_stat_sum(LV_COMPACT_STALL), atomic_load(&huge_regions),
 	   atomic_load(&huge_nomem), (unsigned long)node_stat_sum(LV_THP_FAULT_ALLOC),

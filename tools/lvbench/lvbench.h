@@ -342,6 +342,7 @@ extern const struct lvb_workload lvb_compact;
 extern const struct lvb_workload lvb_swap;
 extern const struct lvb_workload lvb_reparent;
 extern const struct lvb_workload lvb_usemem;
+extern const struct lvb_workload lvb_page_fault2;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -42,7 +42,7 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 
 static const struct lvb_workload *const workloads[] = {
 	&lvb_churn,   &lvb_readtwice, &lvb_readonce, &lvb_aim9,	  &lvb_numa,
-	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_usemem,
+	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_usemem, &lvb_page_fault2,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -310,9 +310,14 @@ static void print_opts(FILE *out, const struct lvb_opt *opts, const struct lvb_w
 
 static void print_workloads(FILE *out)
 {
+	int width = 0;
+
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		if ((int)strlen(workloads[i]->name) > width)
+			width = (int)strlen(workloads[i]->name);
 	fprintf(out, "Workloads:\n");
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
-		fprintf(out, "  %-10s %s\n", workloads[i]->name, workloads[i]->summary);
+		fprintf(out, "  %-*s  %s\n", width, workloads[i]->name, workloads[i]->summary);
 }
 
 static const char sizes_help[] =
@@ -369,12 +374,12 @@ static void usage_main(FILE *out)
 		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
 }
 
-/* compare --by lock, every workload's default but numa's. */
+/* compare --by lock, every workload's default but numa's and page_fault2's. */
 static const char compare_lock_help[] =
-	"--by lock (the default of every workload but numa) runs the node (A, the baseline) and\n"
-	"lruvec (B) designs alternately, ABAB..., --rounds rounds each (default 3;\n"
-	"readtwice/readonce: 5; aim9: 2), every round on a fresh machine in this process,\n"
-	"then prints them side by side. The percentage next to a value is relative to\n"
+	"--by lock (the default of every workload but numa and page_fault2) runs the node (A,\n"
+	"the baseline) and lruvec (B) designs alternately, ABAB..., --rounds rounds each\n"
+	"(default 3; readtwice/readonce: 5; aim9: 2), every round on a fresh machine in this\n"
+	"process, then prints them side by side. The percentage next to a value is relative to\n"
 	"the node design as in mmtests compare: new*100/base - 100 for Min, Max, Amean, Hmean,\n"
 	"BHmean-N and Total (higher is better), 100 - new*100/base for Stddev and CoeffVar (so\n"
 	"less variance is positive).\n"
@@ -417,8 +422,17 @@ static void usage_compare(FILE *out, const struct lvb_workload *wl)
 {
 	bool disable_first = wl && wl->compare_by == LVB_BY_DISABLE;
 
-	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n%s%s%s\n", wl ? wl->name : "WORKLOAD",
-		disable_first ? compare_disable_help : compare_lock_help,
+	fprintf(out, "Usage: lvbench compare %s [OPTIONS]\n\n", wl ? wl->name : "WORKLOAD");
+	/* A default that is a setting (below the other two) is named first. */
+	if (wl && wl->compare_by != LVB_BY_LOCK && wl->compare_by != LVB_BY_DISABLE) {
+		const struct lvb_by_kind *k = &lvb_by_kinds[wl->compare_by];
+
+		fprintf(out, "--by %s (%s's default): ", k->name, wl->name);
+		for (unsigned int i = 0; i < k->nr; i++)
+			fprintf(out, "%s%s", i ? " vs " : "", k->column[i]);
+		fprintf(out, " %s, as described below.\n", k->what);
+	}
+	fprintf(out, "%s%s%s\n", disable_first ? compare_disable_help : compare_lock_help,
 		disable_first ? compare_lock_help : compare_disable_help, compare_knob_help);
 	if (wl) {
 		fprintf(out, "%s\n", wl->help);
@@ -936,7 +950,8 @@ static int help_topic(int argc, char **argv)
 		wl = find_workload(argv[i]);
 		if (!wl) {
 			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
-					"aim9, numa, compact, swap, reparent, usemem; or compare)",
+					"aim9, numa, compact, swap, reparent, usemem, page_fault2; "
+					"or compare)",
 					argv[i]);
 			return LVB_EXIT_USAGE;
 		}
