@@ -153,6 +153,7 @@ struct rp_remover {
 	struct rp_ctl *ctl;
 	struct lv_memcg *victim;
 	struct lv_folio **folios; /* the victim's folios to isolate at the removal */
+	bool *skipped;		  /* [nr_folios]: not isolated, so not put back */
 	unsigned int nr_folios;
 	double duration, start;
 	bool removed;
@@ -208,8 +209,10 @@ static void remove_victim(struct lvb_worker *w, struct rp_remover *rm)
 	for (unsigned int i = 0; i < rm->nr_folios; i++) {
 		err = lv_folio_isolate_lru(rm->folios[i]);
 		if (err) {
-			lvb_worker_error(w, "lv_folio_isolate_lru", -err);
-			rm->folios[i] = NULL; /* not isolated: not put back */
+			/* -EBUSY: reclaim or a batch holds it; counted as not isolated. */
+			if (err != -EBUSY)
+				lvb_worker_error(w, "lv_folio_isolate_lru", -err);
+			rm->skipped[i] = true; /* not isolated: not put back */
 			continue;
 		}
 		nr_isolated++;
@@ -228,7 +231,7 @@ static void remove_victim(struct lvb_worker *w, struct rp_remover *rm)
 		w->counters[RP_ISOLATED] += nr_isolated;
 	}
 	for (unsigned int i = 0; i < rm->nr_folios; i++) {
-		if (!rm->folios[i])
+		if (rm->skipped[i])
 			continue;
 		err = lv_folio_putback_lru(rm->folios[i]);
 		if (err)
@@ -334,6 +337,7 @@ static int rp_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	uint64_t file_size = 16ull * p->limit_mib << 20;
 	struct lv_file **files = NULL, *victim_file = NULL;
 	struct lv_folio **folios = NULL;
+	bool *skipped = NULL;
 	struct lvb_worker *workers = NULL;
 	struct rp_thread *threads = NULL;
 	struct lv_memcg *victim = NULL;
@@ -350,10 +354,11 @@ static int rp_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	err = -ENOMEM;
 	files = calloc(opt->containers, sizeof(*files));
 	folios = calloc(p->isolated ? p->isolated : 1, sizeof(*folios));
+	skipped = calloc(p->isolated ? p->isolated : 1, sizeof(*skipped));
 	workers = lvb_zalloc(n * sizeof(*workers));
 	threads = lvb_zalloc(n * sizeof(*threads));
 	ctl = lvb_zalloc(sizeof(*ctl));
-	if (!files || !folios || !workers || !threads || !ctl)
+	if (!files || !folios || !skipped || !workers || !threads || !ctl)
 		goto out;
 	victim = lv_memcg_create(env.m, NULL, "victim");
 	victim_file = victim ? lv_file_open(env.m, -1, p->pages * LV_PAGE_SIZE) : NULL;
@@ -394,6 +399,7 @@ static int rp_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	threads[nr_readers].rm = (struct rp_remover){ .ctl = ctl,
 						      .victim = victim,
 						      .folios = folios,
+						      .skipped = skipped,
 						      .nr_folios = p->isolated,
 						      .duration = opt->duration };
 	workers[nr_readers].priv = &threads[nr_readers];
@@ -433,6 +439,7 @@ out:
 			lv_file_close(files[c]);
 	free(files);
 	free(folios);
+	free(skipped);
 	free(threads);
 	free(workers);
 	free(ctl);
