@@ -161,6 +161,28 @@ enum lv_scan_cost {
 };
 
 /**
+ * enum lv_batch_policy - how a CPU slot's batches group folios for their flush.
+ *
+ * A flush takes an lruvec lock for each run of consecutive folios whose lruvecs use different
+ * locks, so a batch that mixes the folios of many memcgs takes up to one lock hold per folio.
+ * LV_BATCH_ARRIVAL moves a batch in the order its folios came, as Linux does.
+ * LV_BATCH_SORTED orders the batch by lruvec (node, then memcg) just before it is moved,
+ * with a stable sort in place: the folios of one lruvec keep their arrival order (their LRU
+ * order), and the flush needs a few words of stack more. LV_BATCH_PER_LRUVEC gives each slot
+ * LV_LRUVEC_BATCHES batches of each kind (of cfg.batch_size folios; about 7.5 KiB more per
+ * slot), each holding the folios of one lruvec (in the node design, of one node's lock): a
+ * batch that fills is flushed alone, and a folio of an lruvec with no batch flushes the least
+ * recently used one. Drains flush every batch of a slot.
+ * The grouping is a hint in both: the lruvec a folio is sorted or queued by may change until
+ * its lock is held, and the flush relocks by the folio's lruvec as always.
+ */
+enum lv_batch_policy {
+	LV_BATCH_ARRIVAL = 0,
+	LV_BATCH_SORTED = 1,
+	LV_BATCH_PER_LRUVEC = 2,
+};
+
+/**
  * struct lv_config - machine configuration. Start from lv_config_init().
  * @nr_nodes:       NUMA nodes, 1..64.
  * @node_mem_bytes: memory per node, a multiple of 4 KiB, at least 4 MiB, at most 64 GiB.
@@ -202,6 +224,7 @@ enum lv_scan_cost {
  *                  before). True measures what leaving them queued would do.
  * @no_lock_sites:  do not record lock contention by call site (lv_lock_sites()); the cost of
  *                  recording can then be measured against a run without it.
+ * @batch_policy:   see &enum lv_batch_policy.
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -227,6 +250,7 @@ struct lv_config {
 	enum lv_scan_cost scan_cost;
 	bool batch_large;
 	bool no_lock_sites;
+	enum lv_batch_policy batch_policy;
 };
 
 #define LV_PAGE_SIZE		4096UL
@@ -234,15 +258,17 @@ struct lv_config {
 #define LV_MAX_NODES		64
 #define LV_MAX_BATCH		31
 #define LV_MAX_FILE_FOLIO_ORDER 6
+#define LV_LRUVEC_BATCHES	4 /* LV_BATCH_PER_LRUVEC: batches of each kind per slot */
 
 /**
  * lv_config_init - fill a configuration with the defaults.
  * @cfg: the configuration to fill.
  *
  * The defaults: 1 node of 256 MiB, get_nprocs_conf() slots, per-lruvec locking, memcg enabled,
- * futex locks, batches of 31, sweep-mode disable, real data frames, a kswapd and a kcompactd
- * per node, page cache folios of one page, huge pages and their defrag in LV_MADV_HUGEPAGE
- * regions only, proactiveness 20, unevictable folios compactable, and the real protocol.
+ * futex locks, batches of 31 in arrival order, sweep-mode disable, real data frames, a kswapd and a
+ * kcompactd per node, page cache folios of one page, huge pages and their defrag in
+ * LV_MADV_HUGEPAGE regions only, proactiveness 20, unevictable folios compactable, and the real
+ * protocol.
  *
  * Return: nothing.
  * Context: any thread; lock-free.
@@ -356,12 +382,12 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * isolated by reclaim, a migration or the caller, or being charged or filled — is charged to
  * the parent from then on, without being waited for: one isolated meanwhile goes to the
  * parent's lists when it is put back. The parent's usage does not change (it already counted
- * them), no limit is checked, and the pages on the lists count as LV_PGMOVED of @memcg. Its page cache stays
- * cached; its shadow entries stay in the files, but a refault of one is no longer activated
- * (the memcg that evicted it is gone), and the tree nodes holding them move to the parent's
- * shadow lists. A folio's memcg (lv_folio_memcg())
- * therefore changes when its memcg is removed. Its event
- * counts and lock statistics stay in the machine's totals (lv_node_stat(), lv_lock_stats()).
+ * them), no limit is checked, and the pages on the lists count as LV_PGMOVED of @memcg. Its page
+ * cache stays cached; its shadow entries stay in the files, but a refault of one is no longer
+ * activated (the memcg that evicted it is gone), and the tree nodes holding them move to the
+ * parent's shadow lists. A folio's memcg (lv_folio_memcg()) therefore changes when its memcg is
+ * removed. Its event counts and lock statistics stay in the machine's totals (lv_node_stat(),
+ * lv_lock_stats()).
  *
  * Concurrent calls. Calls that other threads make with @memcg while the removal runs are safe:
  * each returns its normal result or fails as listed above for a memcg being removed, and the
@@ -386,9 +412,9 @@ struct lv_memcg *lv_memcg_create(struct lv_machine *m, struct lv_memcg *parent, 
  * Context: may block (flushes CPU batches, waits for locks); takes
  * the memcg tree mutex (twice), its own drain mutex and then slot locks, for each node its
  * lruvec lock and then its parent's (nested, the one place two LRU locks are held; never two
- * nodes' at once), pcp and zone locks for references it drops, and, under the tree mutex, its shadow locks and then its parent's
- * (nested); shrinking the parent's shadow lists afterwards takes shadow locks and tries mapping
- * locks; RCU read-side until it owns the removal.
+ * nodes' at once), pcp and zone locks for references it drops, and, under the tree mutex, its
+ * shadow locks and then its parent's (nested); shrinking the parent's shadow lists afterwards takes
+ * shadow locks and tries mapping locks; RCU read-side until it owns the removal.
  */
 int lv_memcg_remove(struct lv_memcg *memcg);
 
@@ -925,6 +951,31 @@ uint64_t lv_latency_percentile(const struct lv_latency *lat, double pct);
  * Context: any thread; lock-free.
  */
 void lv_drain_all_stats(struct lv_machine *m, uint64_t *calls, uint64_t *sweeps);
+
+/**
+ * struct lv_batch_stat - what the flushes of the per-CPU batches cost in lruvec lock holds.
+ * @flushes: batch flushes that moved at least one folio (lru_add, the LRU moves, mlock).
+ * @holds:   lruvec lock acquisitions those flushes made: one per run of folios under one lock.
+ * @folios:  folios they moved (those whose pin was lost to someone else are not counted).
+ *
+ * @folios / @holds is the folios per lock hold, and @holds / @flushes the holds per flush,
+ * that &enum lv_batch_policy trades.
+ */
+struct lv_batch_stat {
+	uint64_t flushes;
+	uint64_t holds;
+	uint64_t folios;
+};
+
+/**
+ * lv_batch_stats - the flush counts of every CPU slot's batches, summed.
+ * @m:   the machine.
+ * @out: where to store them (since lv_machine_create() or lv_lock_stats_reset()).
+ *
+ * Return: nothing; the values are racy while threads queue or drain.
+ * Context: any thread; lock-free.
+ */
+void lv_batch_stats(struct lv_machine *m, struct lv_batch_stat *out);
 
 /* ==== Page cache ========================================================================== */
 
@@ -1773,7 +1824,8 @@ void lv_lock_stats(struct lv_machine *m, enum lv_lock_class cls, struct lv_lock_
  * @m: the machine.
  *
  * Every class reads zero afterwards, the memcg class included (this call's own hold of the
- * memcg tree mutex is not counted), and so do the call sites of lv_lock_sites().
+ * memcg tree mutex is not counted), and so do the call sites of lv_lock_sites() and the
+ * batch flush counts of lv_batch_stats().
  *
  * Return: nothing.
  * Context: a quiescent machine (no other thread using @m); takes the memcg tree mutex.

@@ -12,6 +12,7 @@
 #include "internal.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 unsigned int this_cpu_index(const struct lv_machine *m)
@@ -56,6 +57,19 @@ int cpu_slots_init(struct lv_machine *m)
 	if (!m->slots)
 		return -ENOMEM;
 	memset(m->slots, 0, m->nr_slots * sizeof(*m->slots));
+	if (m->cfg.batch_policy == LV_BATCH_PER_LRUVEC) {
+		/* 7 kinds x 4 batches x 272 bytes: about 7.5 KiB per slot, only in this policy. */
+		struct lruvec_batch(*lvb)[LV_LRUVEC_BATCHES] =
+			calloc((size_t)m->nr_slots * NR_BATCH_KINDS, sizeof(*lvb));
+
+		if (!lvb) {
+			free(m->slots);
+			m->slots = NULL;
+			return -ENOMEM;
+		}
+		for (unsigned int s = 0; s < m->nr_slots; s++)
+			m->slots[s].lvb = lvb + (size_t)s * NR_BATCH_KINDS;
+	}
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		lv_lock_init(&m->slots[s].lock, m->cfg.lock_backend, LV_LOCK_CLASS_SLOT,
 			     m->lock_sites);
@@ -68,6 +82,7 @@ void cpu_slots_exit(struct lv_machine *m)
 		return;
 	for (unsigned int s = 0; s < m->nr_slots; s++)
 		lv_lock_destroy(&m->slots[s].lock);
+	free(m->slots[0].lvb); /* one array for every slot */
 	free(m->slots);
 	m->slots = NULL;
 }

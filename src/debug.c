@@ -317,11 +317,13 @@ int lv_check(struct lv_machine *m, FILE *report)
 
 		drain_slot(slot);
 		/* Quiescent: nobody refills the batches, so the unlocked look is exact (I5). */
-		for (int op = 0; op < NR_FBATCHES; op++)
-			if (READ_ONCE(slot->fbatch[op].nr))
-				check_fail(&c, "slot %u batch %d not empty after draining", s, op);
-		if (READ_ONCE(slot->mlock_fbatch.nr))
-			check_fail(&c, "slot %u mlock batch not empty after draining", s);
+		for (int kind = 0; kind < NR_BATCH_KINDS; kind++) {
+			struct folio_batch *fb;
+			unsigned int i;
+
+			for_each_slot_batch(slot, kind, i, fb) if (READ_ONCE(fb->nr)) check_fail(
+				&c, "slot %u batch %d.%u not empty after draining", s, kind, i);
+		}
 	}
 
 	/* Live memcgs only: a removed one may be freed once the walk drops the tree mutex. */

@@ -475,7 +475,12 @@ struct folio_batch {
 	struct lv_folio *folios[LV_MAX_BATCH];
 };
 
-/* Batches in the kernel's drain order (lru_add_drain_cpu). */
+/*
+ * Batches in the kernel's drain order (lru_add_drain_cpu), and the mlock batch (mlock.c), which
+ * drains last, as the kernel's mlock_drain_local() follows lru_add_drain_cpu(). Each entry of
+ * the mlock batch is a folio pointer tagged in its low bits with the operation (MLOCK_LRU,
+ * MLOCK_NEW, or none for munlock); mlock_entry_folio() strips the tag.
+ */
 enum fbatch_op {
 	FB_LRU_ADD,
 	FB_MOVE_TAIL,
@@ -483,19 +488,47 @@ enum fbatch_op {
 	FB_DEACTIVATE,
 	FB_LAZYFREE,
 	FB_ACTIVATE,
-	NR_FBATCHES
+	NR_FBATCHES, /* the LRU batches above; the mlock batch follows */
+	FB_MLOCK = NR_FBATCHES,
+	NR_BATCH_KINDS
+};
+
+/*
+ * struct lruvec_batch - LV_BATCH_PER_LRUVEC: one of a slot's small batches of one kind, holding
+ * folios of one lruvec. @key is the lruvec the folios had when they were queued: it is only
+ * compared, never dereferenced, so a batch keyed by an lruvec since freed (a removed memcg's)
+ * is harmless: folios of a new lruvec at that address would join it, and the flush relocks by
+ * each folio's real lruvec. An empty batch is free, whatever its key.
+ */
+struct lruvec_batch {
+	const struct lruvec *key; /* slot lock */
+	unsigned long used;    /* slot lock: the slot's clock at the last add, for the LRU choice */
+	struct folio_batch fb; /* slot lock (nr read racily by cpu_needs_drain()) */
 };
 
 struct cpu_slot {
 	struct lv_lock lock;
-	struct folio_batch fbatch[NR_FBATCHES]; /* lock */
-	/*
-	 * lock: the mlock batch (mlock.c), drained after the others. Each entry is a folio
-	 * pointer tagged in its low bits with the operation (MLOCK_LRU, MLOCK_NEW, or none for
-	 * munlock); mlock_entry_folio() strips the tag.
-	 */
-	struct folio_batch mlock_fbatch;
+	/* lock: the batches of LV_BATCH_ARRIVAL and LV_BATCH_SORTED, one per kind */
+	struct folio_batch fbatch[NR_BATCH_KINDS];
+	/* constant pointer, lock for the contents: LV_BATCH_PER_LRUVEC's batches, else NULL */
+	struct lruvec_batch (*lvb)[LV_LRUVEC_BATCHES];
+	unsigned long clock;	   /* lock: adds to @lvb, for the LRU choice */
+	struct lv_batch_stat stat; /* lock; read racily by lv_batch_stats() */
 } ____cacheline_aligned;
+
+/*
+ * slot_batch - @slot's batch @i of @kind, in the order drains visit them; NULL after the last.
+ * Context: @slot's lock held, or a racy peek at the count (cpu_needs_drain()).
+ */
+static inline struct folio_batch *slot_batch(struct cpu_slot *slot, int kind, unsigned int i)
+{
+	if (!slot->lvb)
+		return i ? NULL : &slot->fbatch[kind];
+	return i < LV_LRUVEC_BATCHES ? &slot->lvb[kind][i].fb : NULL;
+}
+
+#define for_each_slot_batch(slot, kind, i, fb)                                                     \
+	for ((i) = 0; ((fb) = slot_batch((slot), (kind), (i))); (i)++)
 
 /* ---- Memory cgroups -------------------------------------------------------------------------- */
 
@@ -860,6 +893,7 @@ void folios_put_refs(struct lv_folio **folios, unsigned int nr);
 void folio_add_lru(struct lv_folio *folio);
 void folio_putback_lru(struct lv_folio *folio);
 void drain_slot(struct cpu_slot *slot);
+void folio_batch_add_and_move(struct lv_folio *folio, struct lv_folio *entry, int kind);
 void lru_add_drain_try(struct lv_machine *m);
 void lru_add_drain_scope(struct lv_machine *m, struct lv_memcg *memcg, int nid);
 void lru_add_drain_dropped(struct lv_machine *m);
@@ -1091,7 +1125,7 @@ void mlock_folio(struct lv_folio *folio);
 void mlock_new_folio(struct lv_folio *folio);
 void munlock_folio(struct lv_folio *folio);
 void folio_add_lru_vma(struct lv_folio *folio, struct vm_area *vma);
-void mlock_folio_batch(struct folio_batch *fbatch);
+struct lruvec *mlock_folio_batch_entry(struct lv_folio *entry, struct lruvec *lruvec);
 void mlock_migrate_folio(struct lv_folio *new, struct lv_folio *old);
 void mlock_vma_range(struct lv_mm *mm, struct vm_area *vma, uint64_t start, uint64_t end,
 		     bool lock);

@@ -28,7 +28,8 @@
  * under the lock. An mlock drained after the munlock that followed it finds the folio
  * evictable after all and rescues it if it is unevictable; a munlock drained first leaves the
  * mlock nothing to do. A full batch, a large folio (!folio_may_be_lru_cached(), unless
- * cfg.batch_large) and a disabled cache flush at once; the batch joins every drain
+ * cfg.batch_large) and a disabled cache flush at once; the batch follows the machine's batch
+ * policy like the others (swap.c), and joins every drain
  * (lru_add_drain_slot(), cpu_needs_drain() and drain_slot_scope() in swap.c).
  *
  * The pin. __mlock_folio() needs it: without it, someone else owns the folio's LRU position,
@@ -169,56 +170,32 @@ out:
 }
 
 /**
- * mlock_folio_batch - apply every entry of @fbatch, relocking per folio only when the lruvec
- * changes, and drop the batch's references after the unlock (derived from swap.c's
- * folio_batch_move_lru()).
- * Context: the slot lock that protects @fbatch is held; no LRU lock held.
+ * mlock_folio_batch_entry - apply one entry of the mlock batch: the operation its tag names,
+ * relocking only when the lruvec changes; swap.c's folio_batch_move_lru() loops over the batch
+ * (in the order the machine's batch policy gives it) and drops the references after the unlock.
+ * Return: the lruvec whose lock is held (@lruvec if nothing was locked).
+ * Context: the slot lock that protects the batch is held; @lruvec's lock, if any.
  */
-void mlock_folio_batch(struct folio_batch *fbatch)
+struct lruvec *mlock_folio_batch_entry(struct lv_folio *entry, struct lruvec *lruvec)
 {
-	struct lruvec *lruvec = NULL;
+	unsigned long op = (uintptr_t)entry & MLOCK_MASK;
+	struct lv_folio *folio = mlock_entry_folio(entry);
 
-	for (unsigned int i = 0; i < fbatch->nr; i++) {
-		unsigned long op = (uintptr_t)fbatch->folios[i] & MLOCK_MASK;
-		struct lv_folio *folio = mlock_entry_folio(fbatch->folios[i]);
-
-		if (op == MLOCK_LRU)
-			lruvec = __mlock_folio(folio, lruvec);
-		else if (op == MLOCK_NEW)
-			lruvec = __mlock_new_folio(folio, lruvec);
-		else
-			lruvec = __munlock_folio(folio, lruvec);
-		fbatch->folios[i] = folio; /* untagged, for the puts */
-	}
-	if (lruvec)
-		lruvec_unlock(lruvec);
-	folios_put_refs(fbatch->folios, fbatch->nr);
-	WRITE_ONCE(fbatch->nr, 0);
+	if (op == MLOCK_LRU)
+		return __mlock_folio(folio, lruvec);
+	if (op == MLOCK_NEW)
+		return __mlock_new_folio(folio, lruvec);
+	return __munlock_folio(folio, lruvec);
 }
 
 /*
- * mlock_batch_add - queue @folio with @op on this CPU's slot, taking the batch's reference,
- * and flush when the batch is full, the folio may not wait there (folio_may_be_lru_cached():
- * a large folio, unless cfg.batch_large) or the cache is disabled (the same
- * protocol as swap.c's folio_batch_add_and_move()).
+ * mlock_batch_add - queue @folio with @op on this CPU's slot (swap.c's
+ * folio_batch_add_and_move(), which also flushes when the batch is full, the folio may not
+ * wait (a large folio, unless cfg.batch_large) or the cache is disabled).
  */
 static void mlock_batch_add(struct lv_folio *folio, unsigned long op)
 {
-	struct lv_machine *m = folio_machine(folio);
-	struct folio_batch *fbatch;
-	struct cpu_slot *slot;
-
-	folio_get(folio);
-	rcu_read_lock();
-	slot = this_cpu_slot_lock(m);
-	fbatch = &slot->mlock_fbatch;
-	fbatch->folios[fbatch->nr] = (struct lv_folio *)((uintptr_t)folio | op);
-	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
-	if (fbatch->nr >= m->cfg.batch_size || !folio_may_be_lru_cached(m, folio) ||
-	    lru_cache_disabled(m))
-		mlock_folio_batch(fbatch);
-	lv_lock_release(&slot->lock);
-	rcu_read_unlock();
+	folio_batch_add_and_move(folio, (struct lv_folio *)((uintptr_t)folio | op), FB_MLOCK);
 }
 
 /* ---- the entry points ------------------------------------------------------------------------ */

@@ -28,6 +28,7 @@ void lv_config_init(struct lv_config *cfg)
 		.charge_moving = true,
 		.scan_cost = LV_COST_LOCKED,
 		.batch_large = false,
+		.batch_policy = LV_BATCH_ARRIVAL,
 	};
 }
 
@@ -69,6 +70,9 @@ const char *lv_config_invalid(const struct lv_config *c)
 		return "page_cluster";
 	if (c->scan_cost != LV_COST_LOCKED && c->scan_cost != LV_COST_VMSTAT)
 		return "scan_cost";
+	if (c->batch_policy != LV_BATCH_ARRIVAL && c->batch_policy != LV_BATCH_SORTED &&
+	    c->batch_policy != LV_BATCH_PER_LRUVEC)
+		return "batch_policy";
 	return NULL;
 }
 

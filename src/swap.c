@@ -282,42 +282,158 @@ bool lv_folio_try_get(struct lv_folio *folio)
 /* ---- batches ------------------------------------------------------------------------------- */
 
 /*
- * folio_batch_move_lru - apply @op to every folio of @fbatch and empty it.
- * Context: the slot lock that protects @fbatch is held; no LRU lock held.
+ * folio_key_after - does @a sort after @b in LV_BATCH_SORTED's order (node, then memcg)? The
+ * pair names the folio's lruvec, and the lock it will take in either design.
+ * Context: RCU read lock (folio_memcg()); the answer may change until the lruvec lock is held.
  */
-static void folio_batch_move_lru(struct folio_batch *fbatch, enum fbatch_op op)
+static bool folio_key_after(const struct lv_folio *a, const struct pglist_data *pgdat,
+			    const struct lv_memcg *memcg)
+{
+	if (a->pgdat != pgdat)
+		return (uintptr_t)a->pgdat > (uintptr_t)pgdat;
+	return (uintptr_t)folio_memcg(a) > (uintptr_t)memcg;
+}
+
+/*
+ * folio_batch_sort - LV_BATCH_SORTED: order @fbatch by lruvec, by insertion: stable (a folio
+ * moves back only past folios with a strictly greater key, so the folios of one lruvec keep
+ * their arrival order, which is their LRU order), in place, and with a few words of stack; at
+ * most 31 entries, so the quadratic worst case is a few hundred comparisons, and a batch
+ * already in runs costs one comparison per run per folio. A key that changes meanwhile (a
+ * reparenting, a charge move) only spoils the grouping: the flush relocks by the real lruvec.
+ * Context: the slot lock that protects @fbatch is held.
+ */
+static void folio_batch_sort(struct folio_batch *fbatch)
+{
+	rcu_read_lock();
+	for (unsigned int i = 1; i < fbatch->nr; i++) {
+		struct lv_folio *entry = fbatch->folios[i];
+		struct lv_folio *folio = mlock_entry_folio(entry);
+		const struct pglist_data *pgdat = folio->pgdat;
+		const struct lv_memcg *memcg = folio_memcg(folio);
+		unsigned int j = i;
+
+		while (j > 0 &&
+		       folio_key_after(mlock_entry_folio(fbatch->folios[j - 1]), pgdat, memcg)) {
+			fbatch->folios[j] = fbatch->folios[j - 1];
+			j--;
+		}
+		fbatch->folios[j] = entry;
+	}
+	rcu_read_unlock();
+}
+
+/* batch_stat_add - add to a slot's counter. Context: the slot's lock held (read racily). */
+static void batch_stat_add(uint64_t *counter, uint64_t n)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/*
+ * folio_batch_move_lru - apply the @kind batch @fbatch of @slot (or a part of one that @slot's
+ * lock guards) and empty it: the LRU kinds through their move function, FB_MLOCK through
+ * mlock.c's. Counts the flush, its lock holds and the folios moved in @slot's statistics.
+ * Context: @slot's lock held; no LRU lock held.
+ */
+static void folio_batch_move_lru(struct cpu_slot *slot, struct folio_batch *fbatch, int kind)
 {
 	struct lruvec *lruvec = NULL;
+	struct lv_lock *held = NULL;
+	unsigned int holds = 0, moved = 0;
 
+	lockdep_assert_held(&slot->lock);
+	if (fbatch->nr > 1 &&
+	    folio_machine(mlock_entry_folio(fbatch->folios[0]))->cfg.batch_policy ==
+		    LV_BATCH_SORTED)
+		folio_batch_sort(fbatch);
 	for (unsigned int i = 0; i < fbatch->nr; i++) {
-		struct lv_folio *folio = fbatch->folios[i];
+		struct lv_folio *folio = mlock_entry_folio(fbatch->folios[i]);
 
-		/* Only the winner of the pin may move an on-LRU folio. */
-		if (op != FB_LRU_ADD && !folio_test_clear_lru(folio))
-			continue;
-		lruvec = folio_lruvec_relock(folio, lruvec);
+		if (kind == FB_MLOCK) {
+			lruvec = mlock_folio_batch_entry(fbatch->folios[i], lruvec);
+			fbatch->folios[i] = folio; /* untagged, for the puts */
+		} else {
+			/* Only the winner of the pin may move an on-LRU folio. */
+			if (kind != FB_LRU_ADD && !folio_test_clear_lru(folio))
+				continue;
+			lruvec = folio_lruvec_relock(folio, lruvec);
 #ifdef LV_DEBUG
-		VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio);
+			VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio);
 #endif
-		if (op != FB_LRU_ADD && !folio_evictable(folio) && !folio_test_unevictable(folio))
-			lru_cull(lruvec, folio);
-		else
-			move_fns[op](lruvec, folio);
-		/* Publish while still holding the lock: the folio is linked and counted. */
-		folio_set_lru(folio);
+			if (kind != FB_LRU_ADD && !folio_evictable(folio) &&
+			    !folio_test_unevictable(folio))
+				lru_cull(lruvec, folio);
+			else
+				move_fns[kind](lruvec, folio);
+			/* Publish while still holding the lock: the folio is linked and counted. */
+			folio_set_lru(folio);
+		}
+		if (!lruvec)
+			continue;
+		moved++;
+		if (lruvec->lru_lock != held) {
+			held = lruvec->lru_lock;
+			holds++;
+		}
 	}
 	if (lruvec)
 		lruvec_unlock(lruvec);
 	folios_put_refs(fbatch->folios, fbatch->nr);
 	WRITE_ONCE(fbatch->nr, 0);
+	if (moved) {
+		batch_stat_add(&slot->stat.flushes, 1);
+		batch_stat_add(&slot->stat.holds, holds);
+		batch_stat_add(&slot->stat.folios, moved);
+	}
 }
 
-bool lru_cache_disabled(struct lv_machine *m)
+void lv_batch_stats(struct lv_machine *m, struct lv_batch_stat *out)
 {
-	return __atomic_load_n(&m->lru_disable_count, __ATOMIC_ACQUIRE) != 0;
+	*out = (struct lv_batch_stat){ 0 };
+	for (unsigned int s = 0; s < m->nr_slots; s++) {
+		const struct lv_batch_stat *st = &m->slots[s].stat;
+
+		out->flushes += __atomic_load_n(&st->flushes, __ATOMIC_RELAXED);
+		out->holds += __atomic_load_n(&st->holds, __ATOMIC_RELAXED);
+		out->folios += __atomic_load_n(&st->folios, __ATOMIC_RELAXED);
+	}
 }
 
-static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
+/*
+ * lruvec_batch_get - LV_BATCH_PER_LRUVEC: the batch of @kind in @slot for @folio: the one
+ * keyed by the lock of @folio's lruvec, else an empty one, else the least recently used one,
+ * flushed first. The key is read without the lruvec lock, so it is only where @folio waits:
+ * a batch may come to hold folios of another lruvec, which costs its flush one more hold.
+ * Context: @slot's lock and the RCU read lock held (the lruvec read stays allocated).
+ */
+static struct folio_batch *lruvec_batch_get(struct cpu_slot *slot, int kind, struct lv_folio *folio)
+{
+	struct lruvec_batch *set = slot->lvb[kind], *b, *victim = NULL;
+	const void *key = folio_lruvec(folio)->lru_lock;
+
+	lockdep_assert_held(&slot->lock);
+	for (b = set; b < set + LV_LRUVEC_BATCHES; b++) {
+		if (b->fb.nr && b->key == key)
+			goto found;
+		if (!victim || (victim->fb.nr && (!b->fb.nr || b->used < victim->used)))
+			victim = b;
+	}
+	b = victim;
+	if (b->fb.nr)
+		folio_batch_move_lru(slot, &b->fb, kind);
+	b->key = key;
+found:
+	b->used = ++slot->clock;
+	return &b->fb;
+}
+
+/*
+ * folio_batch_add_and_move - queue @entry (@folio, tagged for FB_MLOCK) in this CPU slot's
+ * batch of @kind, taking the batch's reference, and flush that batch when it is full, when
+ * the folio may not wait there (folio_may_be_lru_cached()), or while the cache is disabled.
+ * Context: no LRU lock held; takes a slot lock, and lruvec locks if it flushes.
+ */
+void folio_batch_add_and_move(struct lv_folio *folio, struct lv_folio *entry, int kind)
 {
 	struct lv_machine *m = folio_machine(folio);
 	struct folio_batch *fbatch;
@@ -327,14 +443,19 @@ static void folio_batch_add_and_move(struct lv_folio *folio, enum fbatch_op op)
 	/* Only LV_DISABLE_RCU needs the read-side section; it is ~1 ns, so always take it. */
 	rcu_read_lock();
 	slot = this_cpu_slot_lock(m);
-	fbatch = &slot->fbatch[op];
-	fbatch->folios[fbatch->nr] = folio;
+	fbatch = slot->lvb ? lruvec_batch_get(slot, kind, folio) : &slot->fbatch[kind];
+	fbatch->folios[fbatch->nr] = entry;
 	WRITE_ONCE(fbatch->nr, fbatch->nr + 1);
 	if (fbatch->nr >= m->cfg.batch_size || !folio_may_be_lru_cached(m, folio) ||
 	    lru_cache_disabled(m))
-		folio_batch_move_lru(fbatch, op);
+		folio_batch_move_lru(slot, fbatch, kind);
 	lv_lock_release(&slot->lock);
 	rcu_read_unlock();
+}
+
+bool lru_cache_disabled(struct lv_machine *m)
+{
+	return __atomic_load_n(&m->lru_disable_count, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* folio_add_lru - queue a folio that is on no LRU list (new, or isolated by us). */
@@ -342,7 +463,7 @@ void folio_add_lru(struct lv_folio *folio)
 {
 	VM_BUG_ON_FOLIO(folio_test_lru(folio), folio);
 	folio_set(folio, PG_lru_claimed);
-	folio_batch_add_and_move(folio, FB_LRU_ADD);
+	folio_batch_add_and_move(folio, folio, FB_LRU_ADD);
 }
 
 int lv_folio_add_lru(struct lv_folio *folio)
@@ -360,7 +481,7 @@ int lv_folio_add_lru(struct lv_folio *folio)
 	} while (!__atomic_compare_exchange_n(&folio->flags, &flags,
 					      flags | (1ul << PG_lru_claimed), true,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	folio_batch_add_and_move(folio, FB_LRU_ADD);
+	folio_batch_add_and_move(folio, folio, FB_LRU_ADD);
 	return 0;
 }
 
@@ -377,7 +498,7 @@ void lv_folio_activate(struct lv_folio *folio)
 {
 	if (folio_test_active(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
 		return;
-	folio_batch_add_and_move(folio, FB_ACTIVATE);
+	folio_batch_add_and_move(folio, folio, FB_ACTIVATE);
 }
 
 /*
@@ -390,17 +511,21 @@ static void lru_cache_activate_folio(struct lv_folio *folio)
 {
 	struct cpu_slot *slot = this_cpu_slot(folio_machine(folio));
 	struct folio_batch *fbatch;
+	unsigned int b;
 
 	/* A hint only: if the slot's holder is preempted, do not wait a time slice for it. */
 	if (!lv_lock_trylock(&slot->lock))
 		return;
-	fbatch = &slot->fbatch[FB_LRU_ADD];
-	for (int i = (int)fbatch->nr - 1; i >= 0; i--) {
-		if (fbatch->folios[i] == folio) {
-			folio_set_active(folio);
-			break;
+	for_each_slot_batch(slot, FB_LRU_ADD, b, fbatch)
+	{
+		for (int i = (int)fbatch->nr - 1; i >= 0; i--) {
+			if (fbatch->folios[i] == folio) {
+				folio_set_active(folio);
+				goto out;
+			}
 		}
 	}
+out:
 	lv_lock_release(&slot->lock);
 }
 
@@ -425,7 +550,7 @@ void lv_folio_deactivate(struct lv_folio *folio)
 {
 	if (folio_test_unevictable(folio) || !folio_test_lru(folio) || !folio_test_active(folio))
 		return;
-	folio_batch_add_and_move(folio, FB_DEACTIVATE);
+	folio_batch_add_and_move(folio, folio, FB_DEACTIVATE);
 }
 
 void lv_deactivate_file_folio(struct lv_folio *folio)
@@ -433,7 +558,7 @@ void lv_deactivate_file_folio(struct lv_folio *folio)
 	/* An anon folio is not the page cache's to invalidate (as lazyfree ignores a file one). */
 	if (folio_test_swapbacked(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
 		return;
-	folio_batch_add_and_move(folio, FB_DEACTIVATE_FILE);
+	folio_batch_add_and_move(folio, folio, FB_DEACTIVATE_FILE);
 }
 
 void lv_folio_mark_lazyfree(struct lv_folio *folio)
@@ -441,28 +566,32 @@ void lv_folio_mark_lazyfree(struct lv_folio *folio)
 	if (!folio_test_swapbacked(folio) || folio_test_unevictable(folio) ||
 	    !folio_test_lru(folio))
 		return;
-	folio_batch_add_and_move(folio, FB_LAZYFREE);
+	folio_batch_add_and_move(folio, folio, FB_LAZYFREE);
 }
 
 void lv_folio_rotate_reclaimable(struct lv_folio *folio)
 {
 	if (folio_test_dirty(folio) || folio_test_unevictable(folio) || !folio_test_lru(folio))
 		return;
-	folio_batch_add_and_move(folio, FB_MOVE_TAIL);
+	folio_batch_add_and_move(folio, folio, FB_MOVE_TAIL);
 }
 
 /* ---- draining ----------------------------------------------------------------------------- */
 
-/* lru_add_drain_slot - flush every batch of @slot. Context: @slot's lock held. */
+/*
+ * lru_add_drain_slot - flush every batch of @slot: the LRU kinds in the kernel's order, then
+ * the mlock batch, as the kernel's lru_add_drain() ends with mlock_drain_local(); under
+ * LV_BATCH_PER_LRUVEC every batch of each kind. Context: @slot's lock held.
+ */
 static void lru_add_drain_slot(struct cpu_slot *slot)
 {
+	struct folio_batch *fb;
+	unsigned int i;
+
 	lockdep_assert_held(&slot->lock);
-	for (int op = 0; op < NR_FBATCHES; op++)
-		if (slot->fbatch[op].nr)
-			folio_batch_move_lru(&slot->fbatch[op], op);
-	/* Last, as the kernel's lru_add_drain() ends with mlock_drain_local(). */
-	if (slot->mlock_fbatch.nr)
-		mlock_folio_batch(&slot->mlock_fbatch);
+	for (int kind = 0; kind < NR_BATCH_KINDS; kind++)
+		for_each_slot_batch(slot, kind, i, fb) if (fb->nr)
+			folio_batch_move_lru(slot, fb, kind);
 }
 
 /* drain_slot - lock @slot and flush its batches. Context: no LRU lock held. */
@@ -499,10 +628,13 @@ void lru_add_drain_try(struct lv_machine *m)
  */
 static bool cpu_needs_drain(struct cpu_slot *slot)
 {
-	for (int op = 0; op < NR_FBATCHES; op++)
-		if (READ_ONCE(slot->fbatch[op].nr))
-			return true;
-	return READ_ONCE(slot->mlock_fbatch.nr) != 0; /* the kernel's need_mlock_drain() */
+	struct folio_batch *fb;
+	unsigned int i;
+
+	/* The mlock batch among them: the kernel's need_mlock_drain(). */
+	for (int kind = 0; kind < NR_BATCH_KINDS; kind++)
+		for_each_slot_batch(slot, kind, i, fb) if (READ_ONCE(fb->nr)) return true;
+	return false;
 }
 
 /*
@@ -539,37 +671,40 @@ static bool folio_in_scope(struct lv_folio *folio, const struct drain_scope *sco
  */
 static void drain_slot_scope(struct cpu_slot *slot, const struct drain_scope *scope)
 {
+	struct folio_batch *fb;
+	unsigned int b;
+
 	lockdep_assert_held(&slot->lock);
-	/* The six LRU batches, then the mlock batch (op NR_FBATCHES), whose entries are tagged. */
-	for (int op = 0; op <= NR_FBATCHES; op++) {
-		struct folio_batch *fb = op < NR_FBATCHES ? &slot->fbatch[op] : &slot->mlock_fbatch;
-		struct folio_batch mine;
-		unsigned int keep = 0;
+	/* The six LRU kinds, then the mlock batch, whose entries are tagged; every batch of each.
+	 */
+	for (int kind = 0; kind < NR_BATCH_KINDS; kind++) {
+		for_each_slot_batch(slot, kind, b, fb)
+		{
+			struct folio_batch mine;
+			unsigned int keep = 0;
 
-		mine.nr = 0;
-		rcu_read_lock();
-		for (unsigned int i = 0; i < fb->nr; i++) {
-			struct lv_folio *entry = fb->folios[i];
+			mine.nr = 0;
+			rcu_read_lock();
+			for (unsigned int i = 0; i < fb->nr; i++) {
+				struct lv_folio *entry = fb->folios[i];
 
-			if (folio_in_scope(mlock_entry_folio(entry), scope))
-				mine.folios[mine.nr++] = entry;
-			else
-				fb->folios[keep++] = entry;
+				if (folio_in_scope(mlock_entry_folio(entry), scope))
+					mine.folios[mine.nr++] = entry;
+				else
+					fb->folios[keep++] = entry;
+			}
+			rcu_read_unlock();
+			if (!mine.nr)
+				continue;
+			/*
+			 * The count drops only once our folios are on their lists: a drain that
+			 * peeks this slot (cpu_needs_drain()) and sees it empty must find nothing
+			 * still in transit. Until then the entries from @keep on are stale; only
+			 * lock holders read entries.
+			 */
+			folio_batch_move_lru(slot, &mine, kind);
+			WRITE_ONCE(fb->nr, keep);
 		}
-		rcu_read_unlock();
-		if (!mine.nr)
-			continue;
-		/*
-		 * The count drops only once our folios are on their lists: a drain that peeks
-		 * this slot (cpu_needs_drain()) and sees it empty must find nothing still in
-		 * transit. Until then the entries from @keep on are stale; only lock holders
-		 * read entries.
-		 */
-		if (op < NR_FBATCHES)
-			folio_batch_move_lru(&mine, op);
-		else
-			mlock_folio_batch(&mine);
-		WRITE_ONCE(fb->nr, keep);
 	}
 }
 

@@ -217,6 +217,9 @@ void lv_lock_stats_reset(struct lv_machine *m)
 	memset(m->retired_lock_stats, 0, sizeof(m->retired_lock_stats));
 	if (m->lock_sites)
 		lock_sites_clear(m->lock_sites);
+	/* Quiescent: no flush updates a slot's counts meanwhile. */
+	for (unsigned int s = 0; s < m->nr_slots; s++)
+		memset(&m->slots[s].stat, 0, sizeof(m->slots[s].stat));
 	lv_lock_release(&m->memcg_mutex);
 }
 

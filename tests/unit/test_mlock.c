@@ -420,11 +420,11 @@ static void test_rescued(int v)
 	slot_hold(&h, m, 0);
 	mlock_folio(f);
 	slot_release(&h);
-	is(m->slots[1].mlock_fbatch.nr, 1, "%s: rescued: the mlock is queued on slot 1", d);
+	is(m->slots[1].fbatch[FB_MLOCK].nr, 1, "%s: rescued: the mlock is queued on slot 1", d);
 	slot_hold(&h, m, 1);
 	munlock_folio(f);
 	slot_release(&h);
-	is(m->slots[0].mlock_fbatch.nr, 1, "%s: rescued: the munlock is queued on slot 0", d);
+	is(m->slots[0].fbatch[FB_MLOCK].nr, 1, "%s: rescued: the munlock is queued on slot 0", d);
 	ok(folio_test_clear_lru(f), "%s: rescued: the test takes the pin", d);
 	drain_slot(&m->slots[0]);
 	ok(!lv_folio_test(f, LV_PG_MLOCKED) && lv_folio_test(f, LV_PG_UNEVICTABLE),
@@ -495,7 +495,7 @@ static void test_drains(void)
 	pin_cpu0();
 	lv_lru_add_drain_all(m);
 	ok(lv_folio_test(f, LV_PG_UNEVICTABLE), "drains: lv_lru_add_drain_all moved it");
-	is(m->slots[1].mlock_fbatch.nr, 0, "drains: slot 1's mlock batch is empty");
+	is(m->slots[1].fbatch[FB_MLOCK].nr, 0, "drains: slot 1's mlock batch is empty");
 
 	slot_hold(&h, m, 0);
 	munlock_folio(f);
