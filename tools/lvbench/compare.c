@@ -146,6 +146,9 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 		s->vmstat[item] += res->vmstat[item];
 	s->drain_calls += res->drain_calls;
 	s->drain_sweeps += res->drain_sweeps;
+	s->batch.flushes += res->batch.flushes;
+	s->batch.holds += res->batch.holds;
+	s->batch.folios += res->batch.folios;
 	s->nr_counters = res->nr_counters;
 	for (unsigned int c = 0; c < res->nr_counters; c++) {
 		s->counter_names[c] = res->counter_names[c];
@@ -248,6 +251,9 @@ static const char *knobs_str(const struct lvb_common *opt, unsigned int n, char 
 	if (opt->folio_order != LVB_UNSET && !(by && opt->by == LVB_BY_FOLIO_ORDER) && len < size)
 		len += (size_t)snprintf(buf + len, size - len, ", folio order %u",
 					opt->folio_order);
+	if (opt->batch_policy != LVB_UNSET && !(by && opt->by == LVB_BY_BATCH_POLICY) && len < size)
+		len += (size_t)snprintf(buf + len, size - len, ", batch policy %s",
+					lvb_batch_policy_names[opt->batch_policy]);
 	if (opt->lock_sites == 0 && !(by && opt->by == LVB_BY_LOCK_SITES) && len < size)
 		snprintf(buf + len, size - len, ", no call-site table");
 	return buf;

@@ -184,6 +184,8 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 		cfg.scan_cost = (enum lv_scan_cost)opt->scan_cost;
 	if (opt->batch_large != LVB_UNSET)
 		cfg.batch_large = opt->batch_large;
+	if (opt->batch_policy != LVB_UNSET)
+		cfg.batch_policy = (enum lv_batch_policy)opt->batch_policy;
 	cfg.no_lock_sites = opt->lock_sites == 0;
 	if (flags & LVB_ENV_THP_ALWAYS)
 		cfg.thp = LV_THP_ALWAYS;
@@ -591,6 +593,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		for (int cls = 0; cls < LV_NR_LOCK_CLASSES; cls++)
 			lv_lock_stats(env->m, (enum lv_lock_class)cls, &res->locks[cls]);
 		read_sites(env->m, res);
+		lv_batch_stats(env->m, &res->batch); /* reset with the lock statistics */
 		snapshot(env, res->vmstat, &res->drain_calls, &res->drain_sweeps);
 		for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
 			if (is_event(item))

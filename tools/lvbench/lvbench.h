@@ -95,14 +95,15 @@ struct lvb_common {
 	unsigned int threads;
 	double duration; /* seconds per round */
 	unsigned int rounds;
-	unsigned int lock;	  /* index into lvb_lock_names, or LVB_UNSET */
-	unsigned int backend;	  /* index into lvb_backend_names */
-	unsigned int disable;	  /* index into lvb_disable_names, or LVB_UNSET */
-	unsigned int batch;	  /* LVB_UNSET: LV_MAX_BATCH */
-	unsigned int scan_cost;	  /* index into lvb_scan_cost_names, or LVB_UNSET */
-	unsigned int batch_large; /* index into lvb_on_off_names, or LVB_UNSET */
-	unsigned int lock_sites;  /* index into lvb_on_off_names, or LVB_UNSET (on) */
-	unsigned int folio_order; /* page cache folios of 2^N pages; LVB_UNSET: the workload's */
+	unsigned int lock;	   /* index into lvb_lock_names, or LVB_UNSET */
+	unsigned int backend;	   /* index into lvb_backend_names */
+	unsigned int disable;	   /* index into lvb_disable_names, or LVB_UNSET */
+	unsigned int batch;	   /* LVB_UNSET: LV_MAX_BATCH */
+	unsigned int scan_cost;	   /* index into lvb_scan_cost_names, or LVB_UNSET */
+	unsigned int batch_large;  /* index into lvb_on_off_names, or LVB_UNSET */
+	unsigned int lock_sites;   /* index into lvb_on_off_names, or LVB_UNSET (on) */
+	unsigned int batch_policy; /* enum lv_batch_policy, or LVB_UNSET (arrival) */
+	unsigned int folio_order;  /* page cache folios of 2^N pages; LVB_UNSET: the workload's */
 	unsigned int nodes;
 	unsigned int memory_mib; /* per node */
 	uint64_t seed;
@@ -127,19 +128,22 @@ extern const char *const lvb_disable_names[];	/* "sweep", "rcu": enum lv_disable
 extern const char *const lvb_scan_cost_names[]; /* "locked", "vmstat": enum lv_scan_cost order */
 extern const char *const lvb_on_off_names[];	/* "off", "on": false, true */
 extern const char *const lvb_by_names[];	/* the --by values: enum lvb_by order */
+/* "arrival", "sorted", "per-lruvec": enum lv_batch_policy order */
+extern const char *const lvb_batch_policy_names[];
 
 /**
  * enum lvb_by - what the columns of compare are: one knob of &struct lvb_common, set to a
  * different value in each column (&struct lvb_by_kind, lvb_by_kinds[]).
  */
 enum lvb_by {
-	LVB_BY_LOCK = 0,	/* node vs lruvec lru_lock, in the --disable mode */
-	LVB_BY_DISABLE = 1,	/* rcu vs sweep lru_cache_disable, in the --lock design */
-	LVB_BY_COST = 2,	/* locked vs vmstat scan cost, in the --lock design */
-	LVB_BY_BATCH = 3,	/* batches of 15 vs 31 folios */
-	LVB_BY_BATCH_LARGE = 4, /* large folios in the batches (<= 6.16) vs never (6.17) */
-	LVB_BY_FOLIO_ORDER = 5, /* page cache folios of 1, 4, 16 pages */
-	LVB_BY_LOCK_SITES = 6,	/* contention by call site off vs on: what recording costs */
+	LVB_BY_LOCK = 0,	 /* node vs lruvec lru_lock, in the --disable mode */
+	LVB_BY_DISABLE = 1,	 /* rcu vs sweep lru_cache_disable, in the --lock design */
+	LVB_BY_COST = 2,	 /* locked vs vmstat scan cost, in the --lock design */
+	LVB_BY_BATCH = 3,	 /* batches of 15 vs 31 folios */
+	LVB_BY_BATCH_LARGE = 4,	 /* large folios in the batches (<= 6.16) vs never (6.17) */
+	LVB_BY_FOLIO_ORDER = 5,	 /* page cache folios of 1, 4, 16 pages */
+	LVB_BY_LOCK_SITES = 6,	 /* contention by call site off vs on: what recording costs */
+	LVB_BY_BATCH_POLICY = 7, /* batches in arrival order, sorted by lruvec, per lruvec */
 	LVB_NR_BY
 };
 
@@ -204,6 +208,7 @@ struct lvb_result {
 	size_t nr_sites;
 	uint64_t vmstat[LV_NR_STAT_ITEMS]; /* events during the run, summed over nodes */
 	uint64_t drain_calls, drain_sweeps;
+	struct lv_batch_stat batch; /* the batch flushes of the run (lv_batch_stats()) */
 	/* Workload-specific event counts (failed allocations, lost pins, ...). */
 	unsigned int nr_counters;
 	const char *counter_names[LVB_MAX_COUNTERS];
@@ -248,6 +253,7 @@ struct lvb_series {
 	bool no_sites; /* the column ran with --lock-sites off: nothing was recorded */
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
 	uint64_t drain_calls, drain_sweeps;
+	struct lv_batch_stat batch; /* summed over the rounds */
 	unsigned int nr_counters;
 	const char *counter_names[LVB_MAX_COUNTERS];
 	uint64_t counters[LVB_MAX_COUNTERS];

@@ -31,6 +31,10 @@ const char *const lvb_scan_cost_names[] = {
 	[LV_COST_LOCKED] = "locked", [LV_COST_VMSTAT] = "vmstat", NULL
 };
 const char *const lvb_on_off_names[] = { "off", "on", NULL };
+const char *const lvb_batch_policy_names[] = { [LV_BATCH_ARRIVAL] = "arrival",
+					       [LV_BATCH_SORTED] = "sorted",
+					       [LV_BATCH_PER_LRUVEC] = "per-lruvec",
+					       NULL };
 const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     [LVB_BY_DISABLE] = "disable",
 				     [LVB_BY_COST] = "cost",
@@ -38,6 +42,7 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     [LVB_BY_BATCH_LARGE] = "batch-large",
 				     [LVB_BY_FOLIO_ORDER] = "folio-order",
 				     [LVB_BY_LOCK_SITES] = "lock-sites",
+				     [LVB_BY_BATCH_POLICY] = "batch-policy",
 				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
@@ -128,6 +133,17 @@ const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY] = {
 				{ 0, 1 },
 				{ "sites-off", "sites-on" },
 				{ "no call-site table", "contention recorded by call site" } },
+	[LVB_BY_BATCH_POLICY] = { "batch-policy",
+				  "batch-policy",
+				  COMMON(batch_policy),
+				  "batch policy",
+				  "policy",
+				  0,
+				  3,
+				  { LV_BATCH_ARRIVAL, LV_BATCH_SORTED, LV_BATCH_PER_LRUVEC },
+				  { "arrival", "sorted", "per-lruvec" },
+				  { "batches in arrival order (Linux)",
+				    "each batch sorted by lruvec", "batches per lruvec" } },
 };
 
 static const struct lvb_opt common_opts[] = {
@@ -164,6 +180,13 @@ static const struct lvb_opt common_opts[] = {
 	  "once, under its lock (6.17+); compare --by batch-large\n"
 	  "runs both",
 	  "off" },
+	{ "batch-policy", LVB_OPT_CHOICE, COMMON(batch_policy), 0, 0, lvb_batch_policy_names,
+	  "POLICY",
+	  "how a CPU slot's batches group folios: arrival (as Linux),\n"
+	  "sorted (by lruvec before each flush) or per-lruvec (a few\n"
+	  "small batches per slot, one lruvec each); compare --by\n"
+	  "batch-policy runs all three",
+	  "arrival" },
 	{ "scan-cost", LVB_OPT_CHOICE, COMMON(scan_cost), 0, 0, lvb_scan_cost_names, "MODE",
 	  "how reclaim's scan costs are counted: locked (under the\n"
 	  "LRU locks, Linux <= 7.1) or vmstat (per-CPU counters,\n"
@@ -206,8 +229,8 @@ static const struct lvb_opt compare_opts[] = {
 	  "disable (rcu vs sweep lru_cache_disable), cost (locked vs\n"
 	  "vmstat --scan-cost), batch (--batch 15 vs 31), batch-large\n"
 	  "(--batch-large on vs off), folio-order (--folio-order 0\n"
-	  "vs 2 vs 4: readtwice, readonce) or lock-sites (--lock-sites\n"
-	  "off vs on)",
+	  "vs 2 vs 4: readtwice, readonce), lock-sites (--lock-sites\n"
+	  "off vs on) or batch-policy (arrival vs sorted vs per-lruvec)",
 	  "lock; numa: disable" },
 	{ 0 }
 };
@@ -226,6 +249,7 @@ static void common_defaults(struct lvb_common *c)
 		.scan_cost = LVB_UNSET,
 		.batch_large = LVB_UNSET,
 		.lock_sites = LVB_UNSET,
+		.batch_policy = LVB_UNSET,
 		.folio_order = LVB_UNSET,
 		.nodes = 1,
 		.memory_mib = LVB_UNSET,
@@ -334,17 +358,20 @@ static const char output_help[] =
 	"round), the lock table in the columns of perf lock report plus the contended fraction\n"
 	"(contended/acquired) per lock class, the ten call sites with the most lock wait in the\n"
 	"columns of perf lock contention (type: the lock class; caller: the kernel function the\n"
-	"path stands for), vmstat counters and the thread-to-CPU ratio\n"
+	"path stands for), the batches row (lock holds per batch flush, folios per hold), vmstat\n"
+	"counters and the thread-to-CPU ratio\n"
 	"(threads / online CPUs). With --json: one JSON object per design, one object per line\n"
 	"(node first with compare --by lock), with the keys workload, lock, backend, threads,\n"
 	"containers, nodes, memory_mib_per_node, cpus, threads_per_cpu, duration_s, rounds,\n"
-	"batch, batch_large, scan_cost, record_lock_sites, seed, elapsed_s, ops, ops_per_sec\n"
+	"batch, batch_large, scan_cost, record_lock_sites, batch_policy, seed, elapsed_s, ops,\n"
+	"ops_per_sec"
 	"(all threads), round_ops_per_sec, ops_per_sec_per_thread {n, min, max, amean, hmean,\n"
 	"stddev, coeffvar, bhmean50, bhmean95, bhmean99}, locks [{name, acquired, contended,\n"
 	"contended_fraction, wait_total_ns, wait_avg_ns, wait_max_ns, wait_min_ns}],\n"
 	"lock_sites [{caller, type, contended, wait_total_ns, wait_max_ns, wait_avg_ns}] (every\n"
 	"call site, most wait first; empty with --lock-sites off), vmstat, drain_all {calls,\n"
-	"sweeps}, counters, vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when\n"
+	"sweeps}, batches {flushes, holds, folios, holds_per_flush, folios_per_hold}, counters,\n"
+	"vm_rss_kib, vm_hwm_kib and check (\"ok\" or \"failed\": failed when\n"
 	"a thread got an answer it did not expect or a check at the end failed; the row\n"
 	"\"checks\" of the tables). Every round also runs lv_check() on the populated and on the "
 	"emptied\n"
@@ -398,10 +425,12 @@ static const char compare_disable_help[] =
 	"percentages of mmtests compare relative to rcu; --json then gives the rcu object, then\n"
 	"the sweep object. --disable does not apply then, nor does --sweep.\n";
 
-/* compare --by cost, batch, batch-large, folio-order, lock-sites: one setting per column. */
+/* compare --by cost, batch, batch-large, folio-order, lock-sites, batch-policy: one setting per
+ * column. */
 static const char compare_knob_help[] =
-	"--by cost, batch, batch-large, folio-order and lock-sites compare one setting of the\n"
-	"library instead, in the --lock design (default lruvec), the older behaviour first as\n"
+	"--by cost, batch, batch-large, folio-order, lock-sites and batch-policy compare one\n"
+	"setting of the library instead, in the --lock design (default lruvec), the older "
+	"behaviour first as\n"
 	"the baseline, alternately (ABAB..., ABCABC... with three columns), --rounds rounds\n"
 	"each:\n"
 	"  cost         locked vs vmstat: reclaim's scan costs added under the LRU locks\n"
@@ -412,8 +441,11 @@ static const char compare_knob_help[] =
 	"  folio-order  order-0 vs order-2 vs order-4: page cache folios of 1, 4, 16 pages\n"
 	"               (readtwice, readonce)\n"
 	"  lock-sites   sites-off vs sites-on: what recording contention by call site costs\n"
+	"  batch-policy arrival vs sorted vs per-lruvec: batches flushed in arrival order,\n"
+	"               sorted by lruvec first, or kept per lruvec (row batches: folios/hold)\n"
 	"The option a --by value sets (--scan-cost, --batch, --batch-large, --folio-order,\n"
-	"--lock-sites) does not apply then. The tables name the columns so, and so does the\n"
+	"--lock-sites, --batch-policy) does not apply then. The tables name the columns so, and so "
+	"does the\n"
 	"key \"column\" of each JSON object (one per column, in this order); --sweep prints a\n"
 	"row per container count with every column.\n";
 

@@ -152,6 +152,13 @@ void lvb_print_locks(FILE *out, const struct lvb_series *s)
 			(unsigned long long)l->wait_max_ns, (unsigned long long)l->wait_min_ns,
 			100 * lvb_contended_fraction(l));
 	}
+	/* What the batch policy changes: how many lock holds each flush of a batch took. */
+	if (s->batch.flushes)
+		fprintf(out,
+			"%20s %12llu flushes, %.2f lock holds per flush, %.2f folios per hold\n",
+			"batches", (unsigned long long)s->batch.flushes,
+			(double)s->batch.holds / (double)s->batch.flushes,
+			s->batch.holds ? (double)s->batch.folios / (double)s->batch.holds : 0.0);
 }
 
 /* ---- the call-site table ------------------------------------------------------------------- */
@@ -467,6 +474,9 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 		lvb_scan_cost_names[opt->scan_cost == LVB_UNSET ? LV_COST_LOCKED : opt->scan_cost]);
 	lvb_json_key(out, &first, "record_lock_sites");
 	fputs(opt->lock_sites == 0 ? "false" : "true", out);
+	lvb_json_str(out, &first, "batch_policy",
+		     lvb_batch_policy_names[opt->batch_policy == LVB_UNSET ? LV_BATCH_ARRIVAL
+									   : opt->batch_policy]);
 	if (wl->features & LVB_WL_FOLIO_ORDER)
 		lvb_json_u64(out, &first, "folio_order",
 			     opt->folio_order == LVB_UNSET ? 0 : opt->folio_order);
@@ -510,6 +520,17 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	f = true;
 	lvb_json_u64(out, &f, "calls", s->drain_calls);
 	lvb_json_u64(out, &f, "sweeps", s->drain_sweeps);
+	fputc('}', out);
+	lvb_json_key(out, &first, "batches");
+	fputc('{', out);
+	f = true;
+	lvb_json_u64(out, &f, "flushes", s->batch.flushes);
+	lvb_json_u64(out, &f, "holds", s->batch.holds);
+	lvb_json_u64(out, &f, "folios", s->batch.folios);
+	lvb_json_double(out, &f, "holds_per_flush",
+			s->batch.flushes ? (double)s->batch.holds / (double)s->batch.flushes : 0);
+	lvb_json_double(out, &f, "folios_per_hold",
+			s->batch.holds ? (double)s->batch.folios / (double)s->batch.holds : 0);
 	fputc('}', out);
 	lvb_json_key(out, &first, "counters");
 	fputc('{', out);
