@@ -44,7 +44,7 @@
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
  *                [--swappiness 0..200] [--page-cluster 1..5] [--batch-large]
- *                [--scan-cost locked|vmstat]
+ *                [--scan-cost locked|vmstat] [--batch-policy arrival|sorted|per-lruvec]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -92,6 +92,7 @@ static struct {
 	unsigned int page_cluster; /* at least 1: swap-in reads ahead */
 	bool batch_large;	   /* cfg.batch_large: large folios wait in the batches too */
 	enum lv_scan_cost scan_cost;
+	enum lv_batch_policy batch_policy; /* cfg.batch_policy */
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -3030,6 +3031,7 @@ static int parse_args(int argc, char **argv)
 		{ "page-cluster", required_argument, 0, 'C' },
 		{ "batch-large", no_argument, 0, 'L' },
 		{ "scan-cost", required_argument, 0, 'K' },
+		{ "batch-policy", required_argument, 0, 'Y' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -3080,6 +3082,16 @@ static int parse_args(int argc, char **argv)
 				opt.scan_cost = LV_COST_LOCKED;
 			else if (!strcmp(optarg, "vmstat"))
 				opt.scan_cost = LV_COST_VMSTAT;
+			else
+				return -1;
+			break;
+		case 'Y':
+			if (!strcmp(optarg, "arrival"))
+				opt.batch_policy = LV_BATCH_ARRIVAL;
+			else if (!strcmp(optarg, "sorted"))
+				opt.batch_policy = LV_BATCH_SORTED;
+			else if (!strcmp(optarg, "per-lruvec"))
+				opt.batch_policy = LV_BATCH_PER_LRUVEC;
 			else
 				return -1;
 			break;
@@ -3396,7 +3408,8 @@ int main(int argc, char **argv)
 				"[--thp always|madvise|never] "
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
 				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
-				"[--scan-cost locked|vmstat]\n");
+				"[--scan-cost locked|vmstat] "
+				"[--batch-policy arrival|sorted|per-lruvec]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -3424,6 +3437,7 @@ int main(int argc, char **argv)
 	cfg.page_cluster = opt.page_cluster;
 	cfg.batch_large = opt.batch_large;
 	cfg.scan_cost = opt.scan_cost;
+	cfg.batch_policy = opt.batch_policy;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {
