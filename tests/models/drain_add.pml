@@ -66,6 +66,21 @@
  *                    disabled and never re-enabled, all are on the LRU.
  *   pan also reports deadlocks (invalid end states).
  *
+ * PER-LRUVEC BATCHES (-DPER_LRUVEC; cfg.batch_policy LV_BATCH_PER_LRUVEC)
+ *   Each slot has NB = 2 batches, each keyed by the lruvec of its folios
+ *   (folio f belongs to lruvec f % 2).  An add goes to the batch keyed by
+ *   its folio's lruvec, or else to either batch (an empty one, or the least
+ *   recently used, which is flushed first: the model lets it be either) and
+ *   keys it.  Every flush of a slot -- the disabler's sweep, drain_all()'s,
+ *   the scoped drain's -- visits both of its batches, and the racy peek
+ *   looks at both counts.  The same assertions must hold.  The plain adder
+ *   is left out to keep the search small (the drainers' folios, of lruvecs
+ *   1 and 0, are the adds).  With -DTWO_SCOPES too it checks the scoped
+ *   drains on both batches (about 20 s, so not in run-models.sh's list).
+ *   BUG_FORGET_BATCH  (with PER_LRUVEC) a flush of a slot forgets its second
+ *                   batch: a folio queued there stays hidden.
+ *                   drain_add_lruvec_bug.pml is this file with both defined.
+ *
  * SEEDED BUGS (spin -DNAME -a drain_add.pml; all must FAIL)
  *   BUG_LATE_INC    the disabler increments disable_count AFTER its sweep:
  *                   an add that slips in behind the sweep stays in its
@@ -97,7 +112,8 @@
  *
  * MAPPING TO C
  *   slot_lock[s]   the per-slot lock of struct cpu_batch (slot lock)
- *   cnt/batch      the slot's lru_add folio_batch
+ *   cnt/batch      the slot's lru_add folio_batch (PER_LRUVEC: its NB
+ *                  lruvec_batches, key[] their keys)
  *   flush(s)       folio_batch_move_lru(fbatch, lru_add)
  *   lru_add(f)     the add path (folio_add_lru() ->
  *                  __folio_batch_add_and_move())
@@ -125,11 +141,25 @@
 #define CAP   2
 #define NF    3         /* folio 0: plain adder; 1, 2: the drainers */
 #endif
+#ifdef PER_LRUVEC
+#define NB 2                    /* batches per slot */
+#else
+#define NB 1
+#endif
+#ifdef BUG_FORGET_BATCH
+#define FLUSHED_NB 1            /* a slot's flush forgets its second batch */
+#else
+#define FLUSHED_NB NB
+#endif
+#define NQ         (NSLOT * NB) /* batch q belongs to slot q / NB */
+#define LRUVEC(f)  ((f) % 2)
+#define SLOT_EMPTY(s) (cnt[(s) * NB] == 0 && cnt[(s) * NB + NB - 1] == 0)
 #define IN_SCOPE(sc, f) ((sc) == 0 && ((f) == 1 || (f) == 3) || (sc) == 1 && (f) == 4)
 
 bit  slot_lock[NSLOT];
-byte cnt[NSLOT];
-byte batch[NSLOT * CAP];        /* batch[s * CAP + i] */
+byte cnt[NQ];
+byte batch[NQ * CAP];           /* batch[q * CAP + i] */
+byte key[NQ];                   /* PER_LRUVEC: the lruvec batch q holds, if cnt[q] */
 bit  onlru[NF];
 bit  added[NF];                 /* add completed (slot lock released) */
 byte disable_count;
@@ -143,46 +173,74 @@ byte mine[2 * CAP];             /* mine[sc * CAP + i]: folios a scoper took out 
 inline lock(m)   { atomic { m == 0 -> m = 1 } }
 inline unlock(m) { m = 0 }
 
-/* folio_batch_move_lru(fbatch, lru_add): the caller holds the slot lock. */
-inline flush(s, i)
+/* folio_batch_move_lru(fbatch, lru_add) of batch q: the caller holds its slot lock. */
+inline flush(q, i)
 {
 	i = 0;
 	do
-	:: i < cnt[s] -> onlru[batch[s * CAP + i]] = 1; i++
+	:: i < cnt[q] -> onlru[batch[(q) * CAP + i]] = 1; i++
 	:: else -> break
 	od;
-	cnt[s] = 0
+	cnt[q] = 0
+}
+
+/* lru_add_drain_slot(): every batch of slot s; the caller holds its lock. */
+inline flush_slot(s, b, i)
+{
+	b = 0;
+	do
+	:: b < FLUSHED_NB -> flush(s * NB + b, i); b++
+	:: else -> break
+	od
 }
 
 /* the add path: folio_add_lru() -> __folio_batch_add_and_move() */
-inline lru_add(f, s, i)
+inline lru_add(f, s, q, i)
 {
 	if                              /* sched_getcpu(), then maybe migrate */
 	:: s = 0
 	:: s = 1
 	fi;
 	lock(slot_lock[s]);
-	batch[s * CAP + cnt[s]] = f;
-	cnt[s]++;
+#ifdef PER_LRUVEC
+	if                              /* lruvec_batch_get() */
+	:: cnt[s * NB] != 0 && key[s * NB] == LRUVEC(f) -> q = s * NB
+	:: cnt[s * NB + 1] != 0 && key[s * NB + 1] == LRUVEC(f) -> q = s * NB + 1
+	:: else ->
+		if
+		:: q = s * NB
+		:: q = s * NB + 1
+		fi;
+		if
+		:: cnt[q] != 0 -> flush(q, i)   /* the least recently used one */
+		:: else -> skip
+		fi;
+		key[q] = LRUVEC(f)
+	fi;
+#else
+	q = s;
+#endif
+	batch[q * CAP + cnt[q]] = f;
+	cnt[q]++;
 	if
-	:: disable_count != 0 || cnt[s] == CAP -> flush(s, i)
+	:: disable_count != 0 || cnt[q] == CAP -> flush(q, i)
 	:: else -> skip
 	fi;
-	assert(!disabled_done || cnt[s] == 0);
+	assert(!disabled_done || SLOT_EMPTY(s));
 	atomic { unlock(slot_lock[s]); added[f] = 1 }
 }
 
 proctype adder(byte f)
 {
-	byte s, i;
+	byte s, q, i;
 
-	lru_add(f, s, i)
+	lru_add(f, s, q, i)
 }
 
 /* lv_lru_cache_disable(), sweep mode */
 proctype disabler()
 {
-	byte s, i;
+	byte s, b, i;
 
 #ifndef BUG_LATE_INC
 	disable_count++;
@@ -192,10 +250,10 @@ proctype disabler()
 	:: s < NSLOT ->
 #ifndef BUG_RACY_SWEEP
 		lock(slot_lock[s]);
-		flush(s, i);
+		flush_slot(s, b, i);
 		unlock(slot_lock[s]);
 #else
-		flush(s, i);            /* no slot lock: races with appends */
+		flush_slot(s, b, i);    /* no slot lock: races with appends */
 #endif
 		s++
 	:: else -> break
@@ -212,14 +270,14 @@ proctype disabler()
 		od;
 		s = 0;
 		do
-		:: s < NSLOT -> assert(slot_lock[s] || cnt[s] == 0); s++
+		:: s < NSLOT -> assert(slot_lock[s] || SLOT_EMPTY(s)); s++
 		:: else -> break
 		od
 	}
 }
 
 /* lv_lru_add_drain_all() */
-inline drain_all(this_gen, s, i)
+inline drain_all(this_gen, s, b, i)
 {
 	/* (A) smp_mb(): implicit under sequential consistency */
 #ifndef BUG_EARLY_SAMPLE
@@ -236,9 +294,9 @@ inline drain_all(this_gen, s, i)
 		do
 		:: s < NSLOT ->
 			if
-			:: cnt[s] != 0 ->       /* cpu_needs_drain(): racy peek */
+			:: !SLOT_EMPTY(s) ->    /* cpu_needs_drain(): racy peek */
 				lock(slot_lock[s]);
-				flush(s, i);
+				flush_slot(s, b, i);
 				unlock(slot_lock[s])
 			:: else -> skip
 			fi;
@@ -254,41 +312,41 @@ inline drain_all(this_gen, s, i)
 
 proctype drainer(byte f)
 {
-	byte s, i, this_gen;
+	byte s, q, b, i, this_gen;
 
 #ifdef BUG_EARLY_SAMPLE
 	this_gen = gen;                 /* (B) hoisted above our own add */
 #endif
-	lru_add(f, s, i);
-	drain_all(this_gen, s, i);
+	lru_add(f, s, q, i);
+	drain_all(this_gen, s, b, i);
 	assert(onlru[f])                /* our own folio is not left behind */
 }
 
 #ifdef SCOPE
-/* drain_slot_scope(): the caller holds the slot lock */
-inline scope_flush(sc, s, i, k, m)
+/* drain_slot_scope() on batch q: the caller holds its slot lock */
+inline scope_flush(sc, q, i, k, m)
 {
 	k = 0;
 	m = 0;
 	i = 0;
 	do
-	:: i < cnt[s] ->
+	:: i < cnt[q] ->
 		if
-		:: IN_SCOPE(sc, batch[s * CAP + i]) -> mine[sc * CAP + m] = batch[s * CAP + i]; m++
-		:: else -> batch[s * CAP + k] = batch[s * CAP + i]; k++
+		:: IN_SCOPE(sc, batch[(q) * CAP + i]) -> mine[sc * CAP + m] = batch[(q) * CAP + i]; m++
+		:: else -> batch[(q) * CAP + k] = batch[(q) * CAP + i]; k++
 		fi;
 		i++
 	:: else -> break
 	od;
 #ifdef BUG_SCOPE_COUNT_EARLY
-	cnt[s] = k;
+	cnt[q] = k;
 #endif
 	i = 0;
 	do
 	:: i < m -> onlru[mine[sc * CAP + i]] = 1; i++
 	:: else -> break
 	od;
-	cnt[s] = k
+	cnt[q] = k
 }
 
 #ifdef BUG_SHARED_GATE
@@ -300,10 +358,10 @@ inline scope_flush(sc, s, i, k, m)
 /* lru_add_drain_scope() of scope @sc */
 proctype scoper(byte f; byte sc)
 {
-	byte s, i, k, m, this_gen;
+	byte s, q, b, i, k, m, this_gen;
 	bit found;
 
-	lru_add(f, s, i);
+	lru_add(f, s, q, i);
 	this_gen = scope_gen[GATE(sc)];                 /* (B) */
 	lock(scope_mutex[GATE(sc)]);
 	if
@@ -317,18 +375,29 @@ proctype scoper(byte f; byte sc)
 		:: s < NSLOT ->
 #ifdef BUG_SCOPE_LOOK
 			found = 0;              /* a look without the slot lock */
-			i = 0;
+			q = s * NB;
 			do
-			:: i < cnt[s] && !found -> found = IN_SCOPE(sc, batch[s * CAP + i]); i++
+			:: q < s * NB + NB ->
+				i = 0;
+				do
+				:: i < cnt[q] && !found ->
+					found = IN_SCOPE(sc, batch[q * CAP + i]); i++
+				:: else -> break
+				od;
+				q++
 			:: else -> break
 			od;
 #else
-			found = cnt[s] != 0;    /* cpu_needs_drain(): racy peek */
+			found = !SLOT_EMPTY(s); /* cpu_needs_drain(): racy peek */
 #endif
 			if
 			:: found ->
 				lock(slot_lock[s]);
-				scope_flush(sc, s, i, k, m);
+				b = 0;
+				do
+				:: b < FLUSHED_NB -> scope_flush(sc, s * NB + b, i, k, m); b++
+				:: else -> break
+				od;
 				unlock(slot_lock[s])
 			:: else -> skip
 			fi;
@@ -348,7 +417,7 @@ init {
 	byte f, s, i, n;
 
 	atomic {
-#ifndef SCOPE
+#if !defined(SCOPE) && !defined(PER_LRUVEC)
 		run adder(0);           /* with SCOPE the scoper is the plain adder */
 #endif
 #ifndef TWO_SCOPES
@@ -369,7 +438,7 @@ init {
 
 #if defined(TWO_SCOPES) && !defined(SAME_SCOPE)
 	f = 2;                          /* folios 0 and 1 are never added */
-#elif defined(SCOPE)
+#elif defined(SCOPE) || defined(PER_LRUVEC)
 	f = 1;                          /* folio 0 is never added */
 #else
 	f = 0;
@@ -377,9 +446,9 @@ init {
 	do
 	:: f < NF ->
 		n = 0;
-		s = 0;
+		s = 0;                  /* every batch q */
 		do
-		:: s < NSLOT ->
+		:: s < NQ ->
 			i = 0;
 			do
 			:: i < cnt[s] -> n = n + (batch[s * CAP + i] == f); i++
