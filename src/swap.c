@@ -301,9 +301,11 @@ static bool folio_key_after(const struct lv_folio *a, const struct pglist_data *
  * most 31 entries, so the quadratic worst case is a few hundred comparisons, and a batch
  * already in runs costs one comparison per run per folio. A key that changes meanwhile (a
  * reparenting, a charge move) only spoils the grouping: the flush relocks by the real lruvec.
+ * Out of line, so that its registers never grow the frame of a flush in arrival order: the
+ * sorted flush's extra stack is this function's frame (scripts/stack-usage.sh).
  * Context: the slot lock that protects @fbatch is held.
  */
-static void folio_batch_sort(struct folio_batch *fbatch)
+static __attribute__((noinline)) void folio_batch_sort(struct folio_batch *fbatch)
 {
 	rcu_read_lock();
 	for (unsigned int i = 1; i < fbatch->nr; i++) {
