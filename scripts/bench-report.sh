@@ -25,8 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
-tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large churn
-	churn-sites aim9 aim9-faults numa compact swap reparent usemem page-fault2 kernel)
+tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large
+	batch-policy churn churn-sites aim9 aim9-faults numa compact swap reparent usemem page-fault2 kernel)
 
 usage() {
 	cat <<EOF
@@ -44,6 +44,8 @@ Tables (NAME):
   readonce           lvbench compare readonce
   readtwice-order    lvbench compare readtwice --by folio-order (folios of 1, 4, 16 pages)
   readtwice-large    lvbench compare readtwice --by batch-large --folio-order 4
+  batch-policy       lvbench compare readtwice --by batch-policy, 16 containers and 1
+                     (batches in arrival order, sorted by lruvec, per lruvec)
   churn              lvbench compare churn --containers 16 --threads 32 --duration 5
   churn-sites        lvbench compare churn --containers 16 --threads 32 --by lock-sites
                      --rounds 5 --duration 3 (what the call-site table costs)
@@ -583,6 +585,53 @@ def t_readtwice_large(runs):
     return lines, runs.commands("readtwice-large")
 
 
+def t_batch_policy(runs):
+    """MB/s per reader and the folios per lock hold of each batch policy, 16 containers and 1."""
+    want = ["arrival", "sorted", "per-lruvec"]
+    heads = ["arrival order (Linux)", "sorted by lruvec", "per-lruvec batches"]
+    lines, ok16, ok1 = [], False, True
+    for rid, shape in (("c16", "many tenants per CPU"), ("c1", "one container")):
+        objs = runs.json("batch-policy", rid, 3)
+        got = [o.get("column") for o in objs]
+        if got != want:
+            fail(f"batch-policy: expected the columns {', '.join(want)}, got {got}")
+        base = objs[0]
+        b = base["mb_per_s_reader"]["amean"]
+        meds = [median(o["mb_per_s_round_total"]) for o in objs]
+        fph = [o["batches"]["folios_per_hold"] for o in objs]
+        what = (f"{shape}: {plural(base['containers'], 'container')} × "
+                f"{plural(base['readers_per_container'], 'reader')}, {base['memory_mib']} MiB, "
+                f"{plural(base['rounds'], 'alternating round')} of {base['duration_s']:g} s per "
+                "policy, lruvec lock")
+        rows = [
+            ["MB/s per reader, Amean"] + [num(o["mb_per_s_reader"]["amean"]) +
+                                          ("" if o is base else change(o["mb_per_s_reader"]["amean"], b))
+                                          for o in objs],
+            [f"MB/s of all readers, median of {len(base['mb_per_s_round_total'])} rounds"] +
+            [num(m) + ("" if i == 0 else change(m, meds[0])) for i, m in enumerate(meds)],
+            ["ratio to arrival (medians)"] + [f"{m / meds[0]:.3f}×" if meds[0] else "n/a" for m in meds],
+            ["batch flushes"] + [num(o["batches"]["flushes"], 0) for o in objs],
+            ["lock holds per flush"] + [num(o["batches"]["holds_per_flush"], 2) for o in objs],
+            ["folios per lock hold"] + [num(f, 2) for f in fph],
+            ["LRU lock contended/acquired"] + [f"{100 * lru_lock(o)['fraction']:.3f} %" for o in objs],
+        ]
+        lines += [shape_line(base, what) + ".", ""] + table([""] + heads, rows) + [""]
+        if rid == "c16":
+            ok16 = any(meds[0] and meds[i] / meds[0] >= 1.05 and fph[0] and fph[i] / fph[0] >= 4
+                       for i in (1, 2))
+            ratios16 = ", ".join(f"{want[i]} {meds[i] / meds[0] if meds[0] else 0:.3f}× MB/s, "
+                                 f"{fph[i] / fph[0] if fph[0] else 0:.1f}× folios per hold"
+                                 for i in (1, 2))
+        else:
+            ok1 = all(meds[0] and meds[i] / meds[0] >= 0.98 for i in (1, 2))
+            ratios1 = ", ".join(f"{want[i]} {meds[i] / meds[0] if meds[0] else 0:.3f}×"
+                                for i in (1, 2))
+    lines += [goal("16 containers: sorted or per-lruvec at 1.05× arrival's MB/s or more with 4× "
+                   f"its folios per lock hold ({ratios16})", ok16),
+              goal(f"one container: no policy more than 2 % slower than arrival ({ratios1})", ok1)]
+    return lines, runs.commands("batch-policy")
+
+
 def sites_add_up(o):
     """Whether every lock class's call sites add up to its contended count."""
     per = {}
@@ -1110,6 +1159,7 @@ RENDER = {
     "readonce": t_readonce,
     "readtwice-order": t_readtwice_order,
     "readtwice-large": t_readtwice_large,
+    "batch-policy": t_batch_policy,
     "churn": t_churn,
     "churn-sites": t_churn_sites,
     "aim9": t_aim9,
@@ -1297,6 +1347,10 @@ plan() {
 	readtwice-large)
 		add "$1" compare "$lv" compare readtwice --by batch-large --folio-order 4 "${q_rt[@]}" \
 			--json
+		;;
+	batch-policy)
+		add "$1" c16 "$lv" compare readtwice --by batch-policy --containers 16 "${q_rt[@]}" --json
+		add "$1" c1 "$lv" compare readtwice --by batch-policy --containers 1 "${q_rt[@]}" --json
 		;;
 	readtwice-ceiling)
 		for ((i = 1; i <= pairs; i++)); do
