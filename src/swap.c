@@ -17,6 +17,15 @@
  * current CPU's, since drains and the cache disable visit every slot. For the same reason reclaim's
  * local drain and the search of the local lru_add batch on activation only try the slot lock.
  *
+ * Batch policy (cfg.batch_policy, docs/design.md decisions 135-144). In arrival order a slot
+ * has one batch of each kind, flushed as queued. LV_BATCH_SORTED sorts a batch by lruvec just
+ * before its flush, stably, so that each lruvec's folios keep their order (folio_batch_sort()).
+ * LV_BATCH_PER_LRUVEC gives each kind LV_LRUVEC_BATCHES batches keyed by the lock of their
+ * folios' lruvec (lruvec_batch_get()), flushing the one that fills or, for a folio of a new
+ * lruvec, the least recently used. The grouping is read without the lruvec lock, so it is a
+ * hint: the flush relocks by each folio's real lruvec, as in arrival order. Every drain visits
+ * every batch of a slot (for_each_slot_batch()).
+ *
  * Flushing (folio_batch_move_lru). For every op except lru_add the flusher must first win the
  * folio's PG_lru pin and skips the folio if it loses (someone else is moving or freeing it);
  * lru_add folios are not on any list yet and nobody else can pin them. The flusher relocks
