@@ -45,7 +45,8 @@ Tables (NAME):
   readtwice-order    lvbench compare readtwice --by folio-order (folios of 1, 4, 16 pages)
   readtwice-large    lvbench compare readtwice --by batch-large --folio-order 4
   batch-policy       lvbench compare readtwice --by batch-policy, 16 containers and 1
-                     (batches in arrival order, sorted by lruvec, per lruvec)
+                     (batches in arrival order, sorted by lruvec, per lruvec), and
+                     lvbench compare churn --by batch-policy (16 containers, 32 threads)
   churn              lvbench compare churn --containers 16 --threads 32 --duration 5
   churn-sites        lvbench compare churn --containers 16 --threads 32 --by lock-sites
                      --rounds 5 --duration 3 (what the call-site table costs)
@@ -626,6 +627,30 @@ def t_batch_policy(runs):
             ok1 = all(meds[0] and meds[i] / meds[0] >= 0.98 for i in (1, 2))
             ratios1 = ", ".join(f"{want[i]} {meds[i] / meds[0] if meds[0] else 0:.3f}×"
                                 for i in (1, 2))
+    objs = runs.json("batch-policy", "churn", 3)
+    if [o.get("column") for o in objs] != want:
+        fail(f"batch-policy: churn: expected the columns {', '.join(want)}")
+    meds = [median(o["round_ops_per_sec"]) for o in objs]
+    base = objs[0]
+    what = (f"churn, whose threads move folios between containers, so a thread's batches mix "
+            f"them: "
+            f"{plural(base['containers'], 'container')}, "
+            f"{plural(base['rounds'], 'alternating round')} of {base['duration_s']:g} s per "
+            "policy, lruvec lock")
+    rows = [
+        ["ops/s per thread, Hmean"] + [num(o["ops_per_sec_per_thread"]["hmean"], 0) +
+                                       ("" if o is base else
+                                        change(o["ops_per_sec_per_thread"]["hmean"],
+                                               base["ops_per_sec_per_thread"]["hmean"]))
+                                       for o in objs],
+        [f"ops/s of all threads, median of {len(base['round_ops_per_sec'])} rounds"] +
+        [num(m, 0) + ("" if i == 0 else change(m, meds[0])) for i, m in enumerate(meds)],
+        ["batch flushes"] + [num(o["batches"]["flushes"], 0) for o in objs],
+        ["lock holds per flush"] + [num(o["batches"]["holds_per_flush"], 2) for o in objs],
+        ["folios per lock hold"] + [num(o["batches"]["folios_per_hold"], 2) for o in objs],
+        ["LRU lock contended/acquired"] + [f"{100 * lru_lock(o)['fraction']:.3f} %" for o in objs],
+    ]
+    lines += [shape_line(base, what) + ".", ""] + table([""] + heads, rows) + [""]
     lines += [goal("16 containers: sorted or per-lruvec at 1.05× arrival's MB/s or more with 4× "
                    f"its folios per lock hold ({ratios16})", ok16),
               goal(f"one container: no policy more than 2 % slower than arrival ({ratios1})", ok1)]
@@ -1351,6 +1376,8 @@ plan() {
 	batch-policy)
 		add "$1" c16 "$lv" compare readtwice --by batch-policy --containers 16 "${q_rt[@]}" --json
 		add "$1" c1 "$lv" compare readtwice --by batch-policy --containers 1 "${q_rt[@]}" --json
+		add "$1" churn "$lv" compare churn --containers 16 --threads 32 --by batch-policy \
+			"${q_churn[@]}" --json
 		;;
 	readtwice-ceiling)
 		for ((i = 1; i <= pairs; i++)); do
