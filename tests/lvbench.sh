@@ -186,7 +186,8 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
 	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
-	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help")
+	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help" "replay --help"
+	"compare replay --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -247,9 +248,9 @@ check "compare page_fault2 --help: opens with --by batch (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2)  +[a-zA-Z]' \
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2|replay)  +[a-zA-Z]' \
 	"$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 10 ] &&
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 11 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"

@@ -299,6 +299,7 @@ struct lvb_workload {
 	 * published numbers it is set beside. */
 	const char *help;
 	const struct lvb_opt *opts; /* its own options, ended by a zero entry; may be NULL */
+	const char *positional;	    /* the option of @opts a bare argument sets; NULL: none */
 	/* The shared options whose default differs here or that do not apply; ended by {0}. */
 	const struct lvb_default *shared_defaults;
 	size_t params_size;
@@ -343,6 +344,7 @@ extern const struct lvb_workload lvb_swap;
 extern const struct lvb_workload lvb_reparent;
 extern const struct lvb_workload lvb_usemem;
 extern const struct lvb_workload lvb_page_fault2;
+extern const struct lvb_workload lvb_replay;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

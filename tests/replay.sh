@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# lvbench replay: the two traces of tests/data (recorded from the host kernel by
+# scripts/record-lru-trace.sh) replayed with one design and with compare; a trace written here
+# event by event whose replay is known exactly; a trace with more CPUs than threads; and
+# truncated and corrupt traces, each refused with exit 2, the offset of the first bad byte and
+# the reason. The format: docs/fidelity.md.
+# TAP; run from the top of the tree: prove -f tests/replay.sh  (BUILD selects the build dir).
+set -u
+
+LVBENCH=${BUILD:-build}/lvbench
+DATA=$(dirname "$0")/data
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [ ! -x "$LVBENCH" ]; then
+	echo "Bail out! $LVBENCH is not built (make $LVBENCH)"
+	exit 1
+fi
+
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+verdict() { # verdict DESCRIPTION STATUS: ok if STATUS is 0, else not ok with the run's output
+	if [ "$2" -eq 0 ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		sed 's/^/# /' "$TMP/out" "$TMP/err" >&2
+	fi
+}
+
+# trace FILE CPUS MEMCGS SLOTS "TYPE INFO CPU MEMCG SLOT"... - write a trace (pid 1 throughout).
+trace() {
+	python3 - "$@" <<'PY'
+import struct, sys
+out, cpus, memcgs, slots = sys.argv[1], *map(int, sys.argv[2:5])
+recs = [list(map(int, r.split())) for r in sys.argv[5:]]
+with open(out, "wb") as f:
+    f.write(struct.pack("<8sIIIIQ", b"LVTRACE\0", 1, cpus, memcgs, slots, len(recs)))
+    for t, info, cpu, memcg, slot in recs:
+        f.write(struct.pack("<BBHHHII", t, info, cpu, memcg, 0, 1, slot))
+PY
+}
+
+# json KEY[.KEY] - the value of KEY (in the object KEY) in the first JSON object of $TMP/out.
+json() {
+	python3 -c 'import functools, json, sys
+print(functools.reduce(lambda o, k: o[k], sys.argv[2].split("."),
+		       json.loads(open(sys.argv[1]).readline())))' "$TMP/out" "$1"
+}
+
+# ---- the shipped traces ----------------------------------------------------------------------
+
+for name in make-j2 readtwice-dd; do
+	gzip -dc "$DATA/$name.lvtrace.gz" >"$TMP/$name.lvtrace"
+	events=$(python3 -c 'import struct, sys
+print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 24)[0])' "$TMP/$name.lvtrace")
+	"$LVBENCH" replay "$TMP/$name.lvtrace" --duration 0.3 --json >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(json check)" = ok ] && [ "$(json trace_events)" = "$events" ] &&
+		[ "$(json insert_enomem)" = 0 ] &&
+		python3 -c 'import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert o["workload"] == "replay" and o["events_per_s_total"] > 0, o' "$TMP/out"
+	verdict "replay $name ($events events): checks ok, no allocation failed" $?
+done
+
+"$LVBENCH" compare replay "$TMP/readtwice-dd.lvtrace" --duration 0.2 --rounds 1 >"$TMP/out" \
+	2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^Lock statistics, node design' "$TMP/out" &&
+	grep -q '^Lock statistics, lruvec design' "$TMP/out" &&
+	grep -Eq '^replay: .*readtwice-dd.lvtrace: [0-9]+ events of [0-9]+ folio slots' "$TMP/out" &&
+	grep -Eq '^node: [0-9]+ events/s per thread' "$TMP/out" &&
+	grep -Eq '^lruvec: [0-9]+ events/s per thread' "$TMP/out"
+verdict "compare replay: both designs' lock tables and events/s" $?
+
+# ---- a trace whose replay is known -----------------------------------------------------------
+
+# One CPU: insert (order 0, file), activate, put back, free; every event finds its folio, and
+# the isolation before the putback finds it on its list once the CPU's batch is drained.
+trace "$TMP/one.lvtrace" 1 1 1 "1 0 0 0 0" "2 0 0 0 0" "3 0 0 0 0" "4 0 0 0 0"
+"$LVBENCH" replay "$TMP/one.lvtrace" --duration 0.1 --json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(json check)" = ok ] && [ "$(json missed)" = 0 ] &&
+	[ "$(json putback_busy)" = 0 ] && [ "$(json threads)" = 1 ] &&
+	[ "$(json trace_slots)" = 1 ] && [ "$(json passes)" -ge 64 ]
+verdict "replay of insert, activate, putback, free on one CPU: every event finds its folio" $?
+
+# Four CPUs on two threads: round-robin, said on stderr; each CPU frees only its own folios.
+trace "$TMP/four.lvtrace" 4 2 4 "1 0 0 0 0" "1 16 1 1 1" "1 0 2 0 2" "1 0 3 1 3" \
+	"4 0 0 0 0" "4 0 1 1 1" "4 0 2 0 2" "4 0 3 1 3"
+"$LVBENCH" replay "$TMP/four.lvtrace" --threads 2 --duration 0.1 --json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(json check)" = ok ] && [ "$(json threads)" = 2 ] &&
+	[ "$(json containers)" = 2 ] && [ "$(json missed)" = 0 ] &&
+	grep -q 'the trace has events on 4 CPUs, replayed on 2 threads: CPUs mapped round-robin' \
+		"$TMP/err"
+verdict "replay of a 4-CPU trace on 2 threads: CPUs mapped round-robin, and it says so" $?
+
+# ---- bad input -------------------------------------------------------------------------------
+
+good=$TMP/readtwice-dd.lvtrace
+# poke OFFSET HEXBYTES - a copy of the good trace with bytes overwritten, in $TMP/bad.
+poke() {
+	cp "$good" "$TMP/bad"
+	printf "$(echo "$2" | sed 's/\(..\)/\\x\1/g')" |
+		dd of="$TMP/bad" bs=1 seek="$1" conv=notrunc status=none
+}
+# refused DESCRIPTION "STDERR TEXT" FILE - replay of FILE exits 2 with the text on stderr.
+refused() {
+	"$LVBENCH" replay "$3" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -qF -- "$2" "$TMP/err"
+	verdict "refused, $1: $2" $?
+}
+
+head -c 20 "$good" >"$TMP/bad"
+refused "a truncated header" "offset 20: truncated header (20 of 32 bytes)" "$TMP/bad"
+head -c $((32 + 16 * 10 + 5)) "$good" >"$TMP/bad"
+refused "a truncated record" "offset 192: truncated: record 10 of " "$TMP/bad"
+cp "$good" "$TMP/bad" && printf 'xyz' >>"$TMP/bad"
+refused "trailing bytes" "3 bytes after the last of" "$TMP/bad"
+poke 0 4c56545241434558
+refused "a bad magic" "offset 0: not an LRU trace" "$TMP/bad"
+refused "a compressed trace" "offset 0: gzip-compressed; decompress it first" \
+	"$DATA/readtwice-dd.lvtrace.gz"
+poke 8 02000000
+refused "another version" "offset 8: version 2, this lvbench reads version 1" "$TMP/bad"
+poke 12 00000000
+refused "no CPUs" "offset 12: 0 CPUs" "$TMP/bad"
+poke 24 0000000000000000
+refused "no events" "offset 24: no events" "$TMP/bad"
+poke $((32 + 16 * 5)) 09
+refused "an unknown event type" "offset 112: record 5: unknown event type 9" "$TMP/bad"
+poke $((32 + 16 * 6 + 1)) 0c
+refused "an order above the largest" "offset 129: record 6: order 12 above 9" "$TMP/bad"
+poke $((32 + 16 * 7 + 2)) 0900
+refused "a CPU the header does not have" "offset 146: record 7: CPU 9 of a " "$TMP/bad"
+poke $((32 + 16 * 8 + 4)) 0700
+refused "a memcg the header does not have" "offset 164: record 8: memcg 7 of " "$TMP/bad"
+poke $((32 + 16 * 9 + 6)) 0100
+refused "a reserved field set" "offset 182: record 9: reserved field is 1" "$TMP/bad"
+poke $((32 + 16 * 3 + 12)) ffffff7f
+refused "a slot the header does not have" "offset 92: record 3: slot 2147483647 of " "$TMP/bad"
+refused "a missing file" "replay: cannot open '$TMP/nosuch'" "$TMP/nosuch"
+"$LVBENCH" replay >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q 'replay: no trace (lvbench replay FILE)' "$TMP/err"
+verdict "refused: no trace given" $?
+"$LVBENCH" replay "$good" "$good" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "unexpected argument '$good'" "$TMP/err"
+verdict "refused: two traces" $?
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
