@@ -1348,5 +1348,28 @@ rc=$?
 	grep -q '^Published (LKP, 2024, 104 threads): batch 15 -> 31' "$TMP/out"
 verdict "compare page_fault2 --by batch: both columns, the ratio, the call-site tables" $?
 
+# ---- readtwice --once (scripts/fidelity.sh) ------------------------------------------------------
+
+# Two readers of one 8 MiB file, each once: every page is read in once and stays (no limit),
+# and the JSON has the insertions (pgpgin) and the lists' sizes at the end.
+"$LVBENCH" readtwice --once --containers 1 --file-size 8M --duration 0.5 --json >"$TMP/json" \
+	2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert o["check"] == "ok" and o["once"] is True, o
+assert o["counters"]["wraps"] == 2, o["counters"]
+assert o["vmstat"]["pgpgin"] == 2048, o["vmstat"]
+# Listed, or still waiting in a CPU's lru_add batch.
+lru = o["lru_pages"]
+listed = lru["nr_active_file"] + lru["nr_inactive_file"]
+assert 2048 - 31 * o["cpus"] <= listed <= 2048 and lru["nr_active_file"] > 0, lru
+PY
+py=$?
+check "readtwice --once: each reader reads the file once; pgpgin and lru_pages in the JSON" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+
 echo "1..$n"
 [ $failed -eq 0 ]

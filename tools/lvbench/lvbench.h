@@ -188,6 +188,7 @@ enum lv_lock_design lvb_variant_apply(const struct lvb_variant *v, const struct 
 /* ---- results --------------------------------------------------------------------------------- */
 
 #define LVB_MAX_COUNTERS 12
+#define LVB_NR_LRU	 (LV_NR_UNEVICTABLE + 1) /* the lists, LV_NR_INACTIVE_ANON first */
 
 /** struct lvb_result - what one round of one design produced. */
 struct lvb_result {
@@ -203,6 +204,7 @@ struct lvb_result {
 	struct lv_lock_site_stat *sites; /* [nr_sites], most wait first; owned by the result */
 	size_t nr_sites;
 	uint64_t vmstat[LV_NR_STAT_ITEMS]; /* events during the run, summed over nodes */
+	uint64_t lru[LVB_NR_LRU];	   /* list sizes in pages at the quiescent point */
 	uint64_t drain_calls, drain_sweeps;
 	/* Workload-specific event counts (failed allocations, lost pins, ...). */
 	unsigned int nr_counters;
@@ -247,6 +249,7 @@ struct lvb_series {
 	size_t nr_sites;
 	bool no_sites; /* the column ran with --lock-sites off: nothing was recorded */
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
+	uint64_t lru[LVB_NR_LRU]; /* the last round's */
 	uint64_t drain_calls, drain_sweeps;
 	unsigned int nr_counters;
 	const char *counter_names[LVB_MAX_COUNTERS];
