@@ -152,5 +152,20 @@ verdict "refused: no trace given" $?
 [ $? -eq 2 ] && grep -q "unexpected argument '$good'" "$TMP/err"
 verdict "refused: two traces" $?
 
+# The scripts that make traces and tables refuse bad usage with exit 2 before touching the host.
+scripts=$(dirname "$0")/../scripts
+"$scripts/record-lru-trace.sh" -o "$TMP/x" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "no command (after '--')" "$TMP/err"
+verdict "record-lru-trace.sh without a command: exit 2" $?
+"$scripts/record-lru-trace.sh" --max-events 0 -o "$TMP/x" -- true >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q -- "--max-events: '0' is not a count" "$TMP/err"
+verdict "record-lru-trace.sh --max-events 0: exit 2" $?
+"$scripts/fidelity.sh" --size 0 >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q -- "--size: '0' is not a number of MiB" "$TMP/err"
+verdict "fidelity.sh --size 0: exit 2" $?
+"$scripts/fidelity.sh" --out "$TMP/out" >"$TMP/out2" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q -- "has no fidelity.sh begin/end lines" "$TMP/err"
+verdict "fidelity.sh --out a file without the markers: exit 2" $?
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
