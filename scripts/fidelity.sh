@@ -489,6 +489,45 @@ for line in open(sys.argv[1]):
         print(fmt % ((" ratio " + label[len("lruvec"):].strip(),) + tuple(cells)))
 print("```")
 PY
+# The shipped traces replayed, both designs (docs/fidelity.md, "Real LRU traffic, replayed").
+if [ -z "$quick" ]; then
+	for t in "$here"/../tests/data/*.lvtrace.gz; do
+		b=$(basename "$t" .lvtrace.gz)
+		gzip -dc "$t" >"$work/$b.lvtrace" || exit 1
+		"$lvbench" compare replay "$work/$b.lvtrace" --json >"$work/$b.replay" \
+			2>"$work/$b.replay.err" || {
+			cat "$work/$b.replay.err" >&2
+			exit 1
+		}
+		echo "$b $work/$b.replay"
+	done >"$work/replays"
+	python3 - "$work/replays" >>"$work/table" <<'PY' || exit 1
+import json, sys
+print()
+print("`lvbench compare replay` of the traces in tests/data (3 alternating rounds of 1 s per")
+print("design): events/s per thread (Hmean), the LRU lock's contended/acquired and wait per event.")
+print()
+print("| trace | events | threads | node lock | lruvec lock | node contended, wait | "
+      "lruvec contended, wait |")
+print("|---|---|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    name, path = line.split()
+    objs = [json.loads(l) for l in open(path) if l.strip()]
+    by = {o["lock"]: o for o in objs}
+    cells = []
+    for d in ("node", "lruvec"):
+        cells.append("%.2f M" % (by[d]["events_per_s_thread"]["hmean"] / 1e6))
+    for d in ("node", "lruvec"):
+        o = by[d]
+        lck = [l for l in o["locks"] if l["name"] == d]
+        acq = sum(l["acquired"] for l in lck)
+        cont = sum(l["contended"] for l in lck)
+        wait = sum(l["wait_total_ns"] for l in lck)
+        cells.append("%.3f %%, %.1f ns" % (100 * cont / acq if acq else 0, wait / o["ops"]))
+    print("| `%s` | %d | %d | %s |" % (name, by["node"]["trace_events"], by["node"]["threads"],
+                                     " | ".join(cells)))
+PY
+fi
 cat "$work/table"
 if [ -n "$out" ]; then
 	{

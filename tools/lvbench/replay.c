@@ -347,6 +347,10 @@ static int rp_prepare(struct lvb_common *opt, void *params)
 		opt->rounds = opt->compare ? 3 : 1;
 	/* Every slot's largest folio may be live at once, and held by the table. */
 	need = (p->pages * LV_PAGE_SIZE >> 20) + RP_SLACK_MIB;
+	if (need > 65536)
+		return lvb_usage_error("replay: %s: the trace's folios need %" PRIu64 " MiB, above "
+				       "the 64 GiB --memory allows",
+				       p->file, need);
 	if (opt->memory_mib == LVB_UNSET)
 		opt->memory_mib = (unsigned int)((need + 63) / 64 * 64);
 	else if (opt->memory_mib < need)
