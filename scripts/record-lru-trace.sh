@@ -22,6 +22,7 @@ prog=${0##*/}
 usage() {
 	cat <<EOF
 Usage: $prog [OPTIONS] -o FILE -- CMD [ARGS...]
+       $prog -o FILE --convert TEXT PIDS ROOT
 
 Runs CMD in a memory cgroup of its own with the kernel's LRU events traced, and writes
 them as a trace for 'lvbench replay FILE'.
@@ -32,6 +33,11 @@ Options:
   --duration SEC      stop CMD (SIGINT) after SEC seconds (default: let it finish)
   --max-events N      keep the first N events of the command's folios (default 200000)
   --raw FILE          keep the tracefs text as well (default: a temporary file)
+  --convert TEXT PIDS ROOT
+                      only convert: TEXT a tracefs text (as --raw keeps it), PIDS lines of
+                      "pid cgroup" (cgroup relative to the command's, / for its own), ROOT the
+                      command's pid; no CMD, no root needed (the trace says 1 CPU, or more
+                      if TEXT has events of more)
   -h, --help          this help
 
 Exit status: 0 success, 1 failure (tracing, the converter, or no event recorded), 2 usage
@@ -49,6 +55,7 @@ limit=
 duration=
 max_events=200000
 raw=
+convert_args=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o | --output | --limit | --duration | --max-events | --raw)
@@ -71,6 +78,15 @@ while [ $# -gt 0 ]; do
 		esac
 		shift 2
 		;;
+	--convert)
+		[ $# -ge 4 ] || die_usage "--convert needs TEXT PIDS ROOT"
+		for f in "$2" "$3"; do
+			[ -r "$f" ] || die_usage "--convert: cannot read '$f'"
+		done
+		[[ $4 =~ ^[1-9][0-9]*$ ]] || die_usage "--convert: '$4' is not a pid"
+		convert_args="$2 $3 $4"
+		shift 4
+		;;
 	-h | --help)
 		usage
 		exit 0
@@ -83,7 +99,122 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] || die_usage "no output file (-o FILE)"
-[ $# -gt 0 ] || die_usage "no command (after '--')"
+[ $# -gt 0 ] || [ -n "$convert_args" ] || die_usage "no command (after '--')"
+# convert TEXT PIDS ROOT NR_CPUS BIN - the tracefs text TEXT into the trace BIN, keeping the
+# folios that ROOT's process tree inserted; PIDS has "pid cgroup" lines (the cgroup relative to
+# the command's, "/" for its own).
+convert() {
+	python3 - "$@" "$max_events" <<'PY'
+import re, struct, sys
+
+raw, pidfile, root, nr_cpus, outfile, max_events = sys.argv[1:7]
+root, max_events, nr_cpus = int(root), int(max_events), int(nr_cpus)
+INSERT, ACTIVATE, PUTBACK, FREE = 1, 2, 3, 4
+
+cg_of = {}  # pid -> cgroup path relative to the command's
+for line in open(pidfile):
+    parts = line.split()
+    if len(parts) == 2 and parts[0].isdigit():
+        cg_of.setdefault(int(parts[0]), parts[1])
+tree = {root}
+memcgs = {"/": 0}
+head = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+[\d.]+:\s+(\w+):\s+(.*)$")
+field = re.compile(r"(\w+)=(\S*)")
+orders = {}  # pfn -> order of its page cache insertion, until its LRU insertion
+live = {}  # pfn -> slot
+free_slots, nr_slots = [], 0
+recs, lost, max_cpu = [], 0, 0
+
+def memcg(pid):
+    path = cg_of.get(pid, "/")
+    if path not in memcgs:
+        memcgs[path] = len(memcgs)
+    return memcgs[path]
+
+for line in open(raw, errors="replace"):
+    if "LOST" in line and "EVENTS" in line:
+        lost += int(re.search(r"LOST (\d+)", line).group(1))
+        continue
+    m = head.match(line)
+    if not m:
+        continue
+    pid, cpu, ev, rest = int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)
+    f = dict(field.findall(rest))
+    if ev == "sched_process_fork":
+        parent, child = int(f["pid"]), int(f["child_pid"])
+        if parent in tree:
+            tree.add(child)
+            cg_of.setdefault(child, cg_of.get(parent, "/"))
+        continue
+    if "pfn" not in f:
+        continue
+    pfn = int(f["pfn"], 16)
+    if ev == "mm_filemap_add_to_page_cache":
+        if pid in tree:
+            orders[pfn] = int(f.get("order", "0"))
+        continue
+    if ev == "mm_lru_insertion":
+        lru, flags = int(f["lru"]), rest.split("flags=")[1]
+        info = (0x10 if "a" in flags[:2] else 0) | (0x20 if lru in (1, 3) else 0)
+        if pfn in live:
+            recs.append((PUTBACK, info, cpu, memcg(pid), pid, live[pfn]))
+        elif pid in tree:
+            slot = free_slots.pop() if free_slots else nr_slots
+            nr_slots = max(nr_slots, slot + 1)
+            live[pfn] = slot
+            info |= min(orders.pop(pfn, 0), 15)
+            recs.append((INSERT, info, cpu, memcg(pid), pid, slot))
+        else:
+            continue
+    elif ev == "mm_lru_activate":
+        if pfn not in live:
+            continue
+        recs.append((ACTIVATE, 0, cpu, memcg(pid), pid, live[pfn]))
+    elif ev in ("mm_page_free", "mm_page_free_batched"):
+        if pfn not in live:
+            continue
+        slot = live.pop(pfn)
+        free_slots.append(slot)
+        recs.append((FREE, 0, cpu, memcg(pid), pid, slot))
+    else:
+        continue
+    max_cpu = max(max_cpu, cpu)
+    if len(recs) >= max_events:
+        break
+
+if not recs:
+    sys.exit("record-lru-trace: no LRU event of the command's folios was recorded")
+if len(memcgs) > 65535 or max_cpu >= 65535:
+    sys.exit("record-lru-trace: more memcgs or CPUs than the format holds")
+with open(outfile, "wb") as o:
+    o.write(struct.pack("<8sIIIIQ", b"LVTRACE\0", 1, max(nr_cpus, max_cpu + 1), len(memcgs),
+                        nr_slots, len(recs)))
+    for r in recs:
+        o.write(struct.pack("<BBHHHII", r[0], r[1], r[2], r[3], 0, r[4] & 0xffffffff, r[5]))
+kinds = {k: sum(1 for r in recs if r[0] == k) for k in (INSERT, ACTIVATE, PUTBACK, FREE)}
+print("record-lru-trace: %d events (%d insert, %d activate, %d putback, %d free), %d folio "
+      "slots, %d memcgs, %d CPUs%s" % (len(recs), kinds[INSERT], kinds[ACTIVATE], kinds[PUTBACK],
+      kinds[FREE], nr_slots, len(memcgs), max(nr_cpus, max_cpu + 1),
+      ", %d events lost by tracefs" % lost if lost else ""))
+PY
+}
+
+write_out() {
+	case $out in
+	*.gz) gzip -9 -n -c "$1" >"$out" || exit 1 ;;
+	*) cp "$1" "$out" || exit 1 ;;
+	esac
+	echo "$prog: wrote $out ($(wc -c <"$out") bytes)"
+}
+
+if [ -n "$convert_args" ]; then
+	read -r ctext cpids croot <<<"$convert_args"
+	work=$(mktemp -d "${TMPDIR:-/tmp}/record-lru-trace.XXXXXX") || exit 1
+	trap 'rm -rf -- "$work"' EXIT
+	convert "$ctext" "$cpids" "$croot" 1 "$work/trace.lvtrace" || exit 1
+	write_out "$work/trace.lvtrace"
+	exit 0
+fi
 [ "$(id -u)" -eq 0 ] || die_usage "tracing and memory cgroups need root"
 command -v python3 >/dev/null || die_usage "the converter needs python3"
 
@@ -193,101 +324,5 @@ echo "$prog: command exited with $rc; $(wc -l <"$raw") trace lines"
 # ---- conversion ------------------------------------------------------------------------------
 
 bin=$work/trace.lvtrace
-python3 - "$raw" "$work/pids" "$cmd" "$max_events" "$(getconf _NPROCESSORS_ONLN)" "$bin" <<'PY' || exit 1
-import re, struct, sys
-
-raw, pidfile, root, max_events, nr_cpus, outfile = sys.argv[1:7]
-root, max_events, nr_cpus = int(root), int(max_events), int(nr_cpus)
-INSERT, ACTIVATE, PUTBACK, FREE = 1, 2, 3, 4
-
-cg_of = {}  # pid -> cgroup path relative to the command's
-for line in open(pidfile):
-    parts = line.split()
-    if len(parts) == 2 and parts[0].isdigit():
-        cg_of.setdefault(int(parts[0]), parts[1])
-tree = {root}
-memcgs = {"/": 0}
-head = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+[\d.]+:\s+(\w+):\s+(.*)$")
-field = re.compile(r"(\w+)=(\S*)")
-orders = {}  # pfn -> order of its page cache insertion, until its LRU insertion
-live = {}  # pfn -> slot
-free_slots, nr_slots = [], 0
-recs, lost, max_cpu = [], 0, 0
-
-def memcg(pid):
-    path = cg_of.get(pid, "/")
-    if path not in memcgs:
-        memcgs[path] = len(memcgs)
-    return memcgs[path]
-
-for line in open(raw, errors="replace"):
-    if "LOST" in line and "EVENTS" in line:
-        lost += int(re.search(r"LOST (\d+)", line).group(1))
-        continue
-    m = head.match(line)
-    if not m:
-        continue
-    pid, cpu, ev, rest = int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)
-    f = dict(field.findall(rest))
-    if ev == "sched_process_fork":
-        parent, child = int(f["pid"]), int(f["child_pid"])
-        if parent in tree:
-            tree.add(child)
-            cg_of.setdefault(child, cg_of.get(parent, "/"))
-        continue
-    if "pfn" not in f:
-        continue
-    pfn = int(f["pfn"], 16)
-    if ev == "mm_filemap_add_to_page_cache":
-        if pid in tree:
-            orders[pfn] = int(f.get("order", "0"))
-        continue
-    if ev == "mm_lru_insertion":
-        lru, flags = int(f["lru"]), rest.split("flags=")[1]
-        info = (0x10 if "a" in flags[:2] else 0) | (0x20 if lru in (1, 3) else 0)
-        if pfn in live:
-            recs.append((PUTBACK, info, cpu, memcg(pid), pid, live[pfn]))
-        elif pid in tree:
-            slot = free_slots.pop() if free_slots else nr_slots
-            nr_slots = max(nr_slots, slot + 1)
-            live[pfn] = slot
-            info |= min(orders.pop(pfn, 0), 15)
-            recs.append((INSERT, info, cpu, memcg(pid), pid, slot))
-        else:
-            continue
-    elif ev == "mm_lru_activate":
-        if pfn not in live:
-            continue
-        recs.append((ACTIVATE, 0, cpu, memcg(pid), pid, live[pfn]))
-    elif ev in ("mm_page_free", "mm_page_free_batched"):
-        if pfn not in live:
-            continue
-        slot = live.pop(pfn)
-        free_slots.append(slot)
-        recs.append((FREE, 0, cpu, memcg(pid), pid, slot))
-    else:
-        continue
-    max_cpu = max(max_cpu, cpu)
-    if len(recs) >= max_events:
-        break
-
-if not recs:
-    sys.exit("record-lru-trace: no LRU event of the command's folios was recorded")
-if len(memcgs) > 65535 or max_cpu >= 65535:
-    sys.exit("record-lru-trace: more memcgs or CPUs than the format holds")
-with open(outfile, "wb") as o:
-    o.write(struct.pack("<8sIIIIQ", b"LVTRACE\0", 1, max(nr_cpus, max_cpu + 1), len(memcgs),
-                        nr_slots, len(recs)))
-    for r in recs:
-        o.write(struct.pack("<BBHHHII", r[0], r[1], r[2], r[3], 0, r[4] & 0xffffffff, r[5]))
-kinds = {k: sum(1 for r in recs if r[0] == k) for k in (INSERT, ACTIVATE, PUTBACK, FREE)}
-print("record-lru-trace: %d events (%d insert, %d activate, %d putback, %d free), %d folio "
-      "slots, %d memcgs, %d CPUs%s" % (len(recs), kinds[INSERT], kinds[ACTIVATE], kinds[PUTBACK],
-      kinds[FREE], nr_slots, len(memcgs), max(nr_cpus, max_cpu + 1),
-      ", %d events lost by tracefs" % lost if lost else ""))
-PY
-case $out in
-*.gz) gzip -9 -n -c "$bin" >"$out" || exit 1 ;;
-*) cp "$bin" "$out" || exit 1 ;;
-esac
-echo "$prog: wrote $out ($(wc -c <"$out") bytes)"
+convert "$raw" "$work/pids" "$cmd" "$(getconf _NPROCESSORS_ONLN)" "$bin" || exit 1
+write_out "$bin"

@@ -152,8 +152,49 @@ verdict "refused: no trace given" $?
 [ $? -eq 2 ] && grep -q "unexpected argument '$good'" "$TMP/err"
 verdict "refused: two traces" $?
 
-# The scripts that make traces and tables refuse bad usage with exit 2 before touching the host.
+# ---- the recorder's converter ---------------------------------------------------------------
+
+# tracefs text of a command (pid 100) whose child dd (101, in child cgroup c1) inserts a file
+# folio of order 2, activates it, sees kswapd put it back and free it, then inserts an anon
+# folio in the freed slot; another process's folio (pid 200) is left out.
+cat >"$TMP/trace.txt" <<'EOF2'
+            bash-100   [000] d..3.  10.000000: sched_process_fork: comm=bash pid=100 child_comm=dd child_pid=101
+              dd-101   [000] .....  10.000001: mm_filemap_add_to_page_cache: dev 254:0 ino 1 pfn=0x1000 ofs=0 order=2
+              dd-101   [000] d..3.  10.000002: mm_lru_insertion: folio=0000000000000001 pfn=0x1000 lru=2 flags= f  d 
+           other-200   [001] d..3.  10.000003: mm_lru_insertion: folio=0000000000000002 pfn=0x2000 lru=0 flags=Ma bd 
+              dd-101   [001] d..3.  10.000004: mm_lru_activate: folio=0000000000000001 pfn=0x1000
+         kswapd0-50    [001] d..3.  10.000005: mm_lru_insertion: folio=0000000000000001 pfn=0x1000 lru=3 flags= f  d 
+         kswapd0-50    [001] .....  10.000006: mm_page_free: page=0000000000000000 pfn=0x1000 order=2
+           other-200   [001] .....  10.000007: mm_page_free: page=0000000000000000 pfn=0x2000 order=0
+              dd-101   [000] d..3.  10.000008: mm_lru_insertion: folio=0000000000000003 pfn=0x3000 lru=0 flags=Ma bd 
+EOF2
+printf '100 /\n101 /c1/\n' >"$TMP/pids"
 scripts=$(dirname "$0")/../scripts
+"$scripts/record-lru-trace.sh" -o "$TMP/conv.lvtrace" --convert "$TMP/trace.txt" "$TMP/pids" 100 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+python3 - "$TMP/conv.lvtrace" >"$TMP/py" 2>&1 <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+magic, version, cpus, memcgs, slots, events = struct.unpack_from("<8sIIIIQ", b)
+assert (magic, version, cpus, memcgs, slots, events) == (b"LVTRACE\0", 1, 2, 2, 1, 5), \
+    (magic, version, cpus, memcgs, slots, events)
+recs = [struct.unpack_from("<BBHHHII", b, 32 + 16 * i) for i in range(events)]
+want = [(1, 2, 0, 1, 0, 101, 0),     # insert, order 2, file, inactive; dd's memcg c1
+        (2, 0, 1, 1, 0, 101, 0),     # activate
+        (3, 0x20, 1, 0, 0, 50, 0),   # putback (a second insertion), onto the active list
+        (4, 0, 1, 0, 0, 50, 0),      # free, by kswapd
+        (1, 0x10, 0, 1, 0, 101, 0)]  # anon insert, in the freed slot
+assert recs == want, recs
+PY
+py=$?
+[ $rc -eq 0 ] && [ $py -eq 0 ] &&
+	"$LVBENCH" replay "$TMP/conv.lvtrace" --duration 0.1 --json >"$TMP/out" 2>"$TMP/err" &&
+	[ "$(json check)" = ok ]
+verdict "record-lru-trace.sh --convert: the command's folios only, putback, free, slot reused" $?
+[ $py -eq 0 ] || sed 's/^/# /' "$TMP/py" >&2
+
+# The scripts that make traces and tables refuse bad usage with exit 2 before touching the host.
 "$scripts/record-lru-trace.sh" -o "$TMP/x" >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "no command (after '--')" "$TMP/err"
 verdict "record-lru-trace.sh without a command: exit 2" $?
