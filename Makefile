@@ -126,7 +126,7 @@ check: deps
 		$(BUILD)/lvbench.1
 	BUILD=$(BUILD) CC="$(CC)" $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
 		tests/stress/torture-v1.sh tests/fuzz/replay.sh tests/models/run-models.sh tests/lvbench.sh tests/install.sh \
-		tests/readme.sh tests/bench-report.sh
+		tests/readme.sh tests/bench-report.sh tests/replay.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/lvbench

@@ -186,7 +186,8 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"readonce --help" "compare readtwice --help" "aim9 --help" "compare aim9 --help"
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
 	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
-	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help")
+	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help" "replay --help"
+	"compare replay --help")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -247,9 +248,9 @@ check "compare page_fault2 --help: opens with --by batch (its default)" \
 rc=$?
 lines=$(wc -l <"$TMP/out")
 width=$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")
-listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2)  +[a-zA-Z]' \
+listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|usemem|page_fault2|replay)  +[a-zA-Z]' \
 	"$TMP/out")
-[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 10 ] &&
+[ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 11 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
 	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
@@ -1346,6 +1347,29 @@ rc=$?
 	grep -Eq '^batch-15: [1-9][0-9]* faults/s in all' "$TMP/out" &&
 	grep -q '^Published (LKP, 2024, 104 threads): batch 15 -> 31' "$TMP/out"
 verdict "compare page_fault2 --by batch: both columns, the ratio, the call-site tables" $?
+
+# ---- readtwice --once (scripts/fidelity.sh) ------------------------------------------------------
+
+# Two readers of one 8 MiB file, each once: every page is read in once and stays (no limit),
+# and the JSON has the insertions (pgpgin) and the lists' sizes at the end.
+"$LVBENCH" readtwice --once --containers 1 --file-size 8M --duration 0.5 --json >"$TMP/json" \
+	2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert o["check"] == "ok" and o["once"] is True, o
+assert o["counters"]["wraps"] == 2, o["counters"]
+assert o["vmstat"]["pgpgin"] == 2048, o["vmstat"]
+# Listed, or still waiting in a CPU's lru_add batch.
+lru = o["lru_pages"]
+listed = lru["nr_active_file"] + lru["nr_inactive_file"]
+assert 2048 - 31 * o["cpus"] <= listed <= 2048 and lru["nr_active_file"] > 0, lru
+PY
+py=$?
+check "readtwice --once: each reader reads the file once; pgpgin and lru_pages in the JSON" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 
 echo "1..$n"
 [ $failed -eq 0 ]

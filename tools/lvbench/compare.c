@@ -144,6 +144,7 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 	}
 	for (int item = 0; item < LV_NR_STAT_ITEMS; item++)
 		s->vmstat[item] += res->vmstat[item];
+	memcpy(s->lru, res->lru, sizeof(s->lru));
 	s->drain_calls += res->drain_calls;
 	s->drain_sweeps += res->drain_sweeps;
 	s->batch.flushes += res->batch.flushes;

@@ -598,6 +598,10 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		for (int item = LV_PGACTIVATE; item < LV_NR_STAT_ITEMS; item++)
 			if (is_event(item))
 				res->vmstat[item] -= vm0[item];
+		for (int lru = 0; lru < LVB_NR_LRU; lru++)
+			for (unsigned int nid = 0; nid < env->opt->nodes; nid++)
+				res->lru[lru] +=
+					lv_node_stat(env->m, (int)nid, (enum lv_stat_item)lru);
 		res->drain_calls -= calls0;
 		res->drain_sweeps -= sweeps0;
 		latency_since(env->m, &lat0, &res->disable_latency);

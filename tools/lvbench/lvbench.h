@@ -192,6 +192,7 @@ enum lv_lock_design lvb_variant_apply(const struct lvb_variant *v, const struct 
 /* ---- results --------------------------------------------------------------------------------- */
 
 #define LVB_MAX_COUNTERS 12
+#define LVB_NR_LRU	 (LV_NR_UNEVICTABLE + 1) /* the lists, LV_NR_INACTIVE_ANON first */
 
 /** struct lvb_result - what one round of one design produced. */
 struct lvb_result {
@@ -207,6 +208,7 @@ struct lvb_result {
 	struct lv_lock_site_stat *sites; /* [nr_sites], most wait first; owned by the result */
 	size_t nr_sites;
 	uint64_t vmstat[LV_NR_STAT_ITEMS]; /* events during the run, summed over nodes */
+	uint64_t lru[LVB_NR_LRU];	   /* list sizes in pages at the quiescent point */
 	uint64_t drain_calls, drain_sweeps;
 	struct lv_batch_stat batch; /* the batch flushes of the run (lv_batch_stats()) */
 	/* Workload-specific event counts (failed allocations, lost pins, ...). */
@@ -252,6 +254,7 @@ struct lvb_series {
 	size_t nr_sites;
 	bool no_sites; /* the column ran with --lock-sites off: nothing was recorded */
 	uint64_t vmstat[LV_NR_STAT_ITEMS];
+	uint64_t lru[LVB_NR_LRU]; /* the last round's */
 	uint64_t drain_calls, drain_sweeps;
 	struct lv_batch_stat batch; /* summed over the rounds */
 	unsigned int nr_counters;
@@ -305,6 +308,7 @@ struct lvb_workload {
 	 * published numbers it is set beside. */
 	const char *help;
 	const struct lvb_opt *opts; /* its own options, ended by a zero entry; may be NULL */
+	const char *positional;	    /* the option of @opts a bare argument sets; NULL: none */
 	/* The shared options whose default differs here or that do not apply; ended by {0}. */
 	const struct lvb_default *shared_defaults;
 	size_t params_size;
@@ -349,6 +353,7 @@ extern const struct lvb_workload lvb_swap;
 extern const struct lvb_workload lvb_reparent;
 extern const struct lvb_workload lvb_usemem;
 extern const struct lvb_workload lvb_page_fault2;
+extern const struct lvb_workload lvb_replay;
 
 /* Print "lvbench: <message>" and where to find the help on stderr. Return: -1. */
 int lvb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

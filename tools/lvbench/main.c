@@ -46,8 +46,8 @@ const char *const lvb_by_names[] = { [LVB_BY_LOCK] = "lock",
 				     NULL };
 
 static const struct lvb_workload *const workloads[] = {
-	&lvb_churn,   &lvb_readtwice, &lvb_readonce, &lvb_aim9,	  &lvb_numa,
-	&lvb_compact, &lvb_swap,      &lvb_reparent, &lvb_usemem, &lvb_page_fault2,
+	&lvb_churn, &lvb_readtwice, &lvb_readonce, &lvb_aim9,	     &lvb_numa,	  &lvb_compact,
+	&lvb_swap,  &lvb_reparent,  &lvb_usemem,   &lvb_page_fault2, &lvb_replay,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -397,8 +397,8 @@ static void usage_main(FILE *out)
 		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
-		"'lvbench help WORKLOAD|compare': what it models, options, defaults, output.\n"
-		"Exit status: 0 success, 1 the run failed, 2 bad usage.\n");
+		"'lvbench help WORKLOAD|compare': what it models, options, output. "
+		"Exit: 0 ok, 1 run failed, 2 usage.\n");
 }
 
 /* compare --by lock, every workload's default but numa's and page_fault2's. */
@@ -756,6 +756,8 @@ static int set_value(const struct lvb_opt *o, void *base, const char *arg)
 static int parse_opts(int argc, char **argv, struct lvb_common *common,
 		      const struct lvb_workload *wl, void *params)
 {
+	bool positional_seen = false;
+
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i], *name, *eq, *val = NULL;
 		const struct lvb_opt *o;
@@ -769,7 +771,13 @@ static int parse_opts(int argc, char **argv, struct lvb_common *common,
 		if (strncmp(arg, "--", 2) || !arg[2]) {
 			if (arg[0] == '-')
 				return lvb_usage_error("unknown option '%s'", arg);
-			return lvb_usage_error("unexpected argument '%s'", arg);
+			if (!wl || !wl->positional || positional_seen)
+				return lvb_usage_error("unexpected argument '%s'", arg);
+			positional_seen = true;
+			o = find_opt(wl->opts, wl->positional, strlen(wl->positional));
+			if (set_value(o, params, arg))
+				return -1;
+			continue;
 		}
 		name = arg + 2;
 		eq = strchr(name, '=');

@@ -40,6 +40,7 @@ struct rt_params {
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
+	bool once;   /* each reader reads its file once, then idles: dd's shape, for counters */
 	bool shared; /* readtwice: the readers of a container share its file */
 	bool pin;    /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
@@ -65,6 +66,12 @@ static const struct lvb_opt rt_opts[] = {
 	  "read this real file (open(2) O_RDONLY, read with pread(2))\n"
 	  "instead of sparse files: every container opens it on its own",
 	  "sparse files" },
+	{ "once", LVB_OPT_FLAG, RT(once), 0, 0, NULL, NULL,
+	  "each reader reads its file once, as one dd does, then idles\n"
+	  "until the round ends (for event counts per MB, as\n"
+	  "scripts/fidelity.sh sets them beside the kernel's; the\n"
+	  "rate then means nothing)",
+	  "read on, from the start" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
 	  "no kswapd threads: readers reclaim directly", "kswapd on" },
 	{ "pin", LVB_OPT_FLAG, RT(pin), 0, 0, NULL, NULL,
@@ -245,8 +252,24 @@ static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_pa
 	return p->shared ? opt->containers : opt->threads;
 }
 
+/* --once: a reader that reached the end of its file leaves the CPU to those that did not. */
+static void rt_step_once(struct lvb_worker *w)
+{
+	if (w->counters[LVB_READ_WRAPS]) {
+		sched_yield();
+		return;
+	}
+	lvb_reader_step(w, w->priv);
+}
+
 static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
+	.counter_names = rt_counter_names,
+	.nr_counters = LVB_READ_NR_COUNTERS,
+};
+
+static const struct lvb_thread_ops rt_once_thread_ops = {
+	.step = rt_step_once,
 	.counter_names = rt_counter_names,
 	.nr_counters = LVB_READ_NR_COUNTERS,
 };
@@ -343,7 +366,7 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		workers[t].priv = rt;
 		rt_pin(p, &workers[t], t);
 	}
-	err = lvb_run_threads(&env, workers, &rt_thread_ops, res);
+	err = lvb_run_threads(&env, workers, p->once ? &rt_once_thread_ops : &rt_thread_ops, res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++)
 		free(threads[t].buf);
@@ -632,6 +655,8 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	lvb_json_u64(out, first, "memory_mib", (uint64_t)opt->nodes * opt->memory_mib);
 	lvb_json_key(out, first, "kswapd");
 	fputs(p->no_kswapd ? "false" : "true", out);
+	lvb_json_key(out, first, "once");
+	fputs(p->once ? "true" : "false", out);
 	/* The CPU of each container's readers, or null: wherever the scheduler put them. */
 	lvb_json_key(out, first, "pin_cpus");
 	if (!p->pin)

@@ -404,6 +404,7 @@ static const enum lv_stat_item json_vmstat_items[] = {
 	LV_ALLOCSTALL,
 	LV_RECLAIM_SKIP_BUSY,
 	LV_RECLAIM_DRAIN,
+	LV_PGPGIN,
 };
 
 /* json_rounds - the per-round totals of @s as a JSON array. */
@@ -514,6 +515,12 @@ void lvb_print_json(FILE *out, const struct lvb_workload *wl, const struct lvb_c
 	for (size_t i = 0; i < sizeof(json_vmstat_items) / sizeof(json_vmstat_items[0]); i++)
 		lvb_json_u64(out, &f, lv_stat_name(json_vmstat_items[i]),
 			     s->vmstat[json_vmstat_items[i]]);
+	fputc('}', out);
+	lvb_json_key(out, &first, "lru_pages");
+	fputc('{', out);
+	f = true;
+	for (int lru = 0; lru < LVB_NR_LRU; lru++)
+		lvb_json_u64(out, &f, lv_stat_name((enum lv_stat_item)lru), s->lru[lru]);
 	fputc('}', out);
 	lvb_json_key(out, &first, "drain_all");
 	fputc('{', out);
