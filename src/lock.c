@@ -51,6 +51,7 @@
  * counts in one catch-all entry per class, so the sites' counts always add up to the class's.
  */
 #define _GNU_SOURCE
+#include "fault.h"
 #include "lock.h"
 
 #include <dlfcn.h>
