@@ -8,6 +8,7 @@
 #   make tsan | asan  the torture and unit tests under ThreadSanitizer / AddressSanitizer
 #   make torture DURATION=seconds [SEED=n]   a long torture run of every design (debug build)
 #   make fuzz [FUZZ_SECONDS=n]  libFuzzer (clang) on the API's call sequences (tests/fuzz)
+#   make fuzz-race [FUZZ_SECONDS=n]  the same with two threads racing each step's calls
 #   make soak DURATION=seconds   torture runs of every configuration and variant (debug, tsan,
 #                     asan) round-robin with fresh seeds, until the first failure
 #   make examples     build/examples/*: the programs of examples/, linked with build/liblruvec.a
@@ -159,8 +160,9 @@ soak: deps
 	BUILD=$(BUILD) DURATION=$(DURATION) tests/stress/soak.sh
 
 # libFuzzer needs clang and its runtime (Debian: clang, libclang-rt-14-dev); not part of check.
-# New inputs go to $(BUILD)/fuzz-corpus, seeded from tests/fuzz/corpus; a crash is saved in
-# $(BUILD)/ as crash-*: add it to tests/fuzz/corpus once fixed, and check replays it.
+# New inputs go to $(BUILD)/fuzz_ops-corpus, seeded from tests/fuzz/corpus (fuzz_race's to
+# $(BUILD)/fuzz_race-corpus, from tests/fuzz/corpus-race); a crash is saved in $(BUILD)/ as
+# crash-*: add it to the corpus once fixed, and check replays it.
 # Edge coverage only: comparison tracing (-fsanitize-coverage=trace-cmp, on by default) took
 # a third of the time in lv_check()'s walks and the harness's byte checks, and only feeds
 # libFuzzer's dictionary, which picks constants the input's bytes reach by `%` anyway.
