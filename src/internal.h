@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fault.h"
 #include "list.h"
 #include "lock.h"
 #include "lruvec.h"

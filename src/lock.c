@@ -51,6 +51,7 @@
  * counts in one catch-all entry per class, so the sites' counts always add up to the class's.
  */
 #define _GNU_SOURCE
+#include "fault.h"
 #include "lock.h"
 
 #include <dlfcn.h>
@@ -891,6 +892,21 @@ static void wd_dump_self(void)
 __thread unsigned int lv_held[LV_NR_LOCK_CLASSES];
 
 /*
+ * lockdep_tid - this thread's id for lock ownership, asked of the kernel once per thread:
+ * gettid() is a system call, too dear for every acquisition of a debug build (it cost a
+ * one-thread fuzzer input more than the library's own work). After fork() the child's thread
+ * keeps its parent's id, which still names one thread in the child.
+ */
+static __thread pid_t lockdep_tid_cached;
+
+static pid_t lockdep_tid(void)
+{
+	if (!lockdep_tid_cached)
+		lockdep_tid_cached = gettid();
+	return lockdep_tid_cached;
+}
+
+/*
  * Rank of each class in the lock order (docs/locking.md): a lock may only be taken while every
  * held lock has a strictly lower rank. Equal ranks forbid holding two locks of one class, and
  * lruvec and node locks share a rank: never two LRU locks at once.
@@ -934,7 +950,7 @@ static void lockdep_acquire(const struct lv_lock *l, unsigned int nested)
 
 void lockdep_assert_held(const struct lv_lock *l)
 {
-	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != gettid()) {
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != lockdep_tid()) {
 		fprintf(stderr, "lruvec: lockdep: %s lock %p not held by this thread\n",
 			lv_lock_class_name(l->cls), (const void *)l);
 		wd_dump_self();
@@ -1073,7 +1089,7 @@ static void lock_acquire(struct lv_lock *l, unsigned int nested, const char *sit
 			lock_site_record(l->sites, site, l->cls, wait);
 	}
 #ifdef LV_DEBUG
-	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&l->owner, lockdep_tid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
 	watchdog_acquired(l);
@@ -1101,7 +1117,7 @@ bool lv_lock_trylock_inverted(struct lv_lock *l)
 		return false;
 	WRITE_ONCE(l->acquired, l->acquired + 1);
 #ifdef LV_DEBUG
-	__atomic_store_n(&l->owner, gettid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&l->owner, lockdep_tid(), __ATOMIC_RELAXED);
 	lv_held[l->cls]++;
 #endif
 	watchdog_acquired(l);

@@ -990,6 +990,11 @@ static int try_charge_upto(struct lv_memcg *memcg, struct lv_memcg *stop, long n
 {
 	struct lv_memcg *c;
 
+	if (fault_inject(FAULT_CHARGE)) {
+		if (over)
+			*over = memcg;
+		return -ENOMEM;
+	}
 	for (c = memcg; c != stop && c->parent; c = c->parent) {
 		long usage = __atomic_load_n(&c->usage, __ATOMIC_RELAXED);
 

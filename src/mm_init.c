@@ -82,7 +82,7 @@ static void machine_free(struct lv_machine *m)
 	kswapd_stop(m);
 	mem_cgroup_exit(m);
 	pcp_exit(m);
-	for (unsigned int nid = 0; nid < m->cfg.nr_nodes; nid++)
+	for (unsigned int nid = 0; m->nodes && nid < m->cfg.nr_nodes; nid++)
 		node_exit(m, (int)nid);
 	cpu_slots_exit(m);
 	lv_lock_destroy(&m->memcg_mutex);

@@ -503,7 +503,8 @@ struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
 				     struct lv_memcg *memcg, unsigned int flags)
 {
-	struct lv_folio *f = alloc_pages_slowpath(pgdat, order, memcg, flags);
+	struct lv_folio *f =
+		fault_inject(FAULT_FRAME) ? NULL : alloc_pages_slowpath(pgdat, order, memcg, flags);
 
 	if (!f)
 		return NULL;

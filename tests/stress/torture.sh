@@ -18,6 +18,7 @@
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
 #   TORTURE_WAIT=seconds: how much longer than TORTURE_DURATION a run may go on for a racing
 #   path it requires that has not run yet (the torture binary's --wait; 60 by default).
+#   TORTURE_LIST=1: print the configurations, one a line, and run nothing (for soak.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-build}
@@ -41,6 +42,10 @@ configs=(
 	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
 )
 
+if [ -n "${TORTURE_LIST:-}" ]; then
+	printf '%s\n' "${configs[@]}"
+	exit 0
+fi
 echo "1..$((${#configs[@]} * runs))"
 if [ ! -x "$bin" ]; then
 	echo "Bail out! $bin not built"
