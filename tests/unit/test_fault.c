@@ -246,6 +246,22 @@ static void threads_work(void)
 		lock_watchdog_stop();
 }
 
+/*
+ * policy_work - a machine with per-lruvec batches, whose batch sets are one more host
+ * allocation of lv_machine_create() (the other policies have none).
+ */
+static void policy_work(void)
+{
+	struct lv_config cfg = base_config();
+	struct lv_machine *m;
+
+	cfg.batch_policy = LV_BATCH_PER_LRUVEC;
+	m = lv_machine_create(&cfg);
+	expect(m || errno == ENOMEM, "lv_machine_create(per-lruvec): errno %d", errno);
+	if (m)
+		lv_machine_destroy(m);
+}
+
 /* workload - everything one run does; its checks count in the globals. */
 static void workload(void)
 {
@@ -279,6 +295,7 @@ static void workload(void)
 	lv_lru_add_drain_all(m);
 	if (memcg)
 		expect(lv_memcg_remove(memcg) == 0, "lv_memcg_remove failed");
+	policy_work();
 	threads_work();
 	run_sites = fault_inject_stop(); /* the checks below are not the workload's */
 
