@@ -173,11 +173,35 @@ fsdev=$(df --output=source "$dir" | tail -n 1)
 
 # ---- one kernel run ------------------------------------------------------------------------------
 
+# trace_start - empty the tracefs instance, start copying its events to $work/trace, and make
+# the fifo $work/go on which the workload started next waits for trace_run's go.
+trace_start() {
+	echo >"$inst/trace"
+	cat "$inst/trace_pipe" >"$work/trace" &
+	trace_reader=$!
+	rm -f "$work/go"
+	mkfifo "$work/go"
+}
+
+# trace_run PID - trace PID's process tree (the workload waiting on $work/go) until it ends,
+# then stop tracing and the copy trace_start began.
+trace_run() {
+	echo "$1" >"$inst/set_event_pid"
+	echo 1 >"$inst/tracing_on"
+	echo go >"$work/go"
+	wait "$1"
+	echo 0 >"$inst/tracing_on"
+	echo >"$inst/set_event_pid"
+	sleep 0.5
+	kill $trace_reader 2>/dev/null
+	wait $trace_reader 2>/dev/null
+}
+
 # kernel_run NAME MODE TENANTS LIMIT_MIB KIND - MODE readtwice (2 dd per tenant on its file)
 # or readonce (1 dd per tenant on its own file); KIND sparse or real. Writes $work/NAME.k:
 # "key value" lines.
 kernel_run() {
-	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 i r readers cg runner
+	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 i r readers cg
 	readers=1
 	[ "$mode" = readtwice ] && readers=2
 	cg=$cgroot/$name
@@ -201,11 +225,7 @@ kernel_run() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	cat /proc/vmstat >"$work/vm0"
-	echo >"$inst/trace"
-	cat "$inst/trace_pipe" >"$work/trace" &
-	local reader=$!
-	rm -f "$work/go"
-	mkfifo "$work/go"
+	trace_start
 	(
 		read -r _ <"$work/go"
 		for ((i = 0; i < tenants; i++)); do
@@ -219,16 +239,7 @@ kernel_run() {
 		done
 		wait
 	) &
-	runner=$!
-	echo "$runner" >"$inst/set_event_pid"
-	echo 1 >"$inst/tracing_on"
-	echo go >"$work/go"
-	wait $runner
-	echo 0 >"$inst/tracing_on"
-	echo >"$inst/set_event_pid"
-	sleep 0.5
-	kill $reader 2>/dev/null
-	wait $reader 2>/dev/null
+	trace_run $!
 	cat /proc/vmstat >"$work/vm1"
 	for ((i = 0; i < tenants; i++)); do
 		cat "$cg/t$i/memory.stat"
@@ -332,13 +343,9 @@ PY
 # The kernel side of aim9 page_test: the same sbrk pattern as lvbench aim9 (see its help), in
 # a python3 loop through libc, for 1 s in a memcg of its own; figures per MiB faulted.
 aim9_kernel() {
-	local cg=$cgroot/aim9 runner
+	local cg=$cgroot/aim9
 	mkdir "$cg" || return 1
-	echo >"$inst/trace"
-	cat "$inst/trace_pipe" >"$work/trace" &
-	local reader=$!
-	rm -f "$work/go"
-	mkfifo "$work/go"
+	trace_start
 	(
 		read -r _ <"$work/go"
 		echo "$BASHPID" >"$cg/cgroup.procs" || exit 1
@@ -360,16 +367,7 @@ while time.time() < end:
     calls += 1
 open("'"$work"'/aim9.calls", "w").write(str(calls))'
 	) &
-	runner=$!
-	echo "$runner" >"$inst/set_event_pid"
-	echo 1 >"$inst/tracing_on"
-	echo go >"$work/go"
-	wait $runner
-	echo 0 >"$inst/tracing_on"
-	echo >"$inst/set_event_pid"
-	sleep 0.5
-	kill $reader 2>/dev/null
-	wait $reader 2>/dev/null
+	trace_run $!
 	cat "$cg/memory.stat" >"$work/stat"
 	python3 - "$work/trace" "$work/stat" "$(cat "$work/aim9.calls")" >"$work/aim9.k" <<'PY'
 import sys

@@ -496,13 +496,14 @@ enum fbatch_op {
 
 /*
  * struct lruvec_batch - LV_BATCH_PER_LRUVEC: one of a slot's small batches of one kind, holding
- * folios of one lruvec. @key is the lruvec the folios had when they were queued: it is only
- * compared, never dereferenced, so a batch keyed by an lruvec since freed (a removed memcg's)
+ * folios that share an lruvec lock. @key is the lock of the folios' lruvec when they were
+ * queued (so the node design keeps one batch per node, not per memcg): it is only compared,
+ * never dereferenced, so a batch keyed by the lock of an lruvec since freed (a removed memcg's)
  * is harmless: folios of a new lruvec at that address would join it, and the flush relocks by
  * each folio's real lruvec. An empty batch is free, whatever its key.
  */
 struct lruvec_batch {
-	const struct lruvec *key; /* slot lock */
+	const struct lv_lock *key; /* slot lock */
 	unsigned long used;    /* slot lock: the slot's clock at the last add, for the LRU choice */
 	struct folio_batch fb; /* slot lock (nr read racily by cpu_needs_drain()) */
 };

@@ -420,7 +420,7 @@ void lv_batch_stats(struct lv_machine *m, struct lv_batch_stat *out)
 static struct folio_batch *lruvec_batch_get(struct cpu_slot *slot, int kind, struct lv_folio *folio)
 {
 	struct lruvec_batch *set = slot->lvb[kind], *b, *victim = NULL;
-	const void *key = folio_lruvec(folio)->lru_lock;
+	const struct lv_lock *key = folio_lruvec(folio)->lru_lock;
 
 	lockdep_assert_held(&slot->lock);
 	for (b = set; b < set + LV_LRUVEC_BATCHES; b++) {
