@@ -1330,8 +1330,8 @@ static void madvise_range(struct lv_mm *mm, struct vm_area *vma, uint64_t s, uin
  * madvise_pageout - LV_MADV_PAGEOUT: isolate the present folios of [@start, @end) a batch at a
  * time (references taken under the page_table_lock, isolation after it) and reclaim them at
  * once, accessed or not, as the kernel's madvise_pageout() (large folios are split by reclaim;
- * mlocked ones and ones in batches or pinned elsewhere are left). Return: 0, or -ENOMEM if
- * part of the range is not mapped.
+ * unevictable ones go straight back, ones in batches or pinned elsewhere are left). Return: 0, or
+ * -ENOMEM if part of the range is not mapped.
  */
 static int madvise_pageout(struct lv_mm *mm, uint64_t start, uint64_t end)
 {
@@ -1378,7 +1378,16 @@ static int madvise_pageout(struct lv_mm *mm, uint64_t start, uint64_t end)
 		lv_lock_release(&mm->page_table_lock);
 		INIT_LIST_HEAD(&list);
 		for (unsigned int i = 0; i < nr; i++) {
-			if (folio_isolate_lru(batch[i]))
+			if (!folio_isolate_lru(batch[i]))
+				continue;
+			/*
+			 * Unevictable goes straight back, through the add that rescues a folio
+			 * stranded there by a munlock that lost the pin: reclaim would keep its
+			 * PG_unevictable and might mark it active besides.
+			 */
+			if (folio_test_unevictable(batch[i]))
+				folio_putback_lru(batch[i]);
+			else
 				list_add_tail(&batch[i]->lru, &list);
 		}
 		lv_folios_put(batch, nr); /* the isolation holds its own */

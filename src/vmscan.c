@@ -540,6 +540,8 @@ static unsigned long shrink_folio_list(struct list_head *list, bool force, unsig
 		bool freed, activate = false;
 
 		list_del(&folio->lru);
+		/* Its putback would keep the bit: callers hand unevictable folios back first. */
+		VM_BUG_ON_FOLIO(folio_test_unevictable(folio), folio);
 		if (folio_test_swapbacked(folio) || folio_test(folio, PG_swapcache)) {
 			freed = shrink_anon_folio(folio, list, force, &activate, pageout);
 		} else if (folio_anon_mm(folio)) {

@@ -469,6 +469,56 @@ static void test_rescued(int v)
 	}
 }
 
+/*
+ * A folio stranded on the unevictable list (munlocked while its pin was elsewhere) and then
+ * MADV_PAGEOUT: the advice isolates it but must hand it straight back, through the add that
+ * rescues it, as the kernel's madvise_cold_or_pageout_pte_range() does. Reclaiming it instead
+ * kept PG_unevictable on a folio it then marked active (no swap: "keep it active"), and the
+ * putback found a folio both active and unevictable.
+ */
+static void test_pageout_stranded(int v)
+{
+	struct lv_config cfg = test_config(v, 2);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = v == 1 ? NULL : new_memcg(m, NULL, "a");
+	struct lv_mm *mm = new_mm(m, a, 0);
+	const char *d = cfg_name[v];
+	uint64_t r = map_or_bail(mm, 2 * PAGE), rescued0;
+	struct lv_folio *f, *g;
+
+	is(write_pat(mm, r, 2 * PAGE, 1), 0, "%s: pageout stranded: write", d);
+	is(lv_mlock(mm, r, 2 * PAGE), 0, "%s: pageout stranded: mlock", d);
+	lv_lru_add_drain_all(m);
+	f = folio_at(mm, r);
+	g = folio_at(mm, r + PAGE);
+	ok(folio_test_clear_lru(g), "%s: pageout stranded: the test takes page 1's pin", d);
+	munlock_folio(g);
+	lv_lru_add_drain_all(m);
+	folio_set_lru(g);
+	ok(!lv_folio_test(g, LV_PG_MLOCKED) && lv_folio_test(g, LV_PG_UNEVICTABLE),
+	   "%s: pageout stranded: stranded on the unevictable list", d);
+	rescued0 = st(m, a, LV_UNEVICTABLE_PGS_RESCUED);
+	is(lv_madvise(mm, r, 2 * PAGE, LV_MADV_PAGEOUT), 0, "%s: pageout stranded: PAGEOUT", d);
+	lv_lru_add_drain_all(m);
+	ok(!lv_folio_test(g, LV_PG_UNEVICTABLE) && !lv_folio_test(g, LV_PG_ACTIVE) &&
+		   lv_folio_test(g, LV_PG_LRU),
+	   "%s: pageout stranded: rescued to an inactive list", d);
+	is(st(m, a, LV_UNEVICTABLE_PGS_RESCUED) - rescued0, 1, "%s: pageout stranded: 1 rescued",
+	   d);
+	ok(lv_folio_test(f, LV_PG_MLOCKED) && lv_folio_test(f, LV_PG_UNEVICTABLE) &&
+		   !lv_folio_test(f, LV_PG_ACTIVE),
+	   "%s: pageout stranded: the mlocked page is left mlocked", d);
+	is(st(m, a, LV_NR_UNEVICTABLE), 1, "%s: pageout stranded: 1 unevictable", d);
+	is(st(m, a, LV_NR_INACTIVE_ANON), 1, "%s: pageout stranded: 1 inactive anon", d);
+	check_ok(m, d);
+	if (a)
+		finish_mm(m, mm, a, d);
+	else {
+		lv_mm_destroy(mm);
+		finish(m, d);
+	}
+}
+
 /* ---- the batch and the drains --------------------------------------------------------------- */
 
 static void test_drains(void)
@@ -872,6 +922,7 @@ int main(void)
 		test_pressure(v);
 		test_stranded(v);
 		test_rescued(v);
+		test_pageout_stranded(v);
 		test_munmap(v);
 	}
 	test_map_locked_future();
