@@ -1331,10 +1331,61 @@ int lv_memcg_set_swappiness(struct lv_memcg *memcg, unsigned int swappiness)
 	} while (0)
 
 /*
- * check_swap_device - one device's counts, lists and per-CPU clusters; @charged[id] counts the
- * slots recorded for each memcg id. Context: m->memcg_mutex held; takes the device lock.
+ * lv_check()'s count of the slots recorded per memcg: one entry per memcg of the tree, sorted
+ * by id. Sized by the tree rather than by the id space (65535 ids): the check runs after every
+ * few calls in the fuzzer, and half a megabyte zeroed per check was most of its time.
  */
-static void check_swap_device(struct lv_machine *m, struct swap_info_struct *si, long *charged,
+struct swap_charged {
+	struct swap_charged_id {
+		unsigned int id;
+		long slots;
+	} * ids;
+	size_t nr;
+};
+
+static size_t memcg_tree_size(struct lv_memcg *memcg)
+{
+	size_t n = 1;
+	struct list_head *pos;
+
+	list_for_each (pos, &memcg->children)
+		n += memcg_tree_size(list_entry(pos, struct lv_memcg, sibling));
+	return n;
+}
+
+static void memcg_tree_ids(struct lv_memcg *memcg, struct swap_charged *c)
+{
+	struct list_head *pos;
+
+	c->ids[c->nr++] = (struct swap_charged_id){ .id = memcg->id };
+	list_for_each (pos, &memcg->children)
+		memcg_tree_ids(list_entry(pos, struct lv_memcg, sibling), c);
+}
+
+static int cmp_charged_id(const void *a, const void *b)
+{
+	unsigned int x = ((const struct swap_charged_id *)a)->id;
+	unsigned int y = ((const struct swap_charged_id *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* charged_slot - the count of memcg @id, or NULL if @id is not in the tree (removed). */
+static long *charged_slot(struct swap_charged *c, unsigned int id)
+{
+	struct swap_charged_id key = { .id = id }, *e;
+
+	e = bsearch(&key, c->ids, c->nr, sizeof(*c->ids), cmp_charged_id);
+	return e ? &e->slots : NULL;
+}
+
+/*
+ * check_swap_device - one device's counts, lists and per-CPU clusters; @charged (NULL with
+ * memcg disabled) counts the slots recorded for each memcg of the tree.
+ * Context: m->memcg_mutex held; takes the device lock.
+ */
+static void check_swap_device(struct lv_machine *m, struct swap_info_struct *si,
+			      struct swap_charged *charged,
 			      void (*bad)(void *, const char *, const void *), void *arg)
 {
 	unsigned long inuse = 0, owned = 0, named = 0;
@@ -1351,6 +1402,7 @@ static void check_swap_device(struct lv_machine *m, struct swap_info_struct *si,
 			unsigned char v = __atomic_load_n(&si->swap_map[off], __ATOMIC_RELAXED);
 			unsigned short id =
 				__atomic_load_n(&si->swap_cgroup[off], __ATOMIC_RELAXED);
+			long *n;
 
 			if (!off && v)
 				swap_bad(bad, arg, si, "swap device %u: offset 0 in use (%#x)",
@@ -1367,8 +1419,8 @@ static void check_swap_device(struct lv_machine *m, struct swap_info_struct *si,
 				swap_bad(bad, arg, si,
 					 "swap device %u: slot %lu charged to unknown memcg %u",
 					 si->type, off, id);
-			else if (charged)
-				charged[id]++;
+			else if (charged && (n = charged_slot(charged, id)))
+				(*n)++;
 		}
 		if (used != __atomic_load_n(&ci->count, __ATOMIC_RELAXED))
 			swap_bad(bad, arg, si,
@@ -1434,10 +1486,10 @@ static void check_swap_device(struct lv_machine *m, struct swap_info_struct *si,
 }
 
 /* check_swap_usage - @memcg's subtree's slots, from the records, against its swap_usage. */
-static long check_swap_usage(struct lv_memcg *memcg, const long *charged,
+static long check_swap_usage(struct lv_memcg *memcg, struct swap_charged *charged,
 			     void (*bad)(void *, const char *, const void *), void *arg)
 {
-	long slots = charged[memcg->id];
+	long slots = *charged_slot(charged, memcg->id);
 	struct list_head *pos;
 
 	list_for_each (pos, &memcg->children)
@@ -1451,15 +1503,22 @@ static long check_swap_usage(struct lv_memcg *memcg, const long *charged,
 
 void check_swap(struct lv_machine *m, void (*bad)(void *, const char *, const void *), void *arg)
 {
-	/* lv_check()'s scratch: "(calloc)" is no fault site (fault.h): no error path here. */
-	long *charged = mem_cgroup_disabled(m) ? NULL : (calloc)(1u << 16, sizeof(*charged));
+	struct swap_charged tree = { 0 }, *charged = NULL;
 	long free_slots = 0;
 
-	if (!mem_cgroup_disabled(m) && !charged) {
-		bad(arg, "swap check: out of memory", NULL);
-		return;
-	}
 	lv_lock_acquire(&m->memcg_mutex);
+	if (!mem_cgroup_disabled(m)) {
+		/* lv_check()'s scratch: "(calloc)" is no fault site (fault.h). */
+		tree.ids = (calloc)(memcg_tree_size(m->root), sizeof(*tree.ids));
+		if (!tree.ids) {
+			lv_lock_release(&m->memcg_mutex);
+			bad(arg, "swap check: out of memory", NULL);
+			return;
+		}
+		memcg_tree_ids(m->root, &tree);
+		qsort(tree.ids, tree.nr, sizeof(*tree.ids), cmp_charged_id);
+		charged = &tree;
+	}
 	for (unsigned int type = 0; type < LV_MAX_SWAPFILES; type++) {
 		struct swap_info_struct *si = rcu_dereference_lv(m->swap_info[type]);
 
@@ -1478,7 +1537,7 @@ void check_swap(struct lv_machine *m, void (*bad)(void *, const char *, const vo
 	if (charged)
 		check_swap_usage(m->root, charged, bad, arg);
 	lv_lock_release(&m->memcg_mutex);
-	free(charged);
+	free(tree.ids);
 }
 
 unsigned long swap_type_max(struct lv_machine *m, unsigned int type)
