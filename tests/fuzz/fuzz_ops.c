@@ -402,17 +402,19 @@ static unsigned char real_byte(uint64_t pos)
 	return (unsigned char)(pos * 2654435761u >> 11);
 }
 
+/* real_byte() at every offset of file 0: what reads of it are compared with. */
+static unsigned char real_data[REAL_SIZE];
+
 /* real_file - a memfd holding real_byte() at every offset, or -1. */
 static int real_file(void)
 {
-	static unsigned char data[REAL_SIZE];
 	int fd = memfd_create("fuzz_ops", MFD_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
 	for (size_t k = 0; k < REAL_SIZE; k++)
-		data[k] = real_byte(k);
-	if (pwrite(fd, data, REAL_SIZE, 0) != (ssize_t)REAL_SIZE) {
+		real_data[k] = real_byte(k);
+	if (pwrite(fd, real_data, REAL_SIZE, 0) != (ssize_t)REAL_SIZE) {
 		close(fd);
 		return -1;
 	}
@@ -428,6 +430,34 @@ static bool is_real(int file)
 static unsigned char file_byte(struct state *s, int i, uint64_t pos)
 {
 	return is_real(i) && pos < s->file_min[i] ? real_byte(pos) : 0;
+}
+
+/*
+ * file_mismatch - the first of @n bytes read at @off of file @i that is not file_byte(), or
+ * -1: compared a run at a time (file data below the smallest size, zeros above it).
+ */
+static long file_mismatch(struct state *s, int i, const unsigned char *buf, uint64_t off, long n)
+{
+	static const unsigned char zeros[3 * 4096];
+	uint64_t data_end = is_real(i) ? s->file_min[i] : 0;
+	long k = 0;
+
+	while (k < n) {
+		uint64_t pos = off + (uint64_t)k;
+		bool data = pos < data_end;
+		long run = n - k;
+
+		if (data && (uint64_t)run > data_end - pos)
+			run = (long)(data_end - pos);
+		if (!data && run > (long)sizeof(zeros))
+			run = sizeof(zeros);
+		if (memcmp(buf + k, data ? real_data + pos : zeros, (size_t)run))
+			for (long j = k; j < k + run; j++)
+				if (buf[j] != file_byte(s, i, off + (uint64_t)j))
+					return j;
+		k += run;
+	}
+	return -1;
 }
 
 static void unmap_file(struct state *s, int file)
@@ -462,17 +492,16 @@ static void op_file(struct state *s, struct input *in)
 	case 1: {
 		uint64_t off = (uint64_t)take(in) * 8192 + take(in) * 16;
 		size_t len = 1 + take(in) * 48;
-		long n;
+		long n, k;
 
 		memset(buf, 0xa5, sizeof(buf));
 		n = lv_file_read(f, pick_memcg(s, in), buf, len, off);
 		if (n < 0 && n != -ENOMEM)
 			fail("lv_file_read returned %ld", n);
-		for (long k = 0; k < n; k++)
-			if ((unsigned char)buf[k] != file_byte(s, i, off + (uint64_t)k))
-				fail("file %d reads %#x at %llu, not %#x", i, buf[k] & 0xff,
-				     (unsigned long long)(off + (uint64_t)k),
-				     file_byte(s, i, off + (uint64_t)k));
+		if ((k = file_mismatch(s, i, (unsigned char *)buf, off, n)) >= 0)
+			fail("file %d reads %#x at %llu, not %#x", i, buf[k] & 0xff,
+			     (unsigned long long)(off + (uint64_t)k),
+			     file_byte(s, i, off + (uint64_t)k));
 		if (lv_file_cached_pages(f) > (is_real(i) ? REAL_SIZE : FILE_SIZE) / LV_PAGE_SIZE)
 			fail("file %d caches %lu pages", i, lv_file_cached_pages(f));
 		break;
