@@ -818,9 +818,13 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 			}
 		}
 	}
-	/* Keep the active lists aged even when this pass did not scan them. */
-	if (!sc->skipped && inactive_is_low(lruvec, true))
-		shrink_active_list(lruvec, LRU_ACTIVE_FILE, SWAP_CLUSTER_MAX, sc);
+	/*
+	 * Keep the anon lists balanced even when this pass did not scan them, as the kernel
+	 * does; the file lists are aged only by the loop above, in proportion to their size.
+	 * Historical note: aging the active file list here as well, SWAP_CLUSTER_MAX pages per
+	 * pass, deactivated several times what the kernel does in readtwice at half the file
+	 * (docs/fidelity.md).
+	 */
 	if (!sc->skipped && sc->can_swap && inactive_is_low(lruvec, false))
 		shrink_active_list(lruvec, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
 	/*

@@ -1433,12 +1433,18 @@ static void test_deactivate_counts(void)
 		refill = lv_memcg_stat(a, LV_PGREFILL) - refill;
 		deact = lv_memcg_stat(a, LV_PGDEACTIVATE) - deact;
 		expect = !referenced ? refill : refill > n ? refill - n : 0;
-		ok(r >= 32 && refill > 0,
-		   "deactivate (%s): reclaim aged the active list (%llu scanned) "
-		   "and reclaimed %lu",
-		   what, (unsigned long long)refill, r);
+		ok(refill > 0, "deactivate (%s): reclaim aged the active list (%llu scanned)", what,
+		   (unsigned long long)refill);
 		is(deact, expect, "deactivate (%s): pgdeactivate %llu of %llu scanned", what,
 		   (unsigned long long)deact, (unsigned long long)refill);
+		/*
+		 * The active list ages in proportion to its size at each priority, as the kernel's:
+		 * when the rotations use up the first pass, what it deactivated is reclaimed by the
+		 * next one (a charge retries, as try_charge() does).
+		 */
+		if (r < 32)
+			r += lv_memcg_reclaim(a, 32);
+		ok(r >= 32, "deactivate (%s): reclaimed %lu pages in at most two passes", what, r);
 		lv_file_close(f);
 		lv_lru_add_drain_all(m);
 		is(lv_memcg_remove(a), 0, "deactivate (%s): a removed", what);
