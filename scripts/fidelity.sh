@@ -4,7 +4,7 @@
 # fidelity.sh - the same workload shape on the host kernel and on lruvec, event by event
 # (docs/fidelity.md). Each shape runs `dd bs=4k` readers on this kernel, in memory cgroups with
 # limits, on files of a real file system (the page cache dropped before each run), then the same
-# shape through `lvbench readtwice|readonce --once --json`, at --folio-order 0 and at the order
+# shape through `lvbench readtwice|readonce --passes N --json`, at --folio-order 0 and at the order
 # the host's file system gives its page cache. It prints, per MiB read: LRU insertions,
 # activations, deactivations, pages scanned and reclaimed by reclaim, refaults and activated
 # refaults, and the final active share of the file LRU; then each lruvec figure over the
@@ -31,15 +31,16 @@ usage() {
 Usage: $prog [OPTIONS]
 
 Runs each shape on this kernel and through lvbench and prints the per-MiB table and the
-ratios. Shapes: readonce and readtwice, 1 and 4 tenants, memcg limit at 1/2 and 2x the
-file, sparse files; readtwice on a real file; aim9 page_test.
+ratios. Shapes: readonce, readtwice (two readers of a file started together) and readseq
+(one reader reading its file twice, one pass after the other), 1 and 4 tenants, memcg limit
+at 1/2 and 2x the file, sparse files; readtwice on a real file; aim9 page_test.
 
 Options:
-  --size MIB      file size per tenant in MiB (default 128)
+  --size MIB      file size per tenant in MiB (default 512)
   --dir DIR       where the files go, on the file system to measure (default: a new
                   directory under the repository's top, removed at exit); not tmpfs
   --lvbench PATH  the lvbench to run (default: build/lvbench of this repository)
-  --quick         readtwice and readonce with 1 tenant at 1/2 the file only
+  --quick         readonce, readtwice and readseq with 1 tenant at 1/2 the file only
   --out FILE      also write the table into FILE between the lines
                   '<!-- fidelity.sh begin -->' and '<!-- fidelity.sh end -->'
   -h, --help      this help
@@ -54,7 +55,7 @@ die_usage() {
 	exit 2
 }
 
-size=128
+size=512
 dir=
 lvbench=$here/../build/lvbench
 quick=
@@ -197,13 +198,12 @@ trace_run() {
 	wait $trace_reader 2>/dev/null
 }
 
-# kernel_run NAME MODE TENANTS LIMIT_MIB KIND - MODE readtwice (2 dd per tenant on its file)
-# or readonce (1 dd per tenant on its own file); KIND sparse or real. Writes $work/NAME.k:
-# "key value" lines.
+# kernel_run NAME MODE TENANTS LIMIT_MIB KIND - MODE readtwice (2 dd per tenant on its file,
+# started together), readonce (1 dd per tenant on its own file) or readseq (2 dd per tenant on
+# its own file, one after the other); KIND sparse or real. Writes $work/NAME.k: "key value" lines.
 kernel_run() {
-	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 i r readers cg
-	readers=1
-	[ "$mode" = readtwice ] && readers=2
+	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 i r readers passes cg
+	shape_readers "$mode"
 	cg=$cgroot/$name
 	mkdir "$cg" || return 1
 	[ $cgv = 2 ] && { echo +memory >"$cg/cgroup.subtree_control" || return 1; }
@@ -232,7 +232,9 @@ kernel_run() {
 			(
 				echo "$BASHPID" >"$cg/t$i/cgroup.procs" || exit 1
 				for ((r = 0; r < readers; r++)); do
-					dd bs=4k if="$dir/$kind-$i" of=/dev/null status=none &
+					for ((p = 0; p < passes; p++)); do
+						dd bs=4k if="$dir/$kind-$i" of=/dev/null status=none
+					done &
 				done
 				wait
 			) &
@@ -245,7 +247,7 @@ kernel_run() {
 		cat "$cg/t$i/memory.stat"
 	done >"$work/stat"
 	python3 - "$work/trace" "$work/vm0" "$work/vm1" "$work/stat" $cgv \
-		$((tenants * readers * size)) >"$work/$name.k" <<'PY' || return 1
+		$((tenants * readers * passes * size)) >"$work/$name.k" <<'PY' || return 1
 import re, sys
 trace, vm0, vm1, stat, cgv, mib = sys.argv[1:7]
 ev = re.compile(r"\s(\w+):\s(.*)$")
@@ -298,25 +300,37 @@ for k, v in s.items():
 PY
 }
 
+# shape_readers MODE - sets readers (per tenant) and passes (each reader's, in sequence).
+shape_readers() {
+	readers=1 passes=1
+	case $1 in
+	readtwice) readers=2 ;;
+	readseq) passes=2 ;;
+	esac
+}
+
 # ---- one lvbench run -----------------------------------------------------------------------------
 
 # lvbench_run NAME MODE TENANTS LIMIT_MIB KIND ORDER - the same shape through lvbench, into
-# $work/NAME.l. The readers read their files once (--once); a round too short for them to
-# finish is run again twice as long.
+# $work/NAME.l: readtwice or readonce with --passes 1 (each reader reads its file once, as one
+# dd), readseq as readonce --passes 2. A round too short for the readers to finish is run again
+# twice as long.
 lvbench_run() {
-	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 order=$6 readers=1 dur=2 try
-	local file=(--file-size "${size}M")
-	[ "$mode" = readtwice ] && readers=2
+	local name=$1 mode=$2 tenants=$3 limit=$4 kind=$5 order=$6 dur=2 try readers passes
+	local file=(--file-size "${size}M") workload=$mode
+	shape_readers "$mode"
+	[ "$mode" = readseq ] && workload=readonce
 	[ "$kind" = real ] && file=(--file "$dir/real-0")
 	for try in 1 2 3; do
-		"$lvbench" "$mode" --containers "$tenants" --readers $readers "${file[@]}" \
+		"$lvbench" "$workload" --containers "$tenants" --readers $readers "${file[@]}" \
 			--limit "$limit" --memory $((tenants * size * 2 + 256)) --folio-order "$order" \
-			--once --duration $dur --json >"$work/$name.json" 2>"$work/$name.err" || {
+			--passes $passes --duration $dur --json >"$work/$name.json" 2>"$work/$name.err" || {
 			echo "$prog: lvbench failed:" >&2
 			cat "$work/$name.err" >&2
 			return 1
 		}
-		python3 - "$work/$name.json" $((tenants * readers)) $((tenants * readers * size)) \
+		python3 - "$work/$name.json" $((tenants * readers * passes)) \
+			$((tenants * readers * passes * size)) \
 			>"$work/$name.l" <<'PY' && return 0
 import json, sys
 o = json.loads(open(sys.argv[1]).readline())
@@ -411,7 +425,7 @@ PY
 # ---- the shapes ----------------------------------------------------------------------------------
 
 shapes=() # "name mode tenants limit kind"
-for mode in readonce readtwice; do
+for mode in readonce readtwice readseq; do
 	for tenants in 1 4; do
 		for half in 1 0; do
 			[ -n "$quick" ] && { [ $tenants -eq 1 ] && [ $half -eq 1 ] || continue; }

@@ -1371,5 +1371,33 @@ check "readtwice --once: each reader reads the file once; pgpgin and lru_pages i
 	test $rc -eq 0 -a $py -eq 0
 if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 
+# ---- readonce --passes (scripts/fidelity.sh's readseq) --------------------------------------------
+
+# One reader reads an 8 MiB file twice in a 4 MiB container: the LRU is a FIFO for pages read
+# once, so every page of the second pass was evicted before the reader came back to it and
+# refaults, at a distance larger than the (empty) active list: none is activated.
+"$LVBENCH" readonce --passes 2 --containers 1 --file-size 8M --limit 4 --duration 0.5 --json \
+	>"$TMP/json" 2>"$TMP/err" </dev/null
+rc=$?
+python3 - "$TMP/json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert o["check"] == "ok" and o["passes"] == 2 and o["once"] is False, o
+assert o["counters"]["wraps"] == 2, o["counters"]
+v = o["vmstat"]
+assert v["pgpgin"] == 4096, v
+assert v["workingset_refault"] == 2048 and v["workingset_activate"] == 0, v
+assert v["pgactivate"] == 0 and v["pgsteal"] >= 4096 - 1024 - 31 * o["cpus"], v
+PY
+py=$?
+check "readonce --passes 2: the second pass refaults every page, activates none" \
+	test $rc -eq 0 -a $py -eq 0
+if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+
+"$LVBENCH" readonce --once --passes 2 --duration 0.1 >"$TMP/out" 2>"$TMP/err" </dev/null
+[ $? -eq 2 ] && [ ! -s "$TMP/out" ] &&
+	grep -q -- "--once, --passes: --once is --passes 1, not 2" "$TMP/err"
+verdict "readonce --once --passes 2: refused with exit 2, naming both options" $?
+
 echo "1..$n"
 [ $failed -eq 0 ]

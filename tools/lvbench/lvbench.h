@@ -441,6 +441,7 @@ struct lvb_reader {
 	uint64_t size, off;
 	struct lv_memcg *memcg;
 	char *buf;		/* LVB_READ_SIZE bytes, page-aligned */
+	unsigned int passes;	/* readtwice --passes: wraps before it idles; 0: never */
 } __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
 
 /*

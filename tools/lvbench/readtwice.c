@@ -40,7 +40,8 @@ struct rt_params {
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
-	bool once;   /* each reader reads its file once, then idles: dd's shape, for counters */
+	bool once;	     /* --once: --passes 1 */
+	unsigned int passes; /* each reader reads its file this often, then idles; 0: read on */
 	bool shared; /* readtwice: the readers of a container share its file */
 	bool pin;    /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
@@ -71,6 +72,12 @@ static const struct lvb_opt rt_opts[] = {
 	  "until the round ends (for event counts per MB, as\n"
 	  "scripts/fidelity.sh sets them beside the kernel's; the\n"
 	  "rate then means nothing)",
+	  "read on, from the start" },
+	{ "passes", LVB_OPT_UINT, RT(passes), 1, 1000, NULL, "N",
+	  "each reader reads its file N times in sequence, as N dd run\n"
+	  "one after another, then idles until the round ends (for\n"
+	  "event counts, as --once; the second pass of a file larger\n"
+	  "than its limit refaults)",
 	  "read on, from the start" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
 	  "no kswapd threads: readers reclaim directly", "kswapd on" },
@@ -139,6 +146,12 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		opt->rounds = opt->compare ? RT_COMPARE_ROUNDS : 1;
 	if (opt->folio_order == LVB_UNSET)
 		opt->folio_order = 0;
+	if (p->once) {
+		if (p->passes > 1)
+			return lvb_usage_error("--once, --passes: --once is --passes 1, not %u",
+					       p->passes);
+		p->passes = 1;
+	}
 
 	max_containers = opt->containers;
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
@@ -252,14 +265,16 @@ static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_pa
 	return p->shared ? opt->containers : opt->threads;
 }
 
-/* --once: a reader that reached the end of its file leaves the CPU to those that did not. */
-static void rt_step_once(struct lvb_worker *w)
+/* --passes: a reader that read its file often enough leaves the CPU to those that did not. */
+static void rt_step_passes(struct lvb_worker *w)
 {
-	if (w->counters[LVB_READ_WRAPS]) {
+	struct lvb_reader *rt = w->priv;
+
+	if (w->counters[LVB_READ_WRAPS] >= rt->passes) {
 		sched_yield();
 		return;
 	}
-	lvb_reader_step(w, w->priv);
+	lvb_reader_step(w, rt);
 }
 
 static const struct lvb_thread_ops rt_thread_ops = {
@@ -268,8 +283,8 @@ static const struct lvb_thread_ops rt_thread_ops = {
 	.nr_counters = LVB_READ_NR_COUNTERS,
 };
 
-static const struct lvb_thread_ops rt_once_thread_ops = {
-	.step = rt_step_once,
+static const struct lvb_thread_ops rt_passes_thread_ops = {
+	.step = rt_step_passes,
 	.counter_names = rt_counter_names,
 	.nr_counters = LVB_READ_NR_COUNTERS,
 };
@@ -363,10 +378,11 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		rt->file = f->file;
 		rt->size = f->size;
 		rt->memcg = env.memcgs[c];
+		rt->passes = p->passes;
 		workers[t].priv = rt;
 		rt_pin(p, &workers[t], t);
 	}
-	err = lvb_run_threads(&env, workers, p->once ? &rt_once_thread_ops : &rt_thread_ops, res);
+	err = lvb_run_threads(&env, workers, p->passes ? &rt_passes_thread_ops : &rt_thread_ops, res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++)
 		free(threads[t].buf);
@@ -656,7 +672,8 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	lvb_json_key(out, first, "kswapd");
 	fputs(p->no_kswapd ? "false" : "true", out);
 	lvb_json_key(out, first, "once");
-	fputs(p->once ? "true" : "false", out);
+	fputs(p->passes == 1 ? "true" : "false", out);
+	lvb_json_u64(out, first, "passes", p->passes);
 	/* The CPU of each container's readers, or null: wherever the scheduler put them. */
 	lvb_json_key(out, first, "pin_cpus");
 	if (!p->pin)
@@ -698,9 +715,9 @@ static const struct lvb_rate rt_rate = {
 	"(1: each frame of the ceiling zeroed once), ceiling_ring_bytes (each ring of the\n"       \
 	"ceiling: a container's share of memory or its limit, per reader of its own file; at\n"    \
 	"most half the memory in all), readers, readers_per_container, file, file_size (bytes),\n" \
-	"limit_mib, memory_mib (all nodes), kswapd, pin_cpus (null without --pin),\n"              \
-	"vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal, workingset_refault,\n"                \
-	"workingset_activate and the other events.\n"
+	"limit_mib, memory_mib (all nodes), kswapd, once and passes (--passes; 0: read on),\n"     \
+	"pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal,\n"     \
+	"workingset_refault, workingset_activate and the other events.\n"
 
 static const struct lvb_default rt_shared_defaults[] = {
 	{ "containers", "online CPUs; compare: 2 x online CPUs", false },
