@@ -2,8 +2,8 @@
 /*
  * lv_check() must be able to fail: every other test relies on "lv_check passes" meaning
  * something. A healthy machine cannot be corrupted through the public API, so this one test
- * flips folio flag bits and counters with the internal helpers (src/ headers, which unit tests use only
- * where no public call can set the scene), checks that lv_check reports -EUCLEAN with a
+ * flips folio flag bits and counters with the internal helpers (src/ headers, which unit tests use
+ * only where no public call can set the scene), checks that lv_check reports -EUCLEAN with a
  * description, and restores them.
  */
 #include "internal.h"

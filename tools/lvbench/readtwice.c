@@ -42,8 +42,8 @@ struct rt_params {
 	bool no_kswapd;
 	bool once;	     /* --once: --passes 1 */
 	unsigned int passes; /* each reader reads its file this often, then idles; 0: read on */
-	bool shared; /* readtwice: the readers of a container share its file */
-	bool pin;    /* each container's readers on one CPU: pin_cpu[container] */
+	bool shared;	     /* readtwice: the readers of a container share its file */
+	bool pin;	     /* each container's readers on one CPU: pin_cpu[container] */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size;	      /* of --file */
 	int pin_cpu[LVB_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
@@ -382,7 +382,8 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 		workers[t].priv = rt;
 		rt_pin(p, &workers[t], t);
 	}
-	err = lvb_run_threads(&env, workers, p->passes ? &rt_passes_thread_ops : &rt_thread_ops, res);
+	err = lvb_run_threads(&env, workers, p->passes ? &rt_passes_thread_ops : &rt_thread_ops,
+			      res);
 out:
 	for (unsigned int t = 0; t < nr_ready; t++)
 		free(threads[t].buf);
