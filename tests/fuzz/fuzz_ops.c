@@ -95,6 +95,8 @@ struct state {
 	int swap_id[NR_SWAPS]; /* -1: off; [1] is the machine's own, on between inputs */
 	unsigned int disabled; /* lv_lru_cache_disable() depth */
 	uint64_t next_tag;
+	struct lv_batch_stat batch_seen; /* lv_batch_stats() last read in this input */
+	bool batch_seen_valid;
 };
 
 /* Host resources every machine shares: each is used by one input at a time. */
@@ -746,6 +748,27 @@ static void op_swap(struct state *s, struct input *in)
 	}
 }
 
+/*
+ * check_batch_stats - lv_batch_stats() counts only flushes that moved a folio, so each has a
+ * lock hold and each hold a folio; the counts only grow until lv_lock_stats_reset().
+ */
+static void check_batch_stats(struct state *s)
+{
+	struct lv_batch_stat st;
+
+	lv_batch_stats(s->m, &st);
+	if (st.flushes > st.holds || st.holds > st.folios)
+		fail("lv_batch_stats: %llu flushes, %llu holds, %llu folios",
+		     (unsigned long long)st.flushes, (unsigned long long)st.holds,
+		     (unsigned long long)st.folios);
+	if (s->batch_seen_valid &&
+	    (st.flushes < s->batch_seen.flushes || st.holds < s->batch_seen.holds ||
+	     st.folios < s->batch_seen.folios))
+		fail("lv_batch_stats went back: %llu flushes after %llu",
+		     (unsigned long long)st.flushes, (unsigned long long)s->batch_seen.flushes);
+	s->batch_seen = st;
+	s->batch_seen_valid = true;
+}
 static void op_stats(struct state *s, struct input *in)
 {
 	unsigned int what = take(in);
@@ -770,6 +793,7 @@ static void op_stats(struct state *s, struct input *in)
 
 		if (!lv_lock_class_name(cls))
 			fail("lock class %d has no name", cls);
+		check_batch_stats(s);
 		lv_lock_stats(s->m, cls, &st);
 		n = lv_lock_sites(s->m, sites, 4);
 		/* Most total wait first, every one named and contended. */
@@ -808,9 +832,18 @@ static void op_stats(struct state *s, struct input *in)
 		break;
 	}
 	default:
-		if (take(in) & 1)
+		if (take(in) & 1) {
+			struct lv_batch_stat bs;
+
 			lv_lock_stats_reset(s->m);
-		else
+			/* One thread, no background threads: nothing flushes in between. */
+			lv_batch_stats(s->m, &bs);
+			if (bs.flushes || bs.holds || bs.folios)
+				fail("lv_batch_stats: %llu flushes after lv_lock_stats_reset",
+				     (unsigned long long)bs.flushes);
+			s->batch_seen = bs;
+			s->batch_seen_valid = true;
+		} else
 			lv_lock_stats_print(s->m, devnull);
 		break;
 	}
