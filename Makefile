@@ -132,7 +132,7 @@ check: deps
 		$(BUILD)/liblruvec.so \
 		$(BUILD)/lvbench.1
 	BUILD=$(BUILD) CC="$(CC)" $(PROVE) -f $(call UNIT_BINS,debug) tests/stress/torture.sh \
-		tests/stress/torture-v1.sh tests/fuzz/replay.sh tests/fuzz/replay-race.sh \
+		tests/stress/torture-v1.sh tests/fuzz/replay.sh tests/fuzz/replay-race.sh tests/fuzz/api.sh \
 		tests/models/run-models.sh tests/lvbench.sh tests/install.sh \
 		tests/readme.sh tests/bench-report.sh tests/replay.sh
 
