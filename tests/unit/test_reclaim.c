@@ -1453,6 +1453,48 @@ static void test_deactivate_counts(void)
 }
 
 /*
+ * Reclaim ages the active file list only in proportion to its size, (size >> priority) at each
+ * priority, as the kernel's shrink_lruvec() does: 512 active pages beside 256 inactive ones
+ * give at most 512/8 + 512/16 + ... scanned while priority falls to 3, where the 32 pages are
+ * found. A pass that aged the active file list by another SWAP_CLUSTER_MAX pages at its end
+ * whenever the inactive list was low (it is, throughout) scanned 32 more at every priority it
+ * went through, about twice the bound.
+ */
+static void test_file_aging_proportional(void)
+{
+	const uint64_t active = 512, inactive = 256;
+	struct lv_config cfg = small_config();
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *a = new_memcg(m, NULL, "a");
+	struct lv_file *f = new_file(m, active + inactive);
+	uint64_t refill;
+	unsigned long r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		is(read_pages(f, a, 0, active), 0, "file aging: read pass %d of the active part",
+		   pass);
+		lv_lru_add_drain_all(m);
+	}
+	is(read_pages(f, a, active, inactive), 0, "file aging: the inactive part read once");
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_stat(a, LV_NR_ACTIVE_FILE), active, "file aging: %llu pages active",
+	   (unsigned long long)active);
+	is(lv_memcg_stat(a, LV_NR_INACTIVE_FILE), inactive, "file aging: %llu pages inactive",
+	   (unsigned long long)inactive);
+	refill = lv_memcg_stat(a, LV_PGREFILL);
+	r = lv_memcg_reclaim(a, 32);
+	refill = lv_memcg_stat(a, LV_PGREFILL) - refill;
+	ok(r >= 32, "file aging: reclaimed %lu pages", r);
+	ok(refill > 0 && refill <= active / 4,
+	   "file aging: %llu active pages scanned, at most a quarter of the list",
+	   (unsigned long long)refill);
+	lv_file_close(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(a), 0, "file aging: a removed");
+	finish(m, "file aging");
+}
+
+/*
  * News of refaults is taken only by a reclaim call that aged the active list on it: a global
  * reclaim that got what it needed from another tenant, at priorities too high to scan any of
  * b's small active list, leaves b's news for b's next reclaim.
@@ -2058,6 +2100,7 @@ int main(void)
 	test_reclaim_api();
 	test_skip_busy();
 	test_deactivate_counts();
+	test_file_aging_proportional();
 	test_refault();
 	test_refault_news();
 	test_shadow_nodes();
