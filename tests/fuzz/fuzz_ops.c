@@ -95,8 +95,7 @@ struct state {
 	int swap_id[NR_SWAPS]; /* -1: off; [1] is the machine's own, on between inputs */
 	unsigned int disabled; /* lv_lru_cache_disable() depth */
 	uint64_t next_tag;
-	struct lv_batch_stat batch_seen; /* lv_batch_stats() last read in this input */
-	bool batch_seen_valid;
+	struct lv_batch_stat batch_seen; /* lv_batch_stats() last read in this input, or zeros */
 };
 
 /* Host resources every machine shares: each is used by one input at a time. */
@@ -761,14 +760,13 @@ static void check_batch_stats(struct state *s)
 		fail("lv_batch_stats: %llu flushes, %llu holds, %llu folios",
 		     (unsigned long long)st.flushes, (unsigned long long)st.holds,
 		     (unsigned long long)st.folios);
-	if (s->batch_seen_valid &&
-	    (st.flushes < s->batch_seen.flushes || st.holds < s->batch_seen.holds ||
-	     st.folios < s->batch_seen.folios))
+	if (st.flushes < s->batch_seen.flushes || st.holds < s->batch_seen.holds ||
+	    st.folios < s->batch_seen.folios)
 		fail("lv_batch_stats went back: %llu flushes after %llu",
 		     (unsigned long long)st.flushes, (unsigned long long)s->batch_seen.flushes);
 	s->batch_seen = st;
-	s->batch_seen_valid = true;
 }
+
 static void op_stats(struct state *s, struct input *in)
 {
 	unsigned int what = take(in);
@@ -842,7 +840,6 @@ static void op_stats(struct state *s, struct input *in)
 				fail("lv_batch_stats: %llu flushes after lv_lock_stats_reset",
 				     (unsigned long long)bs.flushes);
 			s->batch_seen = bs;
-			s->batch_seen_valid = true;
 		} else
 			lv_lock_stats_print(s->m, devnull);
 		break;
