@@ -36,8 +36,10 @@ CFLAGS_debug   := -O1 -g -DLV_DEBUG -fno-omit-frame-pointer
 CFLAGS_tsan    := -O1 -g -DLV_DEBUG -DLV_TSAN -fsanitize=thread
 CFLAGS_asan    := -O1 -g -DLV_DEBUG -DLV_ASAN -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDLIBS   := $(URCU_LIBS) -lm -pthread
-# test_filemap slows the library's fills down by wrapping pread(2)
+# test_filemap slows the library's fills down by wrapping pread(2); test_readahead fails
+# and holds them the same way
 LDFLAGS_test_filemap := -Wl,--wrap=pread
+LDFLAGS_test_readahead := -Wl,--wrap=pread
 LDFLAGS_test_memory := -Wl,--wrap=free_folios -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc -Wl,--wrap=free
 # test_swapfile fails swapon's allocations one at a time and looks for what was kept

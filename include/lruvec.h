@@ -225,6 +225,16 @@ enum lv_batch_policy {
  * @no_lock_sites:  do not record lock contention by call site (lv_lock_sites()); the cost of
  *                  recording can then be measured against a run without it.
  * @batch_policy:   see &enum lv_batch_policy.
+ * @readahead_pages: 0..LV_MAX_READAHEAD. A read (lv_file_read()) that misses a page with
+ *                  its predecessor cached (a sequential reader; or page 0) caches up to this
+ *                  many pages from it in one pass, as the kernel's readahead window does
+ *                  (read_ahead_kb 128: 32 pages): allocated, charged, inserted under one hold
+ *                  of the mapping lock, added to the LRU and filled together. It stops at the
+ *                  first page cached already, the end of the file, or the first page that
+ *                  cannot be had without more than one reclaim pass. A page read ahead is
+ *                  marked accessed by its first read, unless its refault activated it.
+ *                  0 or 1: each miss caches the page it needs. Only order-0 folios
+ *                  (@file_folio_order 0) are read ahead; faults never are.
  */
 struct lv_config {
 	unsigned int nr_nodes;
@@ -251,6 +261,7 @@ struct lv_config {
 	bool batch_large;
 	bool no_lock_sites;
 	enum lv_batch_policy batch_policy;
+	unsigned int readahead_pages;
 };
 
 #define LV_PAGE_SIZE		4096UL
@@ -258,7 +269,9 @@ struct lv_config {
 #define LV_MAX_NODES		64
 #define LV_MAX_BATCH		31
 #define LV_MAX_FILE_FOLIO_ORDER 6
-#define LV_LRUVEC_BATCHES	4 /* LV_BATCH_PER_LRUVEC: batches of each kind per slot */
+/* The largest lv_config.readahead_pages: 256 KiB. */
+#define LV_MAX_READAHEAD  64
+#define LV_LRUVEC_BATCHES 4 /* LV_BATCH_PER_LRUVEC: batches of each kind per slot */
 
 /**
  * lv_config_init - fill a configuration with the defaults.

@@ -22,6 +22,15 @@
  * return -EIO) and removes the folio again. A large folio over a hole of a sparse file is
  * published at once and zeroed a page at a time by its readers (folio_zero_pages()).
  *
+ * Readahead (cfg.readahead_pages) turns a sequential reader's miss into a run: the pages from
+ * the missing one up to the window's end, the first page cached already or the end of the
+ * file are allocated, inserted under one hold of the mapping lock, added to the LRU and
+ * filled one after another, and only then published (folio_end_fill()). Besides the lock
+ * holds it saves, this lets the fills' stores of a whole run drain together: the locked
+ * instruction that publishes a fill waits for every store before it, and paid once per page
+ * it cost a reader as much as the zeroing itself. A page read ahead carries PG_readahead until
+ * its first read, which marks it accessed as a missing read would have (ra_first_read()).
+ *
  * The bytes of the file are those of @fd below the smallest size the file has had since it was
  * opened (fill_limit), zeros after them, as a file that ftruncate(2) shrank and grew again
  * reads: a fill reads nothing of @fd past that limit, and a truncation drops every cached
@@ -590,18 +599,120 @@ static bool block_has_folio(void **slots, unsigned long index, unsigned int orde
 }
 
 /*
+ * ra_window - how many pages a miss at @index reads: up to @max from @index on, short of the
+ * end of the file and of the first page cached already; 1 unless the reader looks sequential
+ * (@index is 0 or the page before it is cached: the kernel's context readahead, which needs no
+ * per-reader state). A racy peek: the insertion re-checks every slot under the lock.
+ */
+static unsigned int ra_window(struct lv_file *file, unsigned long index, unsigned int max)
+{
+	uint64_t end = (READ_ONCE(file->size) + LV_PAGE_SIZE - 1) / LV_PAGE_SIZE;
+	unsigned int n = 1;
+	void **slot = NULL;
+	void *entry;
+
+	rcu_read_lock();
+	entry = index ? xa_load_slot(file, index - 1, &slot) : NULL;
+	if (index && (!entry || xa_is_value(entry)))
+		max = 1;
+	xa_load_slot(file, index, &slot);
+	for (; n < max && index + n < end; n++) {
+		unsigned long i = index + n;
+
+		/* Within a leaf, the next slot is the next page; a new leaf needs a walk. */
+		if (slot && (i & XA_CHUNK_MASK))
+			slot++;
+		else
+			xa_load_slot(file, i, &slot);
+		entry = slot ? rcu_dereference_lv(*slot) : NULL;
+		if (entry && !xa_is_value(entry))
+			break;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * ra_alloc - the pages after @run[0] (a missing page @index) that its reader reads ahead, in
+ * @run[1..]: allocated and charged to @memcg with one reclaim pass at most each (the kernel
+ * reads ahead with __GFP_NORETRY), stopping at the first that fails. Return: the length of
+ * the run, @run[0] included.
+ */
+static unsigned int ra_alloc(struct lv_file *file, struct lv_memcg *memcg, unsigned long index,
+			     unsigned int max, struct lv_folio **run)
+{
+	struct lv_machine *m = file->machine;
+	int nid = (int)(this_cpu_index(m) % m->cfg.nr_nodes);
+	unsigned int n = ra_window(file, index, max), j;
+
+	for (j = 1; j < n; j++) {
+		struct lv_folio *folio = folio_alloc(m, nid, 0, memcg, FOLIO_ALLOC_NORETRY);
+
+		if (!folio)
+			break;
+		folio->mapping = file;
+		folio->index = index + j;
+		folio_set(folio, PG_locked);
+		folio_set(folio, PG_readahead);
+		run[j] = folio;
+	}
+	return j;
+}
+
+/* ra_drop - free the folios of @run[@from..@to) that were never inserted. */
+static void ra_drop(struct lv_folio **run, unsigned int from, unsigned int to)
+{
+	for (unsigned int j = from; j < to; j++) {
+		WRITE_ONCE(run[j]->mapping, NULL);
+		lv_folio_put(run[j]);
+	}
+}
+
+/*
+ * ra_first_read - whether @folio's first read after readahead must not mark it accessed: the
+ * read that causes a refault does not mark the folio it activated (lv_file_read()), and for a
+ * page read ahead that read is its first. Clears PG_readahead.
+ */
+static bool ra_first_read(struct lv_folio *folio)
+{
+	return folio_test(folio, PG_readahead) && folio_test_clear(folio, PG_readahead) &&
+	       folio_test_active(folio);
+}
+
+/*
+ * filemap_fill_failed - the fill of @folio (inserted by us, still PG_locked) failed: publish
+ * PG_error and take it out of the page cache again. The caller still holds its own reference.
+ */
+static void filemap_fill_failed(struct lv_file *file, struct lv_folio *folio)
+{
+	folio_end_fill(folio, false);
+	lv_lock_acquire_at(&file->lock, "filemap_remove_folio");
+	if (page_cache_delete(file, folio, NULL)) {
+		lv_lock_release(&file->lock);
+		lv_folio_put(folio); /* the page cache's reference */
+	} else {
+		lv_lock_release(&file->lock);
+	}
+}
+
+/*
  * filemap_get_folio - the uptodate folio holding page @index, with a reference, creating and
  * filling a folio of up to 2^@order pages on a miss, charged to @guard's memcg (*@activated:
- * it refaulted and was activated). Return: the folio, or NULL with *@err set (0 beyond the
- * end of the file).
+ * it refaulted and was activated); a miss of an order-0 page reads up to @ra pages ahead
+ * (readahead, above). Return: the folio, or NULL with *@err set (0 beyond the end of the
+ * file).
  * Context: inside @guard, which it pins before it waits or allocates (either may block).
  */
 static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_guard *guard,
-					  unsigned long index, unsigned int order, int *err,
-					  bool *activated)
+					  unsigned long index, unsigned int order, unsigned int ra,
+					  int *err, bool *activated)
 {
+	struct lv_folio *run[LV_MAX_READAHEAD];
+	void *shadows[LV_MAX_READAHEAD];
+	unsigned int nrun = 1, inserted;
+	uint64_t failed = 0; /* bit j: the fill of run[j] */
 	struct lv_folio *folio;
-	unsigned long start, nr;
+	unsigned long start, nr, node_pages;
 	void *shadow = NULL;
 	struct xa_node *leaf;
 	bool taken = false;
@@ -659,22 +770,27 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	folio->mapping = file;
 	folio->index = start;
 	folio_set(folio, PG_locked);
+	run[0] = folio;
+	if (nr == 1 && ra > 1)
+		nrun = ra_alloc(file, guard->memcg, index, ra, run);
 
 	lv_lock_acquire_at(&file->lock, "__filemap_add_folio");
 	if ((uint64_t)index * LV_PAGE_SIZE >= file->size) {
 		lv_lock_release(&file->lock);
-		WRITE_ONCE(folio->mapping, NULL);
-		lv_folio_put(folio);
+		ra_drop(run, 0, nrun);
 		*err = 0; /* truncated meanwhile */
 		return NULL;
 	}
 	if ((uint64_t)(start + nr - 1) * LV_PAGE_SIZE >= file->size) {
 		/* Truncated into the folio meanwhile: cache our page alone. */
 		lv_lock_release(&file->lock);
-		WRITE_ONCE(folio->mapping, NULL);
-		lv_folio_put(folio);
-		return filemap_get_folio(file, guard, index, 0, err, activated);
+		ra_drop(run, 0, nrun);
+		return filemap_get_folio(file, guard, index, 0, 0, err, activated);
 	}
+	/* Truncated into the run meanwhile: only what is left of the file is read ahead. */
+	inserted = nrun;
+	while ((uint64_t)(index + inserted - 1) * LV_PAGE_SIZE >= file->size)
+		inserted--;
 	leaf = xa_find_leaf(file, start, true);
 	/* Every slot the folio would cover must be free of folios; the shadow at @index wins. */
 	for (unsigned long i = 0; leaf && i < nr; i++) {
@@ -691,49 +807,81 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 				  !xa_is_value(leaf->slots[index & XA_CHUNK_MASK]);
 
 		lv_lock_release(&file->lock);
-		WRITE_ONCE(folio->mapping, NULL);
-		lv_folio_put(folio);
+		ra_drop(run, 0, nrun);
 		if (!leaf) {
 			*err = -ENOMEM;
 			return NULL;
 		}
 		/* Our page is cached: find it. Only a neighbour is: cache our page alone. */
-		return filemap_get_folio(file, guard, index, ours_taken ? order : 0, err,
+		return filemap_get_folio(file, guard, index, ours_taken ? order : 0, 0, err,
 					 activated);
 	}
 	folio_get(folio); /* the page cache's reference */
 	xa_store_range(file, leaf, start, nr, folio, NULL);
-	WRITE_ONCE(file->nrpages, file->nrpages + nr);
-	__atomic_fetch_add(&folio->pgdat->nr_file_pages, nr, __ATOMIC_RELAXED);
+	/* The pages read ahead, up to the first slot taken or a tree node we cannot have. */
+	for (unsigned int j = 1; j < inserted; j++) {
+		unsigned long i = index + j;
+		void *old;
+
+		if (!(i & XA_CHUNK_MASK))
+			leaf = xa_find_leaf(file, i, true);
+		old = leaf ? leaf->slots[i & XA_CHUNK_MASK] : NULL;
+		if (!leaf || (old && !xa_is_value(old))) {
+			inserted = j;
+			break;
+		}
+		shadows[j] = old;
+		folio_get(run[j]);
+		xa_store_range(file, leaf, i, 1, run[j], NULL);
+	}
+	WRITE_ONCE(file->nrpages, file->nrpages + nr + inserted - 1);
+	/* The run's pages may come from another node than the first's (the slot's may change). */
+	node_pages = nr;
+	for (unsigned int j = 1; j < inserted; j++) {
+		if (run[j]->pgdat == folio->pgdat)
+			node_pages++;
+		else
+			__atomic_fetch_add(&run[j]->pgdat->nr_file_pages, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_add(&folio->pgdat->nr_file_pages, node_pages, __ATOMIC_RELAXED);
 	/*
 	 * Sampled with the insertion: a truncation below it either came first (we see its
 	 * limit) or comes later and drops this folio.
 	 */
 	limit = file->fill_limit;
 	lv_lock_release(&file->lock);
+	ra_drop(run, inserted, nrun);
 
 	if (shadow)
 		*activated = workingset_refault(folio, shadow);
-	folio_add_lru(folio);
-	if (folio_fill(file, folio, limit)) {
-		folio_end_fill(folio, false);
-		lv_lock_acquire_at(&file->lock, "filemap_remove_folio");
-		if (page_cache_delete(file, folio, NULL)) {
-			lv_lock_release(&file->lock);
-			lv_folio_put(folio); /* the page cache's reference */
+	for (unsigned int j = 1; j < inserted; j++)
+		if (shadows[j])
+			workingset_refault(run[j], shadows[j]);
+	for (unsigned int j = 0; j < inserted; j++)
+		folio_add_lru(run[j]);
+	/* Every fill first, then every publication: the run's stores drain together. */
+	for (unsigned int j = 0; j < inserted; j++)
+		if (folio_fill(file, run[j], limit))
+			failed |= 1ull << j;
+	for (unsigned int j = 0; j < inserted; j++) {
+		if (failed & (1ull << j)) {
+			filemap_fill_failed(file, run[j]);
 		} else {
-			lv_lock_release(&file->lock);
+			/*
+			 * On the LRU, the folio may have been reparented to an ancestor meanwhile
+			 * (the fill does not hold its removal back): look the binding up under RCU.
+			 */
+			folio_count_event(run[j], EV_PGPGIN, j ? 1 : (long)nr);
+			folio_end_fill(run[j], true);
 		}
+		if (j)
+			lv_folio_put(run[j]); /* ours: the page cache keeps its own */
+	}
+	if (failed & 1) {
 		lv_folio_put(folio);
 		*err = -EIO;
 		return NULL;
 	}
-	/*
-	 * On the LRU, the folio may have been reparented to an ancestor meanwhile (the fill does
-	 * not hold its removal back): look the binding up under RCU.
-	 */
-	folio_count_event(folio, EV_PGPGIN, (long)nr);
-	folio_end_fill(folio, true);
 	return folio;
 }
 
@@ -802,7 +950,8 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		int err = 0;
 
 		folio = filemap_get_folio(file, &guard, (unsigned long)(pos / LV_PAGE_SIZE),
-					  file->machine->cfg.file_folio_order, &err, &activated);
+					  file->machine->cfg.file_folio_order,
+					  file->machine->cfg.readahead_pages, &err, &activated);
 		if (!folio) {
 			if (!done)
 				ret = err;
@@ -829,7 +978,7 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		 * would rotate on the active list instead of aging (in the kernel, PG_referenced
 		 * on an active folio does not save it from deactivation).
 		 */
-		if (in_folio < LV_PAGE_SIZE && !activated)
+		if (in_folio < LV_PAGE_SIZE && !activated && !ra_first_read(folio))
 			lv_folio_mark_accessed(folio);
 		lv_folio_put(folio);
 		done += n;
@@ -858,7 +1007,7 @@ struct lv_folio *filemap_fault(struct lv_file *file, struct lv_memcg *memcg, uns
 
 	*err = 0;
 	memcg_guard_enter(&guard, memcg);
-	folio = filemap_get_folio(file, &guard, index, file->machine->cfg.file_folio_order, err,
+	folio = filemap_get_folio(file, &guard, index, file->machine->cfg.file_folio_order, 0, err,
 				  &activated);
 	memcg_guard_exit(&guard);
 	if (!folio) {

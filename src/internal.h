@@ -55,6 +55,7 @@ enum pageflags {
 	PG_error,	     /* page cache: the fill failed; waiters return -EIO */
 	PG_waiters,	     /* page cache: someone sleeps until PG_locked clears */
 	PG_hole,	     /* page cache: a hole, each page zeroed on first read (filemap.c) */
+	PG_readahead,	     /* page cache: read ahead of its reader, not read yet (filemap.c) */
 	PG_dropped,	     /* page cache: deleted from its file (lru_add_drain_dropped()); set
 			      * under the mapping lock, cleared by the next allocation */
 	PG_swapcache,	     /* swap cache: in a device's swap cache tree, its slot in the node's
@@ -932,7 +933,7 @@ bool node_daemon_requested(struct node_daemon *d);
 bool node_daemon_begin(struct node_daemon *d);
 void node_daemon_end(struct node_daemon *d);
 int node_daemons_start(struct lv_machine *m, void *daemons, size_t size, size_t offset,
-		       void *(*fn)(void *));
+		       void *(*fn)(void *), const char *name);
 void node_daemons_stop(struct lv_machine *m, void *daemons, size_t size, size_t offset);
 
 /* vmscan.c */

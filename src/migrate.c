@@ -45,7 +45,7 @@
 #define MIGRATE_FLAGS                                                                              \
 	((1ul << PG_active) | (1ul << PG_referenced) | (1ul << PG_workingset) |                    \
 	 (1ul << PG_swapbacked) | (1ul << PG_dirty) | (1ul << PG_mapped) | (1ul << PG_mlocked) |   \
-	 (1ul << PG_uptodate))
+	 (1ul << PG_uptodate) | (1ul << PG_readahead))
 
 /**
  * folio_copy_data - copy @old's data into @new. For anon folios it runs with the count frozen

@@ -73,6 +73,8 @@ const char *lv_config_invalid(const struct lv_config *c)
 	if (c->batch_policy != LV_BATCH_ARRIVAL && c->batch_policy != LV_BATCH_SORTED &&
 	    c->batch_policy != LV_BATCH_PER_LRUVEC)
 		return "batch_policy";
+	if (c->readahead_pages > LV_MAX_READAHEAD)
+		return "readahead_pages";
 	return NULL;
 }
 

@@ -45,6 +45,7 @@
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
  *                [--swappiness 0..200] [--page-cluster 1..5] [--batch-large]
  *                [--scan-cost locked|vmstat] [--batch-policy arrival|sorted|per-lruvec]
+ *                [--readahead PAGES]
  * Prints TAP. The run lasts --duration seconds, and longer if a path it requires has not run
  * by then (see "Required paths" below), up to --wait seconds more (60 by default).
  * --protocol v1 selects the broken first version (LV_PROTOCOL_V1): such a run is expected to
@@ -93,6 +94,7 @@ static struct {
 	bool batch_large;	   /* cfg.batch_large: large folios wait in the batches too */
 	enum lv_scan_cost scan_cost;
 	enum lv_batch_policy batch_policy; /* cfg.batch_policy */
+	unsigned int readahead;		   /* cfg.readahead_pages */
 } opt = {
 	.seed = 1,
 	.duration = 3.0,
@@ -3032,6 +3034,7 @@ static int parse_args(int argc, char **argv)
 		{ "batch-large", no_argument, 0, 'L' },
 		{ "scan-cost", required_argument, 0, 'K' },
 		{ "batch-policy", required_argument, 0, 'Y' },
+		{ "readahead", required_argument, 0, 'A' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -3084,6 +3087,9 @@ static int parse_args(int argc, char **argv)
 				opt.scan_cost = LV_COST_VMSTAT;
 			else
 				return -1;
+			break;
+		case 'A':
+			opt.readahead = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'Y':
 			if (!strcmp(optarg, "arrival"))
@@ -3409,7 +3415,7 @@ int main(int argc, char **argv)
 				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
 				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
 				"[--scan-cost locked|vmstat] "
-				"[--batch-policy arrival|sorted|per-lruvec]\n");
+				"[--batch-policy arrival|sorted|per-lruvec] [--readahead PAGES]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */
@@ -3438,6 +3444,7 @@ int main(int argc, char **argv)
 	cfg.batch_large = opt.batch_large;
 	cfg.scan_cost = opt.scan_cost;
 	cfg.batch_policy = opt.batch_policy;
+	cfg.readahead_pages = opt.readahead;
 	if (!strcmp(opt.lock, "node"))
 		cfg.lock_design = LV_LOCK_NODE;
 	if (!strcmp(opt.lock, "nomemcg")) {

@@ -12,7 +12,8 @@
 # cfg.batch_large), the rest with the default that never leaves one there; one configuration's
 # scan costs counted off the LRU lock (--scan-cost vmstat); each batch policy (--batch-policy,
 # cfg.batch_policy: arrival, sorted, per-lruvec) in two configurations or more, of two lock
-# designs; and every run has the lock watchdog armed (a lock held or waited for over 10 s ends
+# designs; three configurations reading files ahead (--readahead, cfg.readahead_pages: 8, 32,
+# 64 pages); and every run has the lock watchdog armed (a lock held or waited for over 10 s ends
 # the run with exit 3 and a report).
 #   BUILD=build VARIANT=debug|tsan|asan TORTURE_DURATION=seconds TORTURE_SEED=n
 #   TORTURE_RUNS=n: run every config n times, with seeds TORTURE_SEED, TORTURE_SEED+1, ...
@@ -34,9 +35,9 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 # More threads than the 2 cores in every run: the oversubscribed case is the normal one.
 configs=(
 	"--lock lruvec --threads 8 --folio-order 4 --thp always --batch-large --batch-policy per-lruvec"
-	"--lock node --threads 8 --swappiness 200 --page-cluster 1 --batch-policy sorted"
-	"--lock nomemcg --threads 8 --thp always --thp-defrag always"
-	"--lock lruvec --threads 6 --disable rcu --swappiness 0 --batch-policy sorted"
+	"--lock node --threads 8 --swappiness 200 --page-cluster 1 --batch-policy sorted --readahead 32"
+	"--lock nomemcg --threads 8 --thp always --thp-defrag always --readahead 8"
+	"--lock lruvec --threads 6 --disable rcu --swappiness 0 --batch-policy sorted --readahead 64"
 	"--lock lruvec --threads 16 --backend spin --page-cluster 5 --scan-cost vmstat --batch-policy per-lruvec"
 	"--lock node --threads 8 --backend mutex --batch 15 --thp-defrag defer --swappiness 100 --batch-policy per-lruvec"
 	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"

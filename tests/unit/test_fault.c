@@ -61,6 +61,8 @@ static struct lv_config base_config(void)
 	cfg.nr_cpu_slots = 1;
 	cfg.no_kswapd = true;
 	cfg.no_kcompactd = true;
+	/* Reads ahead: every allocation, charge, tree node and fill of a run fails in turn. */
+	cfg.readahead_pages = 4;
 	return cfg;
 }
 
