@@ -1082,7 +1082,7 @@ int kcompactd_start(struct lv_machine *m)
 		return 0;
 	m->kcompactd = calloc(m->cfg.nr_nodes, sizeof(*m->kcompactd));
 	return node_daemons_start(m, m->kcompactd, sizeof(*m->kcompactd),
-				  offsetof(struct kcompactd, d), kcompactd_thread);
+				  offsetof(struct kcompactd, d), kcompactd_thread, "kcompactd");
 }
 
 /**

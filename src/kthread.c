@@ -121,13 +121,14 @@ static struct node_daemon *node_daemon_of(void *daemons, size_t size, size_t off
  * node_daemons_start - start a thread running @fn for each node's daemon in @daemons, an
  * array of cfg.nr_nodes elements of @size bytes with their struct node_daemon at @offset,
  * zeroed and published (m->kswapd, m->kcompactd) by the caller. @fn gets the node's struct
- * node_daemon. A node whose thread cannot be created runs without the daemon: its pgdat is
- * NULL, so its requests are dropped and node_daemons_stop() passes it over.
- * Return: 0; -ENOMEM if @daemons is NULL (the caller's allocation failed).
- * Context: machine creation, before any other thread uses @m; may block.
+ * node_daemon. Each thread is named @name and its node (kswapd0, as the kernel's), so that
+ * perf and top tell them apart. A node whose thread cannot be created runs without the daemon: its
+ * pgdat is NULL, so its requests are dropped and node_daemons_stop() passes it over. Return: 0;
+ * -ENOMEM if @daemons is NULL (the caller's allocation failed). Context: machine creation, before
+ * any other thread uses @m; may block.
  */
 int node_daemons_start(struct lv_machine *m, void *daemons, size_t size, size_t offset,
-		       void *(*fn)(void *))
+		       void *(*fn)(void *), const char *name)
 {
 	if (!daemons)
 		return -ENOMEM;
@@ -142,6 +143,11 @@ int node_daemons_start(struct lv_machine *m, void *daemons, size_t size, size_t 
 			pthread_cond_destroy(&d->wait);
 			pthread_mutex_destroy(&d->lock);
 			d->pgdat = NULL;
+		} else {
+			char comm[16];
+
+			snprintf(comm, sizeof(comm), "%s%u", name, nid);
+			pthread_setname_np(d->thread, comm); /* only a label: failing is harmless */
 		}
 	}
 	return 0;

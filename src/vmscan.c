@@ -1073,7 +1073,7 @@ int kswapd_start(struct lv_machine *m)
 		return 0;
 	m->kswapd = calloc(m->cfg.nr_nodes, sizeof(*m->kswapd));
 	return node_daemons_start(m, m->kswapd, sizeof(*m->kswapd), offsetof(struct kswapd, d),
-				  kswapd_thread);
+				  kswapd_thread, "kswapd");
 }
 
 /**

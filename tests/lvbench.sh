@@ -1399,5 +1399,28 @@ if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
 	grep -q -- "--once, --passes: --once is --passes 1, not 2" "$TMP/err"
 verdict "readonce --once --passes 2: refused with exit 2, naming both options" $?
 
+# ---- readtwice --readahead ------------------------------------------------------------------------
+
+# One pass over an 8 MiB file in a 4 MiB container, with and without readahead: the same pages
+# read in, the same refaults (none), whatever the window.
+for ra in 0 32; do
+	"$LVBENCH" readonce --once --readahead $ra --containers 1 --file-size 8M --limit 4 \
+		--duration 0.3 --json >"$TMP/json.$ra" 2>"$TMP/err" </dev/null
+	rc=$?
+	python3 - "$TMP/json.$ra" $ra >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert o["check"] == "ok" and o["readahead"] == int(sys.argv[2]), o
+v = o["vmstat"]
+assert v["pgpgin"] == 2048 and v["workingset_refault"] == 0, v
+PY
+	py=$?
+	check "readonce --readahead $ra: one pass reads every page in once" test $rc -eq 0 -a $py -eq 0
+	if [ $rc -ne 0 ] || [ $py -ne 0 ]; then diag "$TMP/err" "$TMP/py"; fi
+done
+"$LVBENCH" readtwice --readahead 65 --duration 0.1 >"$TMP/out" 2>"$TMP/err" </dev/null
+[ $? -eq 2 ] && [ ! -s "$TMP/out" ] && grep -q -- "--readahead" "$TMP/err"
+verdict "readtwice --readahead 65: refused with exit 2, naming the option" $?
+
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -180,6 +180,7 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	cfg.metadata_only = !(flags & LVB_ENV_DATA);
 	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
 	cfg.file_folio_order = (flags >> 8) & 0xf;
+	cfg.readahead_pages = (flags >> 24) & 0x7f;
 	if (opt->scan_cost != LVB_UNSET)
 		cfg.scan_cost = (enum lv_scan_cost)opt->scan_cost;
 	if (opt->batch_large != LVB_UNSET)
@@ -555,6 +556,13 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 		if (!err)
 			err = pthread_create(&tids[created], &attr, worker_main, &args[created]);
 		pthread_attr_destroy(&attr);
+		if (!err) {
+			char comm[16];
+
+			snprintf(comm, sizeof(comm), "%s%u", ops->name ? ops->name : "lvb",
+				 created);
+			pthread_setname_np(tids[created], comm); /* a label only */
+		}
 		if (err) {
 			if (w->pin)
 				fprintf(stderr, "lvbench: thread %u pinned to CPU %d: %s\n",

@@ -377,7 +377,8 @@ struct lvb_env {
 #define LVB_ENV_DATA		   0x1u /* real data frames (the default is metadata only) */
 #define LVB_ENV_NO_KSWAPD	   0x2u /* no kswapd threads: reclaim is direct only */
 #define LVB_ENV_THP_ALWAYS	   0x8u /* huge pages in every region (cfg.thp LV_THP_ALWAYS) */
-#define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8) /* page cache folio order */
+#define LVB_ENV_FOLIO_ORDER(order) ((unsigned int)(order) << 8)	 /* page cache folio order */
+#define LVB_ENV_READAHEAD(pages)   ((unsigned int)(pages) << 24) /* cfg.readahead_pages */
 /*
  * Proactive compaction at @p (cfg.compaction_proactiveness). Without it kcompactd wakes only
  * for failed large allocations, as before Linux 5.9: the published workloads predate it.
@@ -416,6 +417,8 @@ struct lvb_thread_ops {
 	/* Names of the workload's own counters (w->counters[]), copied into the result. */
 	const char *const *counter_names;
 	unsigned int nr_counters;
+	/* The threads' name, numbered (reader0, ceiling1: perf report --sort comm); NULL: "lvb". */
+	const char *name;
 };
 
 /* lvb_worker_error - record an unexpected answer: @what, and @err (an errno, or 0 for none). */

@@ -40,10 +40,11 @@ struct rt_params {
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
 	bool no_kswapd;
-	bool once;	     /* --once: --passes 1 */
-	unsigned int passes; /* each reader reads its file this often, then idles; 0: read on */
-	bool shared;	     /* readtwice: the readers of a container share its file */
-	bool pin;	     /* each container's readers on one CPU: pin_cpu[container] */
+	bool once;		/* --once: --passes 1 */
+	unsigned int passes;	/* each reader reads its file this often, then idles; 0: read on */
+	bool shared;		/* readtwice: the readers of a container share its file */
+	bool pin;		/* each container's readers on one CPU: pin_cpu[container] */
+	unsigned int readahead; /* cfg.readahead_pages; LVB_UNSET: RT_READAHEAD */
 	/* Filled in by rt_prepare(). */
 	uint64_t real_size;	      /* of --file */
 	int pin_cpu[LVB_MAX_THREADS]; /* with --pin, read once (lvb_pin_cpus()) */
@@ -81,6 +82,10 @@ static const struct lvb_opt rt_opts[] = {
 	  "read on, from the start" },
 	{ "no-kswapd", LVB_OPT_FLAG, RT(no_kswapd), 0, 0, NULL, NULL,
 	  "no kswapd threads: readers reclaim directly", "kswapd on" },
+	{ "readahead", LVB_OPT_UINT, RT(readahead), 0, LV_MAX_READAHEAD, NULL, "PAGES",
+	  "pages a sequential reader's miss reads ahead, 0..64, as the\n"
+	  "kernel's read_ahead_kb / 4 (at order 0 only; 0 or 1: none)",
+	  "32, as read_ahead_kb 128" },
 	{ "pin", LVB_OPT_FLAG, RT(pin), 0, 0, NULL, NULL,
 	  "run each container's readers on one CPU: container c on the\n"
 	  "c-th CPU this process may use, round-robin (the ceiling's\n"
@@ -93,14 +98,14 @@ static void readtwice_defaults(void *params)
 {
 	struct rt_params *p = params;
 
-	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = true };
+	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = true, .readahead = LVB_UNSET };
 }
 
 static void readonce_defaults(void *params)
 {
 	struct rt_params *p = params;
 
-	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = false };
+	*p = (struct rt_params){ .readers = LVB_UNSET, .shared = false, .readahead = LVB_UNSET };
 }
 
 static const char *rt_name(const struct rt_params *p)
@@ -120,6 +125,8 @@ static uint64_t machine_bytes(const struct lvb_common *opt)
  */
 #define RT_COMPARE_DURATION 5.0
 #define RT_COMPARE_ROUNDS   5
+/* The kernel's default readahead window: read_ahead_kb 128. */
+#define RT_READAHEAD 32
 
 static int rt_prepare(struct lvb_common *opt, void *params)
 {
@@ -146,6 +153,8 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		opt->rounds = opt->compare ? RT_COMPARE_ROUNDS : 1;
 	if (opt->folio_order == LVB_UNSET)
 		opt->folio_order = 0;
+	if (p->readahead == LVB_UNSET)
+		p->readahead = RT_READAHEAD;
 	if (p->once) {
 		if (p->passes > 1)
 			return lvb_usage_error("--once, --passes: --once is --passes 1, not %u",
@@ -281,12 +290,14 @@ static const struct lvb_thread_ops rt_thread_ops = {
 	.step = rt_step,
 	.counter_names = rt_counter_names,
 	.nr_counters = LVB_READ_NR_COUNTERS,
+	.name = "reader",
 };
 
 static const struct lvb_thread_ops rt_passes_thread_ops = {
 	.step = rt_step_passes,
 	.counter_names = rt_counter_names,
 	.nr_counters = LVB_READ_NR_COUNTERS,
+	.name = "reader",
 };
 
 static void rt_close_files(struct rt_file *files, unsigned int n)
@@ -343,7 +354,8 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	const struct rt_params *p = params;
 	unsigned int n = opt->threads, nr_files = rt_nr_files(opt, p);
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
-			     LVB_ENV_FOLIO_ORDER(opt->folio_order);
+			     LVB_ENV_FOLIO_ORDER(opt->folio_order) |
+			     LVB_ENV_READAHEAD(p->readahead);
 	struct lvb_worker *workers = NULL;
 	struct lvb_reader *threads = NULL;
 	struct rt_file *files = NULL;
@@ -467,6 +479,7 @@ static void ceil_step(struct lvb_worker *w)
 
 static const struct lvb_thread_ops ceil_thread_ops = {
 	.step = ceil_step,
+	.name = "ceiling",
 };
 
 /*
@@ -675,6 +688,7 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	lvb_json_key(out, first, "once");
 	fputs(p->passes == 1 ? "true" : "false", out);
 	lvb_json_u64(out, first, "passes", p->passes);
+	lvb_json_u64(out, first, "readahead", p->readahead);
 	/* The CPU of each container's readers, or null: wherever the scheduler put them. */
 	lvb_json_key(out, first, "pin_cpus");
 	if (!p->pin)
@@ -716,7 +730,8 @@ static const struct lvb_rate rt_rate = {
 	"(1: each frame of the ceiling zeroed once), ceiling_ring_bytes (each ring of the\n"       \
 	"ceiling: a container's share of memory or its limit, per reader of its own file; at\n"    \
 	"most half the memory in all), readers, readers_per_container, file, file_size (bytes),\n" \
-	"limit_mib, memory_mib (all nodes), kswapd, once and passes (--passes; 0: read on),\n"     \
+	"limit_mib, memory_mib (all nodes), kswapd, once and passes (--passes; 0: read on), "      \
+	"readahead,\n"                                                                             \
 	"pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal,\n"     \
 	"workingset_refault, workingset_activate and the other events.\n"
 
