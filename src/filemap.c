@@ -634,19 +634,22 @@ static unsigned int ra_window(struct lv_file *file, unsigned long index, unsigne
 
 /*
  * ra_alloc - the pages after @run[0] (a missing page @index) that its reader reads ahead, in
- * @run[1..]: allocated and charged to @memcg with one reclaim pass at most each (the kernel
- * reads ahead with __GFP_NORETRY), stopping at the first that fails. Return: the length of
- * the run, @run[0] included.
+ * @run[1..]: allocated and charged to @memcg in bulk, or, where that falls short (a memcg near
+ * its limit, a node near its min watermark), one at a time with one reclaim pass at most each
+ * (the kernel reads ahead with __GFP_NORETRY), stopping at the first that fails. Return: the
+ * length of the run, @run[0] included.
  */
 static unsigned int ra_alloc(struct lv_file *file, struct lv_memcg *memcg, unsigned long index,
 			     unsigned int max, struct lv_folio **run)
 {
 	struct lv_machine *m = file->machine;
 	int nid = (int)(this_cpu_index(m) % m->cfg.nr_nodes);
-	unsigned int n = ra_window(file, index, max), j;
+	unsigned int n = ra_window(file, index, max), j, bulk;
 
+	bulk = n > 1 ? folios_alloc_bulk(m, nid, memcg, n - 1, run + 1) : 0;
 	for (j = 1; j < n; j++) {
-		struct lv_folio *folio = folio_alloc(m, nid, 0, memcg, FOLIO_ALLOC_NORETRY);
+		struct lv_folio *folio =
+			j <= bulk ? run[j] : folio_alloc(m, nid, 0, memcg, FOLIO_ALLOC_NORETRY);
 
 		if (!folio)
 			break;

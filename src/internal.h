@@ -739,6 +739,8 @@ void free_folios(struct lv_folio **folios, unsigned int nr);
 #define FOLIO_ALLOC_LIGHT 0x400u
 struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 			     struct lv_memcg *memcg, unsigned int flags);
+unsigned int folios_alloc_bulk(struct lv_machine *m, int nid, struct lv_memcg *memcg,
+			       unsigned int nr, struct lv_folio **folios);
 struct lv_folio *folio_alloc_charged(struct pglist_data *pgdat, unsigned int order,
 				     struct lv_memcg *memcg, unsigned int flags);
 unsigned long node_free_pages(struct pglist_data *pgdat);

@@ -495,6 +495,78 @@ struct lv_folio *folio_alloc(struct lv_machine *m, int nid, unsigned int order,
 }
 
 /*
+ * rmqueue_pcp_bulk - up to @nr order-0 frames from this slot's page list of @pgdat in one hold
+ * of its lock, refilled from the buddy allocator as it runs dry, into @out; none if the node is
+ * below its min watermark or the list's lock is held (its holder may be preempted: the caller
+ * falls back to one frame at a time). Return: how many.
+ */
+static unsigned int rmqueue_pcp_bulk(struct pglist_data *pgdat, unsigned int nr,
+				     struct lv_folio **out)
+{
+	struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
+	unsigned int n = 0;
+
+	if (READ_ONCE(pgdat->zone.free_pages) < pgdat->zone.watermark[WMARK_MIN] + nr ||
+	    !lv_lock_trylock(&pcp->lock))
+		return 0;
+	while (n < nr) {
+		if (list_empty(&pcp->list)) {
+			lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
+			for (int i = 0; i < PCP_BATCH; i++) {
+				struct lv_folio *p = __rmqueue(pgdat, 0);
+
+				if (!p)
+					break;
+				set_order(p, 0, 1ul << PG_pcp);
+				list_add_tail(&p->lru, &pcp->list);
+				WRITE_ONCE(pcp->count, pcp->count + 1);
+			}
+			lv_lock_release(&pgdat->zone.lock);
+			if (list_empty(&pcp->list))
+				break;
+		}
+		out[n] = list_first_entry(&pcp->list, struct lv_folio, lru);
+		list_del(&out[n]->lru);
+		WRITE_ONCE(pcp->count, pcp->count - 1);
+		n++;
+	}
+	lv_lock_release(&pcp->lock);
+	if (READ_ONCE(pgdat->zone.free_pages) < pgdat->zone.watermark[WMARK_LOW])
+		wakeup_kswapd(pgdat);
+	return n;
+}
+
+/**
+ * folios_alloc_bulk - up to @nr order-0 folios of node @nid charged to @memcg, into @folios,
+ * for readahead: one charge (one reclaim pass at most, as FOLIO_ALLOC_NORETRY) and one hold
+ * of this slot's page list for all of them, where folio_alloc() would take both @nr times.
+ * It never reclaims for frames: below the min watermark it gets none, and the caller goes on
+ * one folio at a time. Return: how many (0..@nr), each with one reference.
+ * Context: no library lock held (the charge may reclaim).
+ */
+unsigned int folios_alloc_bulk(struct lv_machine *m, int nid, struct lv_memcg *memcg,
+			       unsigned int nr, struct lv_folio **folios)
+{
+	struct pglist_data *pgdat = m->nodes[nid];
+	unsigned int n;
+
+	if (mem_cgroup_disabled(m)) {
+		memcg = NULL;
+	} else {
+		if (!memcg)
+			memcg = m->root;
+		if (mem_cgroup_charge(m, memcg, nr, true))
+			return 0;
+	}
+	n = fault_inject(FAULT_FRAME) ? 0 : rmqueue_pcp_bulk(pgdat, nr, folios);
+	for (unsigned int i = 0; i < n; i++)
+		prep_new_folio(folios[i], 0, memcg, 0);
+	if (memcg && n < nr)
+		mem_cgroup_uncharge(memcg, nr - n);
+	return n;
+}
+
+/*
  * folio_alloc_charged - allocate a folio bound to @memcg whose charge the caller already
  * holds (lv_folio_alloc() charged it; migration takes over the original's).
  * Return: the folio with one reference, or NULL.
