@@ -13,14 +13,16 @@
  * The table has the layout of mmtests compare: one row per statistic, one column per design,
  * each value followed by its percentage relative to the first (baseline) column.
  *
- * A workload with a ceiling has it measured once per configuration, before the rounds, with
- * the same threads and duration, so each design can be shown as a share of what the machine
- * does without the library. A sweep repeats all of it per container count and condenses
- * each count to one row (and one point per design in the plot).
+ * A workload with a ceiling has it measured before each round, with the same threads and
+ * duration, so each design can be shown as a share of what the machine does without the
+ * library, and the ceiling's spread over the rounds shows how much the machine moved. A sweep
+ * repeats all of it per container count and condenses each count to one row (and one point per
+ * design in the plot).
  */
 #include "lvbench.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -511,6 +513,10 @@ static void print_ceiling(FILE *out, const struct lvb_workload *wl, const struct
 		c->threads, rate_per(wl), c->what);
 	fprintf(out, "%-28s %14.1f %s (%.1f per %s)\n", "ceiling", c->total, rate_unit(wl),
 		c->threads ? c->total / c->threads : 0, rate_per(wl));
+	if (c->rounds > 1)
+		fprintf(out, "%-28s %14s %.1f..%.1f %s over %u rounds (coeffvar %.1f%%)\n",
+			"ceiling spread", "", c->min, c->max, rate_unit(wl), c->rounds,
+			c->coeffvar);
 	for (unsigned int d = 0; d < n; d++) {
 		double rate = lvb_series_rate(&s[d]);
 
@@ -548,10 +554,36 @@ static int print_human(FILE *out, const struct lvb_workload *wl, const struct lv
 	return 0;
 }
 
+/* ceiling_add - fold one round's ceiling @one into @c (zeroed before the first round). */
+static void ceiling_add(struct lvb_ceiling *c, const struct lvb_ceiling *one)
+{
+	unsigned int n = c->rounds + 1;
+	double mean, var;
+
+	if (!one->valid)
+		return;
+	if (!c->rounds) {
+		*c = *one;
+		c->min = c->max = one->total;
+		c->sum = c->sumsq = 0;
+	}
+	c->min = one->total < c->min ? one->total : c->min;
+	c->max = one->total > c->max ? one->total : c->max;
+	c->zeroes_per_frame = (c->zeroes_per_frame * c->rounds + one->zeroes_per_frame) / n;
+	c->sum += one->total;
+	c->sumsq += one->total * one->total;
+	c->rounds = n;
+	mean = c->sum / n;
+	var = n > 1 ? (c->sumsq - n * mean * mean) / (n - 1) : 0;
+	c->total = mean;
+	c->coeffvar = mean > 0 && var > 0 ? 100 * sqrt(var) / mean : 0;
+}
+
 /*
- * run_rounds - the ceiling (if the workload has one), then @opt->rounds rounds of each of
- * @variants, alternating, into @series. A variant's knob reaches the machine through a copy of
- * @opt (lvb_variant_apply()).
+ * run_rounds - @opt->rounds rounds of each of @variants, alternating, into @series, each round
+ * after a run of the ceiling (if the workload has one), so that a design and its ceiling are
+ * seconds apart and the ceiling's spread shows how much the machine moved. A variant's knob
+ * reaches the machine through a copy of @opt (lvb_variant_apply()).
  * Return: 0, or -1 after describing the error.
  */
 static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *opt,
@@ -564,16 +596,21 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 	int err;
 
 	memset(ceiling, 0, sizeof(*ceiling));
-	if (wl->ceiling) {
-		lvb_progress_label("%s, %u container%s, ceiling", wl->name, opt->containers,
-				   lvb_plural(opt->containers));
-		err = wl->ceiling(opt, params, ceiling);
-		if (err) {
-			fprintf(stderr, "lvbench: %s, ceiling: %s\n", wl->name, strerror(-err));
-			return -1;
-		}
-	}
 	for (unsigned int r = 0; r < opt->rounds; r++) {
+		if (wl->ceiling) {
+			struct lvb_ceiling one = { 0 };
+
+			lvb_progress_label("%s, %u container%s, ceiling %u/%u", wl->name,
+					   opt->containers, lvb_plural(opt->containers), r + 1,
+					   opt->rounds);
+			err = wl->ceiling(opt, params, &one);
+			if (err) {
+				fprintf(stderr, "lvbench: %s, ceiling: %s\n", wl->name,
+					strerror(-err));
+				return -1;
+			}
+			ceiling_add(ceiling, &one);
+		}
 		for (unsigned int d = 0; d < nr_designs; d++) {
 			struct lvb_result res = { 0 };
 			struct lvb_common o;

@@ -296,9 +296,13 @@ struct lvb_rate {
 struct lvb_ceiling {
 	bool valid;
 	unsigned int threads;
-	double total;
+	double total;		 /* the mean of the rounds' totals */
 	const char *what;	 /* one line: what a ceiling thread does */
 	double zeroes_per_frame; /* readtwice, readonce: memsets per frame reached (1: each once) */
+	/* The ceiling runs once per round, before the round's designs: its spread over them. */
+	unsigned int rounds;
+	double min, max, coeffvar; /* of the rounds' totals; coeffvar in percent */
+	double sum, sumsq;	   /* of the rounds' totals, for the mean and coeffvar */
 };
 
 struct lvb_workload {

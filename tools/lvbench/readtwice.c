@@ -726,7 +726,9 @@ static const struct lvb_rate rt_rate = {
 	"(N: all readers, C x --readers; with compare, one per design, ending\n"                   \
 	"lock=DESIGN), which scripts/kernel-readtwice.sh prints for the host kernel.\n"            \
 	"JSON adds mb_per_s_reader_mean, mb_per_s_reader {stats}, mb_per_s_total,\n"               \
-	"mb_per_s_round_total, ceiling_mb_per_s, ceiling_fraction, ceiling_zeroes_per_frame\n"     \
+	"mb_per_s_round_total, ceiling_mb_per_s (the mean of its runs, one before each round),\n"  \
+	"ceiling_fraction, ceiling_rounds, ceiling_min, ceiling_max, ceiling_coeffvar (its\n"      \
+	"spread over the rounds, in percent), ceiling_zeroes_per_frame\n"                          \
 	"(1: each frame of the ceiling zeroed once), ceiling_ring_bytes (each ring of the\n"       \
 	"ceiling: a container's share of memory or its limit, per reader of its own file; at\n"    \
 	"most half the memory in all), readers, readers_per_container, file, file_size (bytes),\n" \

@@ -441,6 +441,10 @@ static void json_rate(FILE *out, bool *first, const struct lvb_rate *rate,
 		lvb_json_double(out, first, key, c->total);
 		lvb_json_double(out, first, "ceiling_fraction",
 				c->total > 0 ? lvb_series_rate(s) / c->total : 0);
+		lvb_json_u64(out, first, "ceiling_rounds", c->rounds);
+		lvb_json_double(out, first, "ceiling_min", c->min);
+		lvb_json_double(out, first, "ceiling_max", c->max);
+		lvb_json_double(out, first, "ceiling_coeffvar", c->coeffvar);
 	}
 }
 
