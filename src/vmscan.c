@@ -54,7 +54,7 @@
 /* Global reclaim passes over busy lruvecs at its first priorities only: it always progresses. */
 #define SKIP_BUSY_PRIORITIES 3
 /* How long kswapd stays awake after reaching the high watermark (see kswapd_linger()). */
-#define KSWAPD_LINGER_NS (50 * 1000)
+#define KSWAPD_LINGER_NS (500 * 1000)
 /* How long kswapd waits after a pass that found nothing to reclaim (kswapd_backoff()). */
 #define KSWAPD_BACKOFF_MS 10
 
