@@ -39,8 +39,9 @@ with a line naming the machine, the compiler and the commit measured.
 Tables (NAME):
   readtwice          lvbench compare readtwice                      (what 'make bench' runs)
   readtwice-c16      lvbench compare readtwice --containers 16
-  readtwice-ceiling  5 x lvbench readtwice, 1 container x 1 reader, --folio-order 0 and 6
-                     alternately, against the ceiling (medians)
+  readtwice-ceiling  5 x lvbench readtwice, 1 container x 1 reader, --folio-order 0 without
+                     and with readahead, and --folio-order 6, alternately, against the
+                     ceiling (medians)
   readonce           lvbench compare readonce
   readtwice-order    lvbench compare readtwice --by folio-order (folios of 1, 4, 16 pages)
   readtwice-large    lvbench compare readtwice --by batch-large --folio-order 4
@@ -454,15 +455,15 @@ def t_readonce(runs):
 
 def t_readtwice_ceiling(runs):
     cols = []
-    for order in (0, 6):
+    for kind in ("ra0", "order0", "order6"):
         ids = sorted((rid for rid, _ in runs.cmds["readtwice-ceiling"]
-                      if rid.startswith(f"order{order}-")), key=lambda r: int(r.split("-")[1]))
+                      if rid.startswith(f"{kind}-")), key=lambda r: int(r.split("-")[1]))
         objs = [runs.json("readtwice-ceiling", rid, 1)[0] for rid in ids]
         cols.append(objs)
     o = cols[0][0]
     what = (f"{plural(o['containers'], 'container')} × {plural(o['readers'], 'reader')}, "
             f"{o['memory_mib']} MiB, a sparse file of {o['file_size'] / 2**30:g} GiB, "
-            f"{plural(len(cols[0]), 'alternating pair')} of {o['duration_s']:g} s runs")
+            f"{plural(len(cols[0]), 'alternating triple')} of {o['duration_s']:g} s runs")
     rate = [[x["mb_per_s_reader_mean"] for x in c] for c in cols]
     ceil = [[x["ceiling_mb_per_s"] for x in c] for c in cols]
     share = [[100 * x["ceiling_fraction"] for x in c] for c in cols]
@@ -474,14 +475,19 @@ def t_readtwice_ceiling(runs):
         ["share of the ceiling, median"] + [f"**{median(s):.1f} %**" for s in share],
         ["share of the ceiling, range"] + [f"{min(s):.1f}–{max(s):.1f} %" for s in share],
     ]
-    s0, mib = hwm_share(cols[0] + cols[1])
-    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{s0:.1f} % (the largest of all runs)", ""])
+    s0, mib = hwm_share(cols[0] + cols[1] + cols[2])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{s0:.1f} % (the largest of all runs)", "", ""])
+    ra = cols[1][0]["readahead"]
     lines = [shape_line(o, what) + ".", ""]
-    lines += table(["", "one page per folio (`--folio-order 0`)", "64-page folios (`--folio-order 6`)"], rows)
-    lines += ["", goal("64-page folios at 60 % of the ceiling or more (median)",
-                       median(share[1]) >= 60)]
-    # One command per order is enough to show: the runs repeat them.
-    cmds = runs.commands("readtwice-ceiling", {"order0-1", "order6-1"})
+    lines += table(["", "one page per folio, no readahead (`--readahead 0`)",
+                    f"one page per folio, reading {ra} pages ahead", "64-page folios (`--folio-order 6`)"],
+                   rows)
+    lines += ["", goal("one page per folio (reading ahead) at 65 % of the ceiling or more (median)",
+                       median(share[1]) >= 65),
+              "", goal("64-page folios at 60 % of the ceiling or more (median)",
+                       median(share[2]) >= 60)]
+    # One command per column is enough to show: the runs repeat them.
+    cmds = runs.commands("readtwice-ceiling", {"ra0-1", "order0-1", "order6-1"})
     return lines, [f"{c}    # x {len(cols[0])}" for c in cmds]
 
 
@@ -1168,6 +1174,11 @@ def headline(runs):
                  "vs under the LRU locks",
                  f"LRU lock wait {total:.2f}×, `lru_note_cost` + `shrink_*` {sites:.2f}× "
                  "(published: 0.39×, 0.04×)", "`lvbench compare usemem --by cost`"])
+    ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order0-")]
+    share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
+    rows.append(["one reader, one page per folio, reading ahead: share of the memory-work ceiling",
+                 f"{share:.1f} % (median of {len(ids)})",
+                 "`lvbench readtwice --containers 1 --readers 1 --memory 1024 --file-size 8G`"])
     ids = [rid for rid, _ in runs.cmds["readtwice-ceiling"] if rid.startswith("order6-")]
     share = median([100 * runs.json("readtwice-ceiling", rid, 1)[0]["ceiling_fraction"] for rid in ids])
     rows.append(["one reader, 64-page folios: share of the memory-work ceiling",
@@ -1381,6 +1392,8 @@ plan() {
 		;;
 	readtwice-ceiling)
 		for ((i = 1; i <= pairs; i++)); do
+			add "$1" "ra0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
+				--folio-order 0 --readahead 0 --json
 			add "$1" "order0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
 				--folio-order 0 --json
 			add "$1" "order6-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
