@@ -1034,6 +1034,15 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * read is marked accessed (lv_folio_mark_accessed()): the second access to a cached page
  * activates it (for a large folio, a read that starts in its first page counts).
  *
+ * Readahead. With &lv_config.readahead_pages above 1 and order-0 folios, a miss whose previous
+ * page is cached (or of page 0) also caches the pages after it, up to that many in all, short
+ * of the end of the file and of the first page cached already, charged to @memcg like the one
+ * asked for; the pages after the first are allocated with one reclaim pass at most each, and
+ * the run ends at the first that cannot be had (an error there is not the read's). A page read
+ * ahead counts in LV_PGPGIN when it is filled, and is marked accessed by its first read. A
+ * failed fill of a page read ahead drops that page only; the read that reaches it misses
+ * again.
+ *
  * Refaults. A miss on a page evicted earlier finds its shadow entry (LV_WORKINGSET_REFAULT).
  * Its refault distance is how far the workingset clock of the memcg that evicted it, on that
  * node, has moved since the eviction: one per page evicted from or activated in that memcg or
