@@ -79,7 +79,7 @@ _Static_assert((1 << LV_MAX_FILE_FOLIO_ORDER) <= BITS_PER_LONG,
 	       "a hole folio keeps one bit per page in a word");
 
 struct xa_node {
-	struct xa_node *parent;	 /* mapping lock */
+	struct xa_node *parent;	 /* mapping lock; in the machine's xa_cache, the next node */
 	unsigned char shift;	 /* constant: index bits below this node */
 	unsigned char offset;	 /* constant: slot in the parent */
 	unsigned char count;	 /* mapping lock: used slots */
@@ -87,6 +87,7 @@ struct xa_node {
 	/* Written under the mapping lock and shadow_lruvec->shadow_lock; read under either. */
 	bool on_shadow_list;
 	struct lv_file *mapping;       /* constant */
+	struct lv_machine *machine;    /* constant: its cache, for the free after a grace period */
 	struct list_head private_list; /* shadow_lruvec->shadow_lock */
 	/*
 	 * The lruvec whose shadow list holds us (or last held us): set under the mapping lock and
@@ -153,13 +154,36 @@ static void *xa_load_slot(struct lv_file *file, unsigned long index, void ***slo
 	}
 }
 
+/*
+ * The machine's cache of freed tree nodes (struct xa_node_cache): at most XA_CACHE_MAX, about
+ * 300 KiB. Under ASan none is kept, so that a node used after its grace period is caught.
+ */
+#ifdef LV_ASAN
+#define XA_CACHE_MAX 0
+#else
+#define XA_CACHE_MAX 512
+#endif
+
 static struct xa_node *xa_node_alloc(struct lv_file *file, struct xa_node *parent,
 				     unsigned int shift, unsigned int offset)
 {
-	struct xa_node *node = calloc(1, sizeof(*node));
+	struct xa_node_cache *cache = &file->machine->xa_cache;
+	struct xa_node *node = NULL;
 
-	if (!node)
+	if (READ_ONCE(cache->count)) {
+		pthread_mutex_lock(&cache->lock);
+		node = cache->free;
+		if (node) {
+			cache->free = node->parent;
+			WRITE_ONCE(cache->count, cache->count - 1);
+		}
+		pthread_mutex_unlock(&cache->lock);
+	}
+	if (node)
+		memset(node, 0, sizeof(*node));
+	else if (!(node = calloc(1, sizeof(*node))))
 		return NULL;
+	node->machine = file->machine;
 	node->parent = parent;
 	node->shift = (unsigned char)shift;
 	node->offset = (unsigned char)offset;
@@ -170,9 +194,38 @@ static struct xa_node *xa_node_alloc(struct lv_file *file, struct xa_node *paren
 
 static void xa_node_rcu_free(struct rcu_head *head)
 {
+	struct xa_node *node = container_of(head, struct xa_node, rcu);
+	struct xa_node_cache *cache;
+
 	rcu_free_begin();
-	free(container_of(head, struct xa_node, rcu));
+	/* lv_machine_destroy() waits for every callback before the machine goes. */
+	cache = &node->machine->xa_cache;
+	pthread_mutex_lock(&cache->lock);
+	if (cache->count < XA_CACHE_MAX) {
+		node->parent = cache->free;
+		cache->free = node;
+		WRITE_ONCE(cache->count, cache->count + 1);
+		node = NULL;
+	}
+	pthread_mutex_unlock(&cache->lock);
+	free(node);
 	rcu_free_end();
+}
+
+/* xa_cache_destroy - free the cached nodes. Context: machine teardown, after every callback. */
+void xa_cache_destroy(struct lv_machine *m)
+{
+	struct xa_node *node = m->xa_cache.free;
+
+	while (node) {
+		struct xa_node *next = node->parent;
+
+		free(node);
+		node = next;
+	}
+	m->xa_cache.free = NULL;
+	m->xa_cache.count = 0;
+	pthread_mutex_destroy(&m->xa_cache.lock);
 }
 
 /*
@@ -672,14 +725,29 @@ static void ra_drop(struct lv_folio **run, unsigned int from, unsigned int to)
 }
 
 /*
- * ra_first_read - whether @folio's first read after readahead must not mark it accessed: the
- * read that causes a refault does not mark the folio it activated (lv_file_read()), and for a
- * page read ahead that read is its first. Clears PG_readahead.
+ * ra_first_read - the first read of a page read ahead: clear PG_readahead and mark the folio
+ * accessed as lv_folio_mark_accessed() would at a first access (PG_referenced), in one atomic
+ * operation, unless its refault activated it: the read that causes a refault does not mark the
+ * folio it activated (lv_file_read()), and for a page read ahead that read is its first.
+ * Return: true if this was that first read and nothing more is to be marked; false if the folio
+ * carries no PG_readahead (another read came first, or it was never read ahead) or was
+ * referenced already, so that lv_folio_mark_accessed() decides.
  */
 static bool ra_first_read(struct lv_folio *folio)
 {
-	return folio_test(folio, PG_readahead) && folio_test_clear(folio, PG_readahead) &&
-	       folio_test_active(folio);
+	const unsigned long ra = 1ul << PG_readahead, ref = 1ul << PG_referenced;
+	unsigned long old = __atomic_load_n(&folio->flags, __ATOMIC_RELAXED), new;
+	bool marked;
+
+	do {
+		if (!(old & ra))
+			return false;
+		/* Referenced already (by no read: a fault, say): the access is a second one. */
+		marked = !(old & ref) || (old & (1ul << PG_active));
+		new = (old & ~ra) | (marked && !(old & (1ul << PG_active)) ? ref : 0);
+	} while (!__atomic_compare_exchange_n(&folio->flags, &old, new, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	return marked;
 }
 
 /*
@@ -710,8 +778,9 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 					  unsigned long index, unsigned int order, unsigned int ra,
 					  int *err, bool *activated)
 {
-	struct lv_folio *run[LV_MAX_READAHEAD];
+	struct lv_folio *run[LV_MAX_READAHEAD], *counted = NULL;
 	void *shadows[LV_MAX_READAHEAD];
+	long pgpgin = 0;
 	unsigned int nrun = 1, inserted;
 	uint64_t failed = 0; /* bit j: the fill of run[j] */
 	struct lv_folio *folio;
@@ -866,17 +935,28 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	for (unsigned int j = 0; j < inserted; j++)
 		if (folio_fill(file, run[j], limit))
 			failed |= 1ull << j;
+	/*
+	 * On the LRU, the folios may have been reparented to an ancestor meanwhile (the fill does
+	 * not hold its removal back): the binding is looked up under RCU. A run's folios share
+	 * one memcg, so those on one node share its lruvec and one count.
+	 */
 	for (unsigned int j = 0; j < inserted; j++) {
-		if (failed & (1ull << j)) {
+		if (failed & (1ull << j))
+			continue;
+		if (!counted)
+			counted = run[j];
+		if (run[j]->pgdat == counted->pgdat)
+			pgpgin += j ? 1 : (long)nr;
+		else
+			folio_count_event(run[j], EV_PGPGIN, 1);
+	}
+	if (counted)
+		folio_count_event(counted, EV_PGPGIN, pgpgin);
+	for (unsigned int j = 0; j < inserted; j++) {
+		if (failed & (1ull << j))
 			filemap_fill_failed(file, run[j]);
-		} else {
-			/*
-			 * On the LRU, the folio may have been reparented to an ancestor meanwhile
-			 * (the fill does not hold its removal back): look the binding up under RCU.
-			 */
-			folio_count_event(run[j], EV_PGPGIN, j ? 1 : (long)nr);
+		else
 			folio_end_fill(run[j], true);
-		}
 		if (j)
 			lv_folio_put(run[j]); /* ours: the page cache keeps its own */
 	}

@@ -614,6 +614,17 @@ struct lv_machine {
 	unsigned int next_memcg_id; /* memcg_mutex */
 	long memcgs_freeing;	    /* atomic: memcg frees queued with call_rcu and not run yet */
 
+	/*
+	 * Page cache tree nodes freed after a grace period, kept for reuse (filemap.c,
+	 * xa_node_alloc()): the kernel's radix_tree_node slab. Through malloc, a reader's arena
+	 * grew and shrank by a node at a time (an mprotect(2) each) as the RCU thread freed them.
+	 */
+	struct xa_node_cache {
+		pthread_mutex_t lock;
+		void *free;	    /* lock: a stack of nodes, linked through their first word */
+		unsigned int count; /* lock for writes; read racily */
+	} xa_cache;
+
 	/* Page-fill waiters, hashed by folio (the kernel's folio_waitqueue). */
 	struct fill_waitq {
 		pthread_mutex_t lock;
@@ -1002,6 +1013,7 @@ void for_each_file_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void 
 void for_each_file_i_mmap_lock(struct lv_machine *m, void (*fn)(struct lv_lock *, void *),
 			       void *arg);
 void close_all_files(struct lv_machine *m);
+void xa_cache_destroy(struct lv_machine *m);
 #define SHADOW_SHRINK_BATCH 256 /* shadow nodes one reclaim pass may free per lruvec */
 unsigned long shadow_nodes_shrink(struct lruvec *lruvec, unsigned long budget);
 void shadow_nodes_reparent(struct lruvec *from, struct lruvec *to);

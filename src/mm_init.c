@@ -94,6 +94,7 @@ static void machine_free(struct lv_machine *m)
 		pthread_mutex_destroy(&m->fill_wait[i].lock);
 		pthread_cond_destroy(&m->fill_wait[i].cond);
 	}
+	xa_cache_destroy(m);
 	free(m->nodes);
 	lock_sites_destroy(m->lock_sites);
 	free(m);
@@ -142,6 +143,7 @@ struct lv_machine *lv_machine_create(const struct lv_config *cfg)
 		pthread_mutex_init(&m->fill_wait[i].lock, NULL);
 		pthread_cond_init(&m->fill_wait[i].cond, NULL);
 	}
+	pthread_mutex_init(&m->xa_cache.lock, NULL);
 	m->nodes = calloc(cfg->nr_nodes, sizeof(*m->nodes));
 	if (!m->nodes || cpu_slots_init(m))
 		goto fail;
