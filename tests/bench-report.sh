@@ -130,8 +130,8 @@ LVBENCH=$LVBENCH "$SCRIPT" --quick \
 	--out "$TMP/full.md" --readme "$TMP/readme.md" >"$TMP/full.out" 2>&1
 rc=$?
 block "$TMP/readme.md" headline >"$TMP/headline"
-check "a run of every table the headline quotes rewrites it: nine results with their commands" \
-	eval '[ $rc -eq 0 ] && [ "$(grep -c "^| .* | .* | \`.*\` |$" "$TMP/headline")" = 9 ] &&
+check "a run of every table the headline quotes rewrites it: ten results with their commands" \
+	eval '[ $rc -eq 0 ] && [ "$(grep -c "^| .* | .* | \`.*\` |$" "$TMP/headline")" = 10 ] &&
 	      grep -q "^| readtwice, 4 containers × 2 readers.*\`make bench\` |$" "$TMP/headline" &&
 	      grep -q "^| 8 tenants swapping .*\`lvbench compare swap --containers 8\` |$" \
 		"$TMP/headline" &&
