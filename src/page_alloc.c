@@ -111,6 +111,23 @@ static struct per_cpu_pages *this_pcp(struct lv_machine *m, int nid)
 	return &m->pcp[this_cpu_index(m) * m->cfg.nr_nodes + (unsigned int)nid];
 }
 
+/* pcp_refill - move up to PCP_BATCH frames from the buddy allocator to @pcp's list. */
+static void pcp_refill(struct pglist_data *pgdat, struct per_cpu_pages *pcp)
+{
+	lockdep_assert_held(&pcp->lock);
+	lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
+	for (int i = 0; i < PCP_BATCH; i++) {
+		struct lv_folio *p = __rmqueue(pgdat, 0);
+
+		if (!p)
+			break;
+		set_order(p, 0, 1ul << PG_pcp);
+		list_add_tail(&p->lru, &pcp->list);
+		WRITE_ONCE(pcp->count, pcp->count + 1);
+	}
+	lv_lock_release(&pgdat->zone.lock);
+}
+
 static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 {
 	struct per_cpu_pages *pcp = this_pcp(pgdat->machine, pgdat->node_id);
@@ -127,19 +144,8 @@ static struct lv_folio *rmqueue_pcp(struct pglist_data *pgdat)
 		lv_lock_release(&pgdat->zone.lock);
 		return f;
 	}
-	if (list_empty(&pcp->list)) {
-		lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
-		for (int i = 0; i < PCP_BATCH; i++) {
-			struct lv_folio *p = __rmqueue(pgdat, 0);
-
-			if (!p)
-				break;
-			set_order(p, 0, 1ul << PG_pcp);
-			list_add_tail(&p->lru, &pcp->list);
-			WRITE_ONCE(pcp->count, pcp->count + 1);
-		}
-		lv_lock_release(&pgdat->zone.lock);
-	}
+	if (list_empty(&pcp->list))
+		pcp_refill(pgdat, pcp);
 	if (!list_empty(&pcp->list)) {
 		f = list_first_entry(&pcp->list, struct lv_folio, lru);
 		list_del(&f->lru);
@@ -511,17 +517,7 @@ static unsigned int rmqueue_pcp_bulk(struct pglist_data *pgdat, unsigned int nr,
 		return 0;
 	while (n < nr) {
 		if (list_empty(&pcp->list)) {
-			lv_lock_acquire_at(&pgdat->zone.lock, "rmqueue_bulk");
-			for (int i = 0; i < PCP_BATCH; i++) {
-				struct lv_folio *p = __rmqueue(pgdat, 0);
-
-				if (!p)
-					break;
-				set_order(p, 0, 1ul << PG_pcp);
-				list_add_tail(&p->lru, &pcp->list);
-				WRITE_ONCE(pcp->count, pcp->count + 1);
-			}
-			lv_lock_release(&pgdat->zone.lock);
+			pcp_refill(pgdat, pcp);
 			if (list_empty(&pcp->list))
 				break;
 		}
