@@ -483,6 +483,7 @@ struct lvb_stats {
 };
 
 int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st);
+double lvb_median(double *v, size_t n); /* sorts @v in place; 0 if @n is 0 */
 int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st);
 double lvb_contended_fraction(const struct lv_lock_stat *s);
 void lvb_print_locks(FILE *out, const struct lvb_series *s);
