@@ -563,7 +563,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 				fprintf(stderr,
 					"lvbench: cannot create thread %u of %u: %s (the limits: "
 					"ulimit -u and -v, kernel.threads-max, "
-					"vm.max_map_count)\n",
+					"kernel.pid_max, vm.max_map_count)\n",
 					created + 1, n, strerror(err));
 			break;
 		}
