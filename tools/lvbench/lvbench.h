@@ -245,6 +245,7 @@ struct lvb_series {
 	double *samples; /* per-thread rate */
 	size_t nr_samples;
 	double *round_rate; /* [rounds]: total rate of each round */
+	double *round_ops;  /* [rounds]: ops of all threads per second in each round */
 	uint64_t ops;
 	double units; /* the workload's amount in its unit (MB), or ops */
 	double elapsed;
@@ -466,6 +467,44 @@ int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const
 /* One row of the mmtests table: @stat @name, then each value with its percentage (n > 1). */
 void lvb_print_row(FILE *out, const char *stat, const char *name, const double *v, unsigned int n,
 		   bool lower_better);
+/* The LRU lock of @s: the lruvec and node classes added (one of them is always zero). */
+struct lv_lock_stat lvb_lru_lock(const struct lvb_series *s);
+
+struct lvb_sweep;
+
+/**
+ * struct lvb_sweep_ops - what a sweep makes of its container counts: compare's columns, or
+ * another table of one row per count.
+ */
+struct lvb_sweep_ops {
+	bool ceiling;	 /* measure the workload's ceiling at each count, before its rounds */
+	bool interleave; /* one round of every count in turn, --rounds times; rows at the end */
+	/* Optional: the table's header, before the first count (not with --json). */
+	void (*header)(struct lvb_sweep *sw);
+	/* Optional: before the first round of count @i (options @o); 0, or -1 after saying why. */
+	int (*start)(struct lvb_sweep *sw, unsigned int i, const struct lvb_common *o);
+	/* Every round of count @i is done: its row, or its JSON objects with --json. */
+	void (*row)(struct lvb_sweep *sw, unsigned int i, const struct lvb_common *o,
+		    const struct lvb_series *s, const struct lvb_ceiling *c);
+	/* Optional: after the last row; 0, or -1 after saying why. */
+	int (*end)(struct lvb_sweep *sw);
+};
+
+/**
+ * struct lvb_sweep - one sweep over @opt->sweep's container counts: @opt with each count as
+ * --containers (and the workload's thread count for it), @variants run at every count.
+ */
+struct lvb_sweep {
+	const struct lvb_workload *wl;
+	const struct lvb_common *opt;
+	const void *params;
+	const struct lvb_variant *variants;
+	unsigned int nr_variants;
+	const struct lvb_sweep_ops *ops;
+	void *priv; /* the ops' own state */
+};
+
+int lvb_sweep_run(struct lvb_sweep *sw);
 
 /* "s" after a count of @n things unless it is one: "%u round%s", n, lvb_plural(n). */
 static inline const char *lvb_plural(unsigned long long n)
