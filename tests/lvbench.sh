@@ -416,6 +416,23 @@ rc=$?
 	grep -q '^churn: 2 threads, working sets of 256 folios, no memcg limit$' "$TMP/out"
 verdict "compare churn --sweep 2,20000: a row for 20000 containers" $?
 
+# Every container in use with fewer threads than containers: two threads fill 64 containers
+# in turn, so limits of 2 MiB each hold their 8192 folios without a failed allocation (two
+# containers of their own would hold 1024).
+"$LVBENCH" churn --containers 64 --threads 2 --working-set 4096 --limit 2 --memory 64 \
+	--duration 0.3 --json >"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["check"] == "ok" and o["ops"] > 0, o
+assert o["counters"]["alloc_enomem"] == 0, o["counters"]
+' "$TMP/json" >"$TMP/py" 2>&1
+check "churn --containers 64 --threads 2: every container charged, no allocation over a limit" \
+	test $rc -eq 0 -a $? -eq 0
+[ $rc -eq 0 ] || diag "$TMP/err"
+diag "$TMP/py"
+
 "$LVBENCH" churn --threads 1100 --containers 1100 --working-set 4 --duration 0.2 --json \
 	>"$TMP/json" 2>"$TMP/err"
 rc=$?
