@@ -38,8 +38,8 @@ bad=(
 	"--rounds|compare churn --rounds x"
 	"--readers|readtwice --readers 0"
 	"--readers|readtwice --readers"
-	"--threads|readtwice --threads 4"
-	"--threads|compare readonce --threads 4"
+	"--threads: 4 threads for 1 container x 2 readers|readtwice --containers 1 --threads 4"
+	"--threads: 4 threads for 2 containers x 1 reader|compare readonce --containers 2 --threads 4"
 	"--limit|readtwice --limit abc"
 	"--file-size|readtwice --file-size 8Q"
 	"--file-size|readtwice --file-size 0"
@@ -397,6 +397,22 @@ check "churn --containers 65534: every memcg id of the library in use, checks ok
 	test $rc -eq 0 -a $? -eq 0
 [ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
 
+# readtwice and readonce reach every id too, their readers served by a few threads.
+for w in readtwice readonce; do
+	"$LVBENCH" "$w" --containers 65534 --threads 4 --memory 256 --duration 0.1 --json \
+		>"$TMP/json" 2>"$TMP/err"
+	rc=$?
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["containers"] == 65534 and o["threads"] == 4 and o["check"] == "ok", o
+assert o["ops"] > 0, o
+' "$TMP/json" >"$TMP/py" 2>&1
+	check "$w --containers 65534 --threads 4: every memcg id of the library in use, checks ok" \
+		test $rc -eq 0 -a $? -eq 0
+	[ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
+done
+
 "$LVBENCH" churn --containers 10000 --duration 0.5 --json >"$TMP/json" 2>"$TMP/err"
 rc=$?
 python3 -c '
@@ -641,6 +657,27 @@ summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] t
 	grep -q "ring out; the first reader to reach it memsets it first" "$TMP/out" &&
 	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
 verdict "readtwice: summary line, MB/s per reader, share of a ceiling zeroing on first touch, memory used" $?
+
+# Fewer threads than readers (--threads): every file of every container is read in (32 pages
+# each of 128 KiB files, 16 of 64 KiB ones), by 2 and 3 threads.
+for c in "readtwice 8 2 128K 2 256" "readonce 4 2 64K 3 128"; do
+	read -r w nc nr size nt pages <<<"$c"
+	"$LVBENCH" "$w" --containers "$nc" --readers "$nr" --threads "$nt" --file-size "$size" \
+		--memory 64 --duration 0.3 --json >"$TMP/json" 2>"$TMP/err"
+	rc=$?
+	python3 - "$TMP/json" "$nc" "$nr" "$nt" "$pages" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+nc, nr, nt, pages = (int(a) for a in sys.argv[2:])
+assert o["check"] == "ok" and o["threads"] == nt and o["readers"] == nc * nr, o
+assert o["turn_reads"] == 32 and "ceiling_mb_per_s" not in o, o
+assert o["vmstat"]["pgpgin"] == pages, "pgpgin %d, not %d" % (o["vmstat"]["pgpgin"], pages)
+PY
+	check "$w --containers $nc --readers $nr --threads $nt: all $pages pages read in" \
+		test $rc -eq 0 -a $? -eq 0
+	[ $rc -eq 0 ] || diag "$TMP/err"
+	diag "$TMP/py"
+done
 
 # ---- compare --by a knob: cost, batch, batch-large, folio-order, lock-sites -----------------------
 

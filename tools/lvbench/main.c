@@ -149,7 +149,9 @@ const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY] = {
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, LVB_MAX_CONTAINERS, NULL, "N",
 	  "memory cgroups, 1..65534 (the library's 65535 memcg ids,\n"
-	  "the root's included); thread t runs in container t % N",
+	  "the root's included); thread t runs in container t % N\n"
+	  "(churn, readtwice, readonce: with fewer threads than\n"
+	  "containers, each thread serves several in turn)",
 	  "16" },
 	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, LVB_MAX_THREADS, NULL, "N",
 	  "benchmark threads, 1..65535", "32" },
