@@ -16,8 +16,8 @@
  *
  * With C containers and T threads, thread t serves the containers t, t + T, t + 2T, ... when
  * they outnumber the threads, charging each new folio to the next of them in turn, so that
- * every container is in use at any count with the same threads; when the threads
- * outnumber the containers, thread t is in container t % C.
+ * every container is in use at any count with the same threads (lvbench scale); when the
+ * threads outnumber the containers, thread t is in container t % C.
  *
  * Every LRU call is one op (an allocation and its add together are one; a failed allocation is
  * none). Isolations and moves that fail for expected reasons — a lost pin (-EBUSY), a full
@@ -409,4 +409,5 @@ const struct lvb_workload lvb_churn = {
 	.describe = churn_describe,
 	.json_extra = churn_json_extra,
 	.shared_defaults = churn_shared_defaults,
+	.features = LVB_WL_SCALE,
 };

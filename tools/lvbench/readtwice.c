@@ -14,9 +14,9 @@
  *
  * A thread is one reader, or with --threads fewer than the readers, thread t serves readers t,
  * t + T, t + 2T, ... (reader r being reader r % --readers of container r / --readers) in turns
- * of RT_TURN_READS reads each, so that any number of containers is read by the same threads.
- * The two readers of a container sit on neighbouring threads and reach it in the same turn,
- * so the second still finds the first one's pages, as the two dd do.
+ * of RT_TURN_READS reads each, so that any number of containers is read by the same threads
+ * (lvbench scale). The two readers of a container sit on neighbouring threads and reach it in
+ * the same turn, so the second still finds the first one's pages, as the two dd do.
  *
  * Throughput is bytes read per reader over the duration, in MB/s (10^6 bytes, as dd prints it);
  * the headline is their arithmetic mean, as Alex Shi and Daniel Jordan reported it.
@@ -176,6 +176,10 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 		if (opt->sweep.v[i] > max_containers)
 			max_containers = opt->sweep.v[i];
 	min_containers = opt->sweep.n ? opt->sweep.v[0] : opt->containers;
+	/* scale: the same threads at every count, none of them idle at the first. */
+	if (opt->scale && opt->threads == LVB_UNSET)
+		opt->threads = 2 * cpus < min_containers * p->readers ? 2 * cpus
+								      : min_containers * p->readers;
 	p->threads = opt->threads;
 	if (p->threads == LVB_UNSET && (uint64_t)max_containers * p->readers > LVB_MAX_THREADS)
 		return lvb_usage_error(
@@ -188,9 +192,9 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 				       p->threads, min_containers, lvb_plural(min_containers),
 				       p->readers, lvb_plural(p->readers));
 	if (p->threads != LVB_UNSET && (p->pin || p->passes))
-		return lvb_usage_error("--threads, %s: %s one reader per thread; a thread here "
-				       "serves several readers in turn",
-				       p->pin ? "--pin" : "--passes",
+		return lvb_usage_error("--threads%s, %s: %s one reader per thread; a thread "
+				       "here serves several readers in turn",
+				       opt->scale ? " (scale)" : "", p->pin ? "--pin" : "--passes",
 				       p->pin ? "--pin places" : "--passes and --once count");
 
 	if (p->pin) {
@@ -830,7 +834,7 @@ const struct lvb_workload lvb_readtwice = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
-	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER | LVB_WL_SCALE,
 };
 
 const struct lvb_workload lvb_readonce = {
