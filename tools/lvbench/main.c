@@ -450,7 +450,7 @@ static void usage_main(FILE *out)
 		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
 		"MiB):\n"
 		"  --containers N  memory cgroups, 1..65534  --duration SEC  seconds per round\n"
-		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
+		"  --threads N     threads (churn, scale)    --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
 		"  --nodes N       NUMA nodes                --json          JSON, one line "
 		"each\n");
@@ -1136,7 +1136,8 @@ int main(int argc, char **argv)
 		if (first == 2)
 			lvb_usage_error("%s: unknown workload '%s'", argv[1], argv[first]);
 		else if (argv[first][0] == '-')
-			lvb_usage_error("unknown option '%s' (a workload or compare comes first)",
+			lvb_usage_error("unknown option '%s' (a workload, compare or scale comes "
+					"first)",
 					argv[first]);
 		else
 			lvb_usage_error("unknown subcommand or workload '%s'", argv[first]);

@@ -18,8 +18,8 @@
  * and with the least memory per node (a memcg's size depends on neither). What it measures is
  * everything the library allocates for a memcg (the memcg, its lruvec per node with their
  * locks and statistics, the obj_cgroups) and the allocator's overhead on each allocation.
- * Machines with one node more and with twice the CPU slots split that into a fixed part, a
- * part per node and a part per CPU slot, the terms of the budget.
+ * Machines with SPLIT_NODES nodes and SPLIT_SLOTS CPU slots more split that into a fixed
+ * part, a part per node and a part per CPU slot, the terms of the budget.
  */
 #include "lvbench.h"
 
