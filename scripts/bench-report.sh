@@ -26,7 +26,8 @@ top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
 tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large
-	batch-policy churn churn-sites aim9 aim9-faults numa compact swap reparent usemem page-fault2 kernel)
+	batch-policy churn churn-sites scale aim9 aim9-faults numa compact swap reparent usemem page-fault2
+	kernel)
 
 usage() {
 	cat <<EOF
@@ -51,6 +52,8 @@ Tables (NAME):
   churn              lvbench compare churn --containers 16 --threads 32 --duration 5
   churn-sites        lvbench compare churn --containers 16 --threads 32 --by lock-sites
                      --rounds 5 --duration 3 (what the call-site table costs)
+  scale              lvbench scale churn --sweep 10,100,1000,10000 and lvbench scale
+                     readtwice --sweep 10,100,1000,10000 (cost per op and memory per memcg)
   aim9               lvbench compare aim9, and again with --test brk_test
   aim9-faults        3 x lvbench aim9 --test page_test --containers 1 (medians)
   numa               lvbench compare numa --by disable --instances 16, and
@@ -88,7 +91,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about thirteen minutes on a 2-CPU machine; the kernel table about seven
+The full default set takes about sixteen minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
@@ -210,6 +213,7 @@ trap 'exit 143' TERM
 cat >"$work/report.py" <<'PYTHON'
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -706,6 +710,42 @@ def t_churn_sites(runs):
     return lines, runs.commands("churn-sites")
 
 
+def t_scale(runs):
+    lines = []
+    for rid in ("churn", "readtwice"):
+        (cmd,) = runs.commands("scale", {rid})
+        sweep = re.search(r"--sweep (\S+)", cmd)
+        objs = runs.json("scale", rid, len(sweep.group(1).split(",")) if sweep else 4)
+        first, last = objs[0], objs[-1]
+        if rid == "churn":
+            own = f"working sets of {first['working_set']} folios"
+        else:
+            own = (f"{first['readers_per_container']} readers per container taking turns of "
+                   f"{first['turn_reads']} reads, sparse files of {first['file_size'] / 2**30:g} GiB")
+        what = (f"**{rid}**: {plural(first['nodes'], 'node')} × {first['memory_mib_per_node']} MiB, "
+                f"{plural(first['cpu_slots'], 'CPU slot')}, {plural(first['rounds'], 'round')} of "
+                f"{first['duration_s']:g} s per count, the counts taking turns; {own}")
+        rows = [[num(o["containers"], 0), num(o["threads"], 0), num(o["ops_per_sec"], 0),
+                 num(o["ns_per_op"]), times(o["ns_per_op"], first["ns_per_op"]),
+                 f"{100 * o['lru_lock_contended'] / max(o['lru_lock_acquired'], 1):.3f} %",
+                 num(o["memcg_bytes"], 0),
+                 num(o["memcg_budget_bytes"], 0), "yes" if o["memcg_budget_met"] else "**no**"]
+                for o in objs]
+        ratio = last["ns_per_op"] / first["ns_per_op"]
+        lines += [shape_line(first, what) + ".", ""]
+        lines += table(["containers", "threads", "ops/s", "ns/op per thread", "× the first",
+                        "LRU lock contended/acquired", "memory per memcg (B)", "budget (B)",
+                        "within"], rows)
+        lines += ["", goal(f"ns/op per thread at {num(last['containers'], 0)} memcgs at most 1.1× "
+                           f"that at {num(first['containers'], 0)} ({ratio:.2f}×)", ratio <= 1.1),
+                  goal("library memory per memcg within 8 KiB + 2 KiB × nodes + 256 B × CPU "
+                       "slots at every count", all(o["memcg_budget_met"] for o in objs)),
+                  f"A memcg's heap splits into {first['memcg_fixed_bytes']:,.0f} B fixed, "
+                  f"{first['memcg_node_bytes']:,.0f} B per node and "
+                  f"{first['memcg_slot_bytes']:,.1f} B per CPU slot.", ""]
+    return lines[:-1], runs.commands("scale")
+
+
 def t_page_fault2(runs):
     b15, b31 = columns(runs, "page-fault2", ["batch-15", "batch-31"])
     s15, s31 = b15["ops_per_sec_per_thread"], b31["ops_per_sec_per_thread"]
@@ -1198,6 +1238,7 @@ RENDER = {
     "batch-policy": t_batch_policy,
     "churn": t_churn,
     "churn-sites": t_churn_sites,
+    "scale": t_scale,
     "aim9": t_aim9,
     "aim9-faults": t_aim9_faults,
     "numa": t_numa,
@@ -1335,6 +1376,8 @@ add() {
 	run_ids+=("$id")
 	local c
 	printf -v c '%q ' "$@"
+	# A comma is never special to the shell: the sweep's counts read as typed.
+	c=${c//\\,/,}
 	run_cmds+=("${c% }")
 }
 
@@ -1351,6 +1394,7 @@ q_swap=()
 q_reparent=()
 q_usemem=(--rounds 5)
 q_pf2=(--rounds 5)
+q_scale=(--sweep 10,100,1000,10000)
 swap_rounds=3
 pairs=5
 fault_runs=3
@@ -1367,6 +1411,7 @@ if [ -n "$quick" ]; then
 	q_reparent=(--pages 4096 --duration 0.4 --rounds 1)
 	q_usemem=(--threads 2 --memory 64 --duration 0.3 --rounds 2)
 	q_pf2=(--rounds 2 --duration 0.2 --file-size 16M)
+	q_scale=(--sweep 2,8 --duration 0.2 --rounds 1 --memory 64)
 	swap_rounds=1
 	pairs=1
 	fault_runs=1
@@ -1406,6 +1451,10 @@ plan() {
 	churn-sites)
 		add "$1" compare "$lv" compare churn --containers 16 --threads 32 --by lock-sites \
 			"${q_sites[@]}" --json
+		;;
+	scale)
+		add "$1" churn "$lv" scale churn "${q_scale[@]}" --json
+		add "$1" readtwice "$lv" scale readtwice "${q_scale[@]}" --json
 		;;
 	aim9)
 		add "$1" page_test "$lv" compare aim9 "${q_aim9[@]}" ${quick:+--rounds 2} --json

@@ -63,7 +63,7 @@ fake() {
 	echo "$TMP/$1"
 }
 
-echo "1..24"
+echo "1..26"
 
 # ---- usage -----------------------------------------------------------------------------------
 
@@ -121,6 +121,23 @@ check "the file keeps its mode and no temporary file is left beside it" \
 
 check "a run of only some of the headline's tables leaves the README's headline alone" \
 	cmp -s README.md "$TMP/readme.md"
+
+# The scale table: both workloads, a row per count of the sweep (its commas as typed), a goal
+# for the cost per op and one for the memory per memcg.
+cp "$DOC" "$TMP/scale.md"
+LVBENCH=$LVBENCH "$SCRIPT" --quick --only scale --readme "" --out "$TMP/scale.md" >"$TMP/out" 2>&1
+rc=$?
+block "$TMP/scale.md" scale >"$TMP/scale.after"
+check "--quick --only scale: the commands, a row per count of each workload" \
+	eval '[ $rc -eq 0 ] && grep -q "lvbench scale churn --sweep 2,8 " "$TMP/scale.after" &&
+	      grep -q "lvbench scale readtwice --sweep 2,8 " "$TMP/scale.after" &&
+	      [ "$(grep -Ec "^\| [28] \| [0-9]+ \| [0-9,]+ \| [0-9,.]+ \| [0-9.]+× \| [0-9.]+ % \| [0-9,]+ \| [0-9,]+ \| (yes|\*\*no\*\*) \|$" \
+		"$TMP/scale.after")" = 4 ] &&
+	      [ "$(grep -c "^Goal: ns/op per thread at 8 memcgs at most 1.1× that at 2 " "$TMP/scale.after")" = 2 ] &&
+	      [ "$(grep -c "^Goal: library memory per memcg within 8 KiB" "$TMP/scale.after")" = 2 ]'
+[ $rc -eq 0 ] || sed 's/^/# /' "$TMP/out"
+check "... and nothing outside its markers changes" \
+	eval 'cmp -s <(outside "$DOC" scale) <(outside "$TMP/scale.md" scale)'
 
 # ---- the README's headline table -------------------------------------------------------------
 

@@ -3,9 +3,9 @@
 #
 # lvbench command line: usage errors, every form of every size option, the limits of the counts
 # (--containers up to the library's memcg ids), the short and the long help, and short runs of
-# every workload and of compare (with --sweep and --plot) whose output must carry what scripts
-# rely on; and scripts/kernel-readtwice.sh and scripts/readtwice-vs-kernel.sh. Every run also
-# exercises lv_check() inside lvbench.
+# every workload, of compare (with --sweep and --plot) and of scale whose output must carry what
+# scripts rely on; and scripts/kernel-readtwice.sh and scripts/readtwice-vs-kernel.sh. Every run
+# also exercises lv_check() inside lvbench.
 # TAP; run from the top of the tree: prove -f tests/lvbench.sh  (BUILD selects the build dir).
 set -u
 
@@ -38,8 +38,8 @@ bad=(
 	"--rounds|compare churn --rounds x"
 	"--readers|readtwice --readers 0"
 	"--readers|readtwice --readers"
-	"--threads|readtwice --threads 4"
-	"--threads|compare readonce --threads 4"
+	"--threads: 4 threads for 1 container x 2 readers|readtwice --containers 1 --threads 4"
+	"--threads: 4 threads for 2 containers x 1 reader|compare readonce --containers 2 --threads 4"
 	"--limit|readtwice --limit abc"
 	"--file-size|readtwice --file-size 8Q"
 	"--file-size|readtwice --file-size 0"
@@ -178,6 +178,34 @@ bad=(
 	# help: workloads only, nothing after them.
 	"help: unknown workload 'nosuch'|help nosuch"
 	"help: unknown workload 'nosuch'|help compare nosuch"
+	"help: unknown workload 'nosuch'|help scale nosuch"
+	"scale: aim9 is not supported (scale runs churn, readtwice|help scale aim9"
+	# scale: its workloads, its sweep, the options a sweep of fixed threads excludes.
+	"scale: missing workload|scale"
+	"scale: missing workload|scale --sweep 1,2"
+	"scale: unknown workload 'nosuch'|scale nosuch"
+	"scale: aim9 is not supported (scale runs churn, readtwice|scale aim9"
+	"scale: readonce is not supported (scale runs churn, readtwice|scale readonce"
+	"scale: numa is not supported|scale numa --sweep 1,2"
+	"--sweep: the container counts must increase (2 after 4)|scale churn --sweep 4,2"
+	"--sweep: the container counts must increase (10 after 10)|scale readtwice --sweep 1,10,10"
+	"--sweep: '1,,2' is not a comma-separated list of integers|scale churn --sweep 1,,2"
+	"--sweep: 'x' is not a non-negative integer|scale churn --sweep x"
+	"--sweep: 0 is out of range (1..65534)|scale churn --sweep 0,10"
+	"--sweep: 65535 is out of range (1..65534)|scale readtwice --sweep 10,65535"
+	"option '--sweep' needs a value|scale churn --sweep"
+	"option '--containers' does not apply with --sweep|scale churn --containers 10"
+	"option '--plot' applies to compare only|scale churn --plot x.svg"
+	"option '--by' applies to compare only|scale readtwice --by lock"
+	"--threads: 8 threads for 2 containers x 2 readers|scale readtwice --sweep 2,4 --threads 8"
+	"--threads (scale), --pin: --pin places one reader per thread|scale readtwice --pin"
+	"--threads (scale), --passes|scale readtwice --once"
+	"--threads, --passes|readtwice --threads 2 --passes 2"
+	"--threads: 65536 is out of range (1..65535)|scale churn --threads 65536"
+	"--disable|scale churn --disable rcu"
+	"--folio-order' does not apply to churn|scale churn --folio-order 1"
+	"option '--sweep' applies to compare and scale only|churn --sweep 1,2"
+	"Try 'lvbench help scale churn'|scale churn --bogus"
 	"help: unexpected argument 'extra'|help churn extra"
 	"Try 'lvbench help readtwice'|readtwice --bogus"
 	"Try 'lvbench help compare aim9'|compare aim9 --bogus"
@@ -187,7 +215,8 @@ helps=("--help" "churn --help" "compare --help" "compare churn --help" "readtwic
 	"numa --help" "compare numa --help" "compact --help" "compare compact --help" "swap --help"
 	"compare swap --help" "reparent --help" "compare reparent --help" "usemem --help"
 	"compare usemem --help" "page_fault2 --help" "compare page_fault2 --help" "replay --help"
-	"compare replay --help")
+	"compare replay --help" "scale --help" "scale churn --help" "scale readtwice --help"
+	"help scale" "help scale readtwice")
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -252,7 +281,7 @@ listed=$(grep -Ec '^  (churn|readtwice|readonce|aim9|numa|compact|swap|reparent|
 	"$TMP/out")
 [ "$lines" -le 24 ] && [ "$width" -le 100 ] && [ "$listed" -eq 11 ] &&
 	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench ' &&
-	grep -q "lvbench help WORKLOAD" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
+	grep -q "lvbench help \[WORKLOAD | compare | scale\]" "$TMP/out" && ! grep -q $'\033' "$TMP/out" &&
 	[ $rc -eq 2 ] && cmp -s "$TMP/out" "$TMP/noargs"
 verdict "lvbench --help: $lines lines of at most $width columns, the same without arguments" $?
 
@@ -300,10 +329,29 @@ verdict "help WORKLOAD: the workload's own defaults and the published numbers" $
 	"$LVBENCH" help >"$TMP/out" && "$LVBENCH" --help | cmp -s - "$TMP/out"
 verdict "help compare [WORKLOAD] is compare [WORKLOAD] --help; help alone is --help" $?
 
+# help scale [WORKLOAD] is scale [WORKLOAD] --help: every option with scale's default, the
+# workload's or why it does not apply; the sweep's default; the workloads it runs.
+"$LVBENCH" help scale churn >"$TMP/out" 2>"$TMP/err"
+rc=$?
+"$LVBENCH" scale churn --help >"$TMP/out2" 2>&1
+python3 "$TMP/opts.py" "$TMP/out" >"$TMP/py" 2>&1
+py=$?
+[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] && cmp -s "$TMP/out" "$TMP/out2" && [ $py -eq 0 ] &&
+	head -n 1 "$TMP/out" | grep -q '^Usage: lvbench scale churn \[--sweep N,N,...\] \[OPTIONS\]$' &&
+	grep -q '^Options of churn:$' "$TMP/out" && grep -q '(default: 10,100,1000,10000)' "$TMP/out" &&
+	grep -q '(default: 2 x online CPUs, the same at every count' "$TMP/out" &&
+	grep -q '(not for scale: --sweep gives the counts)' "$TMP/out" &&
+	grep -q '(not for churn: it has no page cache)' "$TMP/out" &&
+	grep -q 'docs/benchmarks.md, scale' "$TMP/out" &&
+	"$LVBENCH" help scale >"$TMP/out" && "$LVBENCH" scale --help | cmp -s - "$TMP/out" &&
+	grep -q '^Workloads: churn, readtwice ' "$TMP/out"
+verdict "help scale [churn] is scale [churn] --help: scale's defaults, the workloads" $?
+[ $py -eq 0 ] || diag "$TMP/py"
+
 # Nothing in lvbench, its help or the two scripts points outside the repository.
 rc=0
 for h in "--help" "help compare" "help churn" "help readtwice" "help readonce" "help aim9" \
-	"help numa" "help swap" "help usemem"; do
+	"help numa" "help swap" "help usemem" "help scale" "help scale churn"; do
 	# shellcheck disable=SC2086
 	"$LVBENCH" $h
 done >"$TMP/helps"
@@ -397,6 +445,22 @@ check "churn --containers 65534: every memcg id of the library in use, checks ok
 	test $rc -eq 0 -a $? -eq 0
 [ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
 
+# readtwice and readonce reach every id too, their readers served by a few threads.
+for w in readtwice readonce; do
+	"$LVBENCH" "$w" --containers 65534 --threads 4 --memory 256 --duration 0.1 --json \
+		>"$TMP/json" 2>"$TMP/err"
+	rc=$?
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["containers"] == 65534 and o["threads"] == 4 and o["check"] == "ok", o
+assert o["ops"] > 0, o
+' "$TMP/json" >"$TMP/py" 2>&1
+	check "$w --containers 65534 --threads 4: every memcg id of the library in use, checks ok" \
+		test $rc -eq 0 -a $? -eq 0
+	[ $rc -eq 0 ] || diag "$TMP/err" "$TMP/py"
+done
+
 "$LVBENCH" churn --containers 10000 --duration 0.5 --json >"$TMP/json" 2>"$TMP/err"
 rc=$?
 python3 -c '
@@ -415,6 +479,23 @@ rc=$?
 [ $rc -eq 0 ] && grep -Eq '^ +20000 +2 +[0-9.]+ +[0-9.]+ ' "$TMP/out" &&
 	grep -q '^churn: 2 threads, working sets of 256 folios, no memcg limit$' "$TMP/out"
 verdict "compare churn --sweep 2,20000: a row for 20000 containers" $?
+
+# Every container in use with fewer threads than containers: two threads fill 64 containers
+# in turn, so limits of 2 MiB each hold their 8192 folios without a failed allocation (two
+# containers of their own would hold 1024).
+"$LVBENCH" churn --containers 64 --threads 2 --working-set 4096 --limit 2 --memory 64 \
+	--duration 0.3 --json >"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["check"] == "ok" and o["ops"] > 0, o
+assert o["counters"]["alloc_enomem"] == 0, o["counters"]
+' "$TMP/json" >"$TMP/py" 2>&1
+check "churn --containers 64 --threads 2: every container charged, no allocation over a limit" \
+	test $rc -eq 0 -a $? -eq 0
+[ $rc -eq 0 ] || diag "$TMP/err"
+diag "$TMP/py"
 
 "$LVBENCH" churn --threads 1100 --containers 1100 --working-set 4 --duration 0.2 --json \
 	>"$TMP/json" 2>"$TMP/err"
@@ -625,6 +706,27 @@ summary='^readtwice: containers=2 readers=4 mean_mb_per_s_reader=[0-9]+\.[0-9] t
 	grep -Eq '^Memory: configured 64 MiB .* VmHWM [0-9.]+ MiB' "$TMP/out"
 verdict "readtwice: summary line, MB/s per reader, share of a ceiling zeroing on first touch, memory used" $?
 
+# Fewer threads than readers (--threads): every file of every container is read in (32 pages
+# each of 128 KiB files, 16 of 64 KiB ones), by 2 and 3 threads.
+for c in "readtwice 8 2 128K 2 256" "readonce 4 2 64K 3 128"; do
+	read -r w nc nr size nt pages <<<"$c"
+	"$LVBENCH" "$w" --containers "$nc" --readers "$nr" --threads "$nt" --file-size "$size" \
+		--memory 64 --duration 0.3 --json >"$TMP/json" 2>"$TMP/err"
+	rc=$?
+	python3 - "$TMP/json" "$nc" "$nr" "$nt" "$pages" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+nc, nr, nt, pages = (int(a) for a in sys.argv[2:])
+assert o["check"] == "ok" and o["threads"] == nt and o["readers"] == nc * nr, o
+assert o["turn_reads"] == 32 and "ceiling_mb_per_s" not in o, o
+assert o["vmstat"]["pgpgin"] == pages, "pgpgin %d, not %d" % (o["vmstat"]["pgpgin"], pages)
+PY
+	check "$w --containers $nc --readers $nr --threads $nt: all $pages pages read in" \
+		test $rc -eq 0 -a $? -eq 0
+	[ $rc -eq 0 ] || diag "$TMP/err"
+	diag "$TMP/py"
+done
+
 # ---- compare --by a knob: cost, batch, batch-large, folio-order, lock-sites -----------------------
 
 # "by|workload and options|columns|key=value checked in every object": one line per column, the
@@ -773,6 +875,81 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
 	ok "compare readtwice --sweep --plot # SKIP gnuplot is not installed"
 fi
+
+# ---- scale ---------------------------------------------------------------------------------------
+
+# One object per count, in the sweep's order, with every key the help names (and the help names
+# every key), the same threads at every count, the cost per op the median of the rounds' and its
+# ratio to the first count's, the memory per memcg measured and the budget its formula.
+cat >"$TMP/scale.py" <<'PY'
+import json, re, sys
+path, help_path, workload, counts, threads, rounds = sys.argv[1:]
+KEYS = ["workload", "lock", "containers", "threads", "nodes", "memory_mib_per_node", "cpus",
+        "threads_per_cpu", "cpu_slots", "duration_s", "rounds", "elapsed_s", "ops", "ops_per_sec", "ns_per_op",
+        "ns_per_op_rounds", "ns_per_op_ratio", "lru_lock_acquired", "lru_lock_contended",
+        "lru_lock_contended_fraction",
+        "lru_lock_wait_per_op_ns", "memcg_bytes", "memcg_budget_bytes", "memcg_budget_met",
+        "memcg_fixed_bytes", "memcg_node_bytes", "memcg_slot_bytes", "vm_hwm_kib", "check"]
+OWN = {"churn": ["working_set", "limit_mib"],
+       "readtwice": ["readers", "readers_per_container", "turn_reads", "file", "file_size"]}
+text = " ".join(open(help_path).read().split())
+for k in KEYS + OWN[workload]:
+    assert re.search(r"[ (]%s[,;) ]" % k, text), "lvbench help scale does not name " + k
+objs = [json.loads(l) for l in open(path)]
+assert [o["containers"] for o in objs] == [int(c) for c in counts.split(",")], objs
+first = objs[0]
+for o in objs:
+    for k in KEYS + OWN[workload]:
+        assert k in o, "missing key %s: %r" % (k, o)
+    assert o["workload"] == workload and o["lock"] == "lruvec" and o["check"] == "ok", o
+    assert o["threads"] == (int(threads) if threads != "2cpus" else 2 * o["cpus"]), o
+    r = o["ns_per_op_rounds"]
+    assert o["rounds"] == int(rounds) and len(r) == int(rounds), o
+    assert o["ops"] > 0 and o["ops_per_sec"] > 0 and min(r) <= o["ns_per_op"] <= max(r), o
+    # threads / (ops per second) over all rounds lies within the rounds' own.
+    assert min(r) * 0.999 <= o["threads"] * 1e9 / o["ops_per_sec"] <= max(r) * 1.001, o
+    assert abs(o["ns_per_op_ratio"] - o["ns_per_op"] / first["ns_per_op"]) < 0.002, o
+    assert 0 <= o["lru_lock_contended"] <= o["lru_lock_acquired"], o
+    assert o["lru_lock_acquired"] > 0, o
+    assert abs(o["lru_lock_contended_fraction"] -
+               o["lru_lock_contended"] / o["lru_lock_acquired"]) <= 0.0005, o
+    # A memcg holds an lruvec per node (with its locks, well over 512 bytes), far below 64 KiB.
+    assert 512 * o["nodes"] < o["memcg_bytes"] < 65536, o
+    assert o["memcg_node_bytes"] > 512, o
+    assert o["memcg_budget_bytes"] == 8192 + 2048 * o["nodes"] + 256 * o["cpu_slots"], o
+    assert o["memcg_budget_met"] == (o["memcg_bytes"] <= o["memcg_budget_bytes"]), o
+assert first["ns_per_op_ratio"] == 1, first
+PY
+"$LVBENCH" help scale >"$TMP/scale-help"
+"$LVBENCH" scale churn --sweep 1,4 --duration 0.2 --memory 16 --json >"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 "$TMP/scale.py" "$TMP/json" "$TMP/scale-help" churn 1,4 2cpus 3 >"$TMP/py" 2>&1
+check "scale churn --sweep 1,4 --json: an object per count, every key, 2 x CPUs threads" \
+	test $rc -eq 0 -a $? -eq 0 -a ! -s "$TMP/err"
+[ $rc -eq 0 ] || diag "$TMP/err"
+diag "$TMP/py"
+"$LVBENCH" scale readtwice --sweep 1,3 --threads 2 --rounds 2 --duration 0.2 --memory 16 --json \
+	>"$TMP/json" 2>"$TMP/err"
+rc=$?
+python3 "$TMP/scale.py" "$TMP/json" "$TMP/scale-help" readtwice 1,3 2 2 >"$TMP/py" 2>&1
+check "scale readtwice --sweep 1,3 --threads 2 --rounds 2 --json: every key, 2 threads" \
+	test $rc -eq 0 -a $? -eq 0 -a ! -s "$TMP/err"
+[ $rc -eq 0 ] || diag "$TMP/err"
+diag "$TMP/py"
+
+# The table: the settings, the budget's terms, one row per count.
+"$LVBENCH" scale readtwice --sweep 2,8 --threads 4 --rounds 1 --duration 0.2 --memory 32 \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+row='+4 +[0-9]+ +[0-9.]+ +[0-9.]+x +[0-9.]+% +[0-9]+ +[0-9]+ +(yes|no)$'
+[ $rc -eq 0 ] &&
+	grep -q '^lvbench scale readtwice: lruvec lru_lock, 1 round of 0.2 s per count, the counts ' \
+		"$TMP/out" && grep -q '^4 threads serving the readers in turns of 32 reads$' "$TMP/out" &&
+	grep -Eq '^2 KiB x 1 node \+ 256 B x [0-9]+ CPU slots?\. A memcg.s heap splits into ' "$TMP/out" &&
+	grep -Eq '^containers +threads +ops/s +ns/op +x first +cont +memcg B +budget B +met$' "$TMP/out" &&
+	grep -Eq "^ +2 +4 +[0-9]+ +[0-9.]+ +1\.00x +[0-9.]+% +[0-9]+ +[0-9]+ +(yes|no)\$" "$TMP/out" &&
+	grep -Eq "^ +8 $row" "$TMP/out"
+verdict "scale readtwice --sweep 2,8: the settings, the budget, a row per count" $?
 
 # ---- scripts/kernel-readtwice.sh ---------------------------------------------------------------
 

@@ -14,6 +14,11 @@
  *   10%  moved to another container (lv_folio_move_memcg; touched with one container)
  *   20%  released: queued for the next lv_folios_put() of --batch folios, its slot emptied
  *
+ * With C containers and T threads, thread t serves the containers t, t + T, t + 2T, ... when
+ * they outnumber the threads, charging each new folio to the next of them in turn, so that
+ * every container is in use at any count with the same threads (lvbench scale); when the
+ * threads outnumber the containers, thread t is in container t % C.
+ *
  * Every LRU call is one op (an allocation and its add together are one; a failed allocation is
  * none). Isolations and moves that fail for expected reasons — a lost pin (-EBUSY), a full
  * memcg (-ENOMEM) — still count, and are counted apart as well. Half of the folios are
@@ -83,7 +88,8 @@ struct churn_thread {
 	bool pressure;	    /* an allocation failed during this pass over the cycle */
 	struct lv_folio *rel[LV_MAX_BATCH]; /* released, waiting for lv_folios_put() */
 	unsigned int nr_rel, rel_batch;
-	struct lv_memcg *memcg;
+	/* The containers served: first, first + stride, ...; next charges the next new folio. */
+	unsigned int memcg_first, memcg_stride, memcg_next;
 	int nid;
 	uint64_t rng;
 } __attribute__((aligned(64))); /* written by its thread on every step: no false sharing */
@@ -166,10 +172,14 @@ static void churn_wrap(struct churn_thread *ct)
 static void churn_fill(struct lvb_worker *w, struct churn_thread *ct, unsigned int i)
 {
 	unsigned int flags = (churn_rand(ct) & 1) ? LV_FOLIO_ANON : 0;
+	struct lv_memcg *memcg = w->env->memcgs[ct->memcg_next];
 	struct lv_folio *folio;
 	int err;
 
-	folio = lv_folio_alloc(w->env->m, ct->nid, 0, ct->memcg, flags);
+	ct->memcg_next += ct->memcg_stride;
+	if (ct->memcg_next >= w->env->nr_memcgs)
+		ct->memcg_next = ct->memcg_first;
+	folio = lv_folio_alloc(w->env->m, ct->nid, 0, memcg, flags);
 	if (!folio) {
 		if (errno == ENOMEM) {
 			w->counters[CHURN_ALLOC_ENOMEM]++;
@@ -294,13 +304,14 @@ static int churn_run(const struct lvb_common *opt, const void *params, enum lv_l
 	const struct churn_params *p = params;
 	struct lvb_worker *workers = NULL;
 	struct churn_thread *threads = NULL;
-	unsigned int n = opt->threads, nr_ready = 0;
+	unsigned int n = opt->threads, nr_ready = 0, stride;
 	struct lvb_env env;
 	int err;
 
 	err = lvb_env_create(&env, opt, design, 0);
 	if (err)
 		return err;
+	stride = n < env.nr_memcgs ? n : env.nr_memcgs;
 	if (p->limit_mib)
 		for (unsigned int c = 0; c < env.nr_memcgs; c++)
 			lv_memcg_set_max(env.memcgs[c],
@@ -321,7 +332,8 @@ static int churn_run(const struct lvb_common *opt, const void *params, enum lv_l
 		ct->ws_size = p->working_set;
 		ct->cycle = p->working_set;
 		ct->rel_batch = opt->batch;
-		ct->memcg = env.memcgs[t % env.nr_memcgs];
+		ct->memcg_first = ct->memcg_next = t % stride;
+		ct->memcg_stride = stride;
 		ct->nid = (int)(t % opt->nodes);
 		ct->rng = churn_seed(opt->seed, t);
 		workers[t].priv = ct;
@@ -372,9 +384,11 @@ const struct lvb_workload lvb_churn = {
 	.name = "churn",
 	.summary = "containers x threads churning folios through every LRU operation",
 	.help = "churn: C containers (memcgs) x T threads, thread t in container t % C and on\n"
-		"node t % N. Each thread cycles through a working set of folio slots: an empty\n"
-		"slot gets a new folio (allocated, charged to the thread's container, added to\n"
-		"the LRU; half anonymous, half page cache); an occupied one is touched twice\n"
+		"node t % N; with more containers than threads, thread t serves containers t,\n"
+		"t+T, t+2T, ..., charging each new folio to the next of them in turn, so every\n"
+		"container is in use. Each thread cycles through a working set of folio slots: an\n"
+		"empty slot gets a new folio (allocated, charged to the thread's container, added\n"
+		"to the LRU; half anonymous, half page cache); an occupied one is touched twice\n"
 		"(40%), deactivated (15%), isolated and put back (15%), moved to another\n"
 		"container (10%) or released in batches of --batch (20%). One op = one library\n"
 		"call. An allocation failure (memcg limit, node full) shrinks the thread's cycle\n"
@@ -384,8 +398,7 @@ const struct lvb_workload lvb_churn = {
 		"This is the library's own stress mix, not a published workload: use it for lock\n"
 		"contention and correctness, not to reproduce published numbers (there are none;\n"
 		"its current tables: docs/benchmarks.md, churn).\n"
-		"A container without a thread of its own (C > T) gets folios only by moves; every\n"
-		"container is created and removed in every round, outside the timed part.\n"
+		"Every container is created and removed in every round, outside the timed part.\n"
 		"Output: the generic tables (ops/s per thread); counters alloc_enomem,\n"
 		"isolate_ebusy, move_ebusy and move_enomem: failures the mix expects and counts.\n"
 		"JSON adds working_set and limit_mib.",
@@ -396,4 +409,5 @@ const struct lvb_workload lvb_churn = {
 	.describe = churn_describe,
 	.json_extra = churn_json_extra,
 	.shared_defaults = churn_shared_defaults,
+	.features = LVB_WL_SCALE,
 };

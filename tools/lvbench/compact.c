@@ -399,19 +399,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static struct lv_machine *micro_machine(const struct lvb_common *opt, bool data)
 {
 	struct lv_config cfg;
@@ -457,7 +444,7 @@ static int micro_scan(const struct lvb_common *opt, struct compact_micro *mc)
 		rate[r] = (double)pfns / (now_s() - t0);
 	}
 	if (!err) {
-		mc->scan_pfns_per_s = median(rate, MICRO_ROUND);
+		mc->scan_pfns_per_s = lvb_median(rate, MICRO_ROUND);
 		mc->scan_frames = pfns;
 	}
 	lv_folios_put(folios, nr);
@@ -554,10 +541,10 @@ static int micro_fault(const struct lvb_common *opt, struct compact_micro *mc)
 		acq_small[r] = (double)a_small / (double)(bytes >> 20);
 	}
 	if (!err) {
-		mc->fault_ns = median(fault, MICRO_ROUND);
-		mc->zero_ns = median(zero, MICRO_ROUND);
-		mc->acq_huge = median(acq_huge, MICRO_ROUND);
-		mc->acq_small = median(acq_small, MICRO_ROUND);
+		mc->fault_ns = lvb_median(fault, MICRO_ROUND);
+		mc->zero_ns = lvb_median(zero, MICRO_ROUND);
+		mc->acq_huge = lvb_median(acq_huge, MICRO_ROUND);
+		mc->acq_small = lvb_median(acq_small, MICRO_ROUND);
 		mc->huge_per_round = (unsigned int)(bytes / HPAGE);
 	}
 out:

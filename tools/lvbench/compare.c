@@ -100,6 +100,10 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 	if (!rates)
 		return -ENOMEM;
 	s->round_rate = rates;
+	rates = realloc(s->round_ops, (s->rounds + 1) * sizeof(*rates));
+	if (!rates)
+		return -ENOMEM;
+	s->round_ops = rates;
 
 	for (unsigned int t = 0; t < res->nr_threads; t++) {
 		double u = thread_units(wl, res, t);
@@ -116,6 +120,7 @@ int lvb_series_add(struct lvb_series *s, const struct lvb_workload *wl,
 	}
 	s->sample_group = res->sample_group;
 	s->label = res->label;
+	s->round_ops[s->rounds] = res->elapsed > 0 ? (double)ops / res->elapsed : 0;
 	s->round_rate[s->rounds++] = res->elapsed > 0 ? units / res->elapsed : 0;
 	s->design = res->design;
 	s->disable = res->disable;
@@ -165,6 +170,7 @@ void lvb_series_free(struct lvb_series *s)
 {
 	free(s->samples);
 	free(s->round_rate);
+	free(s->round_ops);
 	free(s->sites);
 	memset(s, 0, sizeof(*s));
 }
@@ -363,7 +369,7 @@ static int print_stats_table(FILE *out, const struct lvb_workload *wl, const str
 }
 
 /* The LRU lock is the node's in one design and the lruvec's in the other: add both classes. */
-static struct lv_lock_stat lru_lock_stat(const struct lvb_series *s)
+struct lv_lock_stat lvb_lru_lock(const struct lvb_series *s)
 {
 	const struct lv_lock_stat *a = &s->locks[LV_LOCK_CLASS_LRUVEC];
 	const struct lv_lock_stat *b = &s->locks[LV_LOCK_CLASS_NODE];
@@ -423,7 +429,7 @@ static void print_contention(FILE *out, const struct lvb_workload *wl, const str
 	char r1[32], r2[32];
 
 	for (unsigned int d = 0; d < n; d++) {
-		struct lv_lock_stat l = lru_lock_stat(&s[d]);
+		struct lv_lock_stat l = lvb_lru_lock(&s[d]);
 
 		acq[d] = (double)l.acquired;
 		con[d] = (double)l.contended;
@@ -580,9 +586,10 @@ static void ceiling_add(struct lvb_ceiling *c, const struct lvb_ceiling *one)
 }
 
 /*
- * run_rounds - @opt->rounds rounds of each of @variants, alternating, into @series, each round
- * after a run of the ceiling (if the workload has one), so that a design and its ceiling are
- * seconds apart and the ceiling's spread shows how much the machine moved. A variant's knob
+ * run_rounds - @opt->rounds rounds of each of @variants, alternating, added to @series, each
+ * round after a run of the ceiling (if the workload has one and @ceiling is not NULL), so that
+ * a design and its ceiling are seconds apart and the ceiling's spread shows how much the
+ * machine moved. A variant's knob
  * reaches the machine through a copy of @opt (lvb_variant_apply()).
  * Return: 0, or -1 after describing the error.
  */
@@ -595,9 +602,10 @@ static int run_rounds(const struct lvb_workload *wl, const struct lvb_common *op
 	const char *noun = column_noun(opt);
 	int err;
 
-	memset(ceiling, 0, sizeof(*ceiling));
+	if (ceiling)
+		memset(ceiling, 0, sizeof(*ceiling));
 	for (unsigned int r = 0; r < opt->rounds; r++) {
-		if (wl->ceiling) {
+		if (ceiling && wl->ceiling) {
 			struct lvb_ceiling one = { 0 };
 
 			lvb_progress_label("%s, %u container%s, ceiling %u/%u", wl->name,
@@ -763,10 +771,7 @@ static void sweep_row(FILE *out, const struct sweep_point *p, const struct lvb_s
 		fprintf(out, " %*s", c->w_ratio[d], r);
 	}
 	for (unsigned int d = 0; d < c->n; d++) {
-		const struct lv_lock_stat *a = &s[d].locks[LV_LOCK_CLASS_LRUVEC];
-		const struct lv_lock_stat *b = &s[d].locks[LV_LOCK_CLASS_NODE];
-		struct lv_lock_stat l = { .acquired = a->acquired + b->acquired,
-					  .contended = a->contended + b->contended };
+		struct lv_lock_stat l = lvb_lru_lock(&s[d]);
 
 		fprintf(out, " %*.3f%%", c->w_cont[d] - 1, 100 * lvb_contended_fraction(&l));
 	}
@@ -882,60 +887,138 @@ static int sweep_plot(const struct lvb_workload *wl, const struct lvb_common *op
 	return 0;
 }
 
-static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
-		 const struct lvb_variant *designs, unsigned int nr_designs)
+/* sweep_opts - @sw's options at count @i: that many containers, the workload's threads. */
+static void sweep_opts(const struct lvb_sweep *sw, unsigned int i, struct lvb_common *o)
 {
-	struct sweep_point pts[LVB_MAX_LIST] = { 0 };
-	unsigned int failures = 0;
-	struct sweep_cols cols;
+	*o = *sw->opt;
+	o->containers = sw->opt->sweep.v[i];
+	o->sweep.n = 0;
+	if (sw->wl->nr_threads)
+		o->threads = sw->wl->nr_threads(o, sw->params);
+}
+
+/**
+ * lvb_sweep_run - @sw->variants at each container count of @sw->opt->sweep, each count's
+ * rounds handed to @sw->ops: count after count, each row printed as soon as its rounds are
+ * done; or, with @ops->interleave, one round of every count in turn, --rounds times, so that
+ * a slow minute of the machine hits every count alike, and the rows at the end.
+ * Return: an exit status.
+ */
+int lvb_sweep_run(struct lvb_sweep *sw)
+{
+	const struct lvb_sweep_ops *ops = sw->ops;
+	const struct lvb_common *opt = sw->opt;
+	unsigned int n = opt->sweep.n, nv = sw->nr_variants, failures = 0;
+	unsigned int passes = ops->interleave ? opt->rounds : 1;
+	struct lvb_series *series = calloc((size_t)n * nv, sizeof(*series));
+	struct lvb_ceiling *ceilings = calloc(n, sizeof(*ceilings));
 	int ret = LVB_EXIT_OK;
 
-	sweep_cols_init(&cols, &lvb_by_kinds[opt->by]);
-	if (!opt->json)
-		sweep_header(stdout, wl, opt, params, &cols);
-	for (unsigned int i = 0; i < opt->sweep.n; i++) {
-		struct lvb_common o = *opt;
-		struct lvb_series series[LVB_MAX_VARIANTS] = { 0 };
-		struct lvb_ceiling ceiling;
+	if (!series || !ceilings) {
+		perror("lvbench");
+		ret = LVB_EXIT_FAIL;
+		goto out;
+	}
+	if (!opt->json && ops->header)
+		ops->header(sw);
+	for (unsigned int p = 0; p < passes && !ret; p++) {
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			struct lvb_series *s = &series[i * nv];
+			struct lvb_common o;
 
-		o.containers = opt->sweep.v[i];
-		o.sweep.n = 0;
-		if (wl->nr_threads)
-			o.threads = wl->nr_threads(&o, params);
-		if (run_rounds(wl, &o, params, designs, nr_designs, series, &ceiling)) {
-			ret = LVB_EXIT_FAIL;
-		} else {
-			pts[i] = (struct sweep_point){ .containers = o.containers,
-						       .threads = o.threads };
-			for (unsigned int d = 0; d < nr_designs; d++)
-				pts[i].mean[d] = sample_mean(&series[d]);
-			if (ceiling.valid && ceiling.threads)
-				pts[i].ceiling_per = ceiling.total / ceiling.threads;
-			if (opt->json)
-				print_json_columns(wl, &o, params, designs, series, nr_designs,
-						   &ceiling);
-			else
-				sweep_row(stdout, &pts[i], series, &cols);
-			failures += count_failures(series, nr_designs);
+			sweep_opts(sw, i, &o);
+			if (ops->interleave)
+				o.rounds = 1;
+			if ((!p && ops->start && ops->start(sw, i, &o)) ||
+			    run_rounds(sw->wl, &o, sw->params, sw->variants, nv, s,
+				       !p && ops->ceiling ? &ceilings[i] : NULL)) {
+				ret = LVB_EXIT_FAIL;
+			} else if (!ops->interleave) {
+				ops->row(sw, i, &o, s, &ceilings[i]);
+				failures += count_failures(s, nv);
+			}
 		}
-		for (unsigned int d = 0; d < nr_designs; d++)
-			lvb_series_free(&series[d]);
-		if (ret)
-			return ret;
 	}
-	if (opt->plot) {
-		if (sweep_plot(wl, opt, params, pts, opt->sweep.n))
-			ret = LVB_EXIT_FAIL;
-		else if (!opt->json)
-			printf("\nPlot written to %s\n", opt->plot);
+	for (unsigned int i = 0; ops->interleave && !ret && i < n; i++) {
+		struct lvb_common o;
+
+		sweep_opts(sw, i, &o);
+		ops->row(sw, i, &o, &series[i * nv], &ceilings[i]);
+		failures += count_failures(&series[i * nv], nv);
 	}
+	if (!ret && ops->end && ops->end(sw))
+		ret = LVB_EXIT_FAIL;
 	if (failures) {
 		fprintf(stderr, "lvbench: %u failure%s (see above): the run is not valid\n",
 			failures, lvb_plural(failures));
 		ret = LVB_EXIT_FAIL;
 	}
+out:
+	for (size_t k = 0; series && k < (size_t)n * nv; k++)
+		lvb_series_free(&series[k]);
+	free(series);
+	free(ceilings);
 	fflush(stdout);
 	return ret;
+}
+
+/* compare's sweep: one point per count (the plot's), the columns of its rows. */
+struct compare_sweep {
+	struct sweep_point pts[LVB_MAX_LIST];
+	struct sweep_cols cols;
+};
+
+static void compare_sweep_header(struct lvb_sweep *sw)
+{
+	struct compare_sweep *cs = sw->priv;
+
+	sweep_header(stdout, sw->wl, sw->opt, sw->params, &cs->cols);
+}
+
+static void compare_sweep_row(struct lvb_sweep *sw, unsigned int i, const struct lvb_common *o,
+			      const struct lvb_series *s, const struct lvb_ceiling *c)
+{
+	struct compare_sweep *cs = sw->priv;
+	struct sweep_point *p = &cs->pts[i];
+
+	*p = (struct sweep_point){ .containers = o->containers, .threads = o->threads };
+	for (unsigned int d = 0; d < sw->nr_variants; d++)
+		p->mean[d] = sample_mean(&s[d]);
+	if (c->valid && c->threads)
+		p->ceiling_per = c->total / c->threads;
+	if (o->json)
+		print_json_columns(sw->wl, o, sw->params, sw->variants, s, sw->nr_variants, c);
+	else
+		sweep_row(stdout, p, s, &cs->cols);
+}
+
+static int compare_sweep_end(struct lvb_sweep *sw)
+{
+	struct compare_sweep *cs = sw->priv;
+
+	if (!sw->opt->plot)
+		return 0;
+	if (sweep_plot(sw->wl, sw->opt, sw->params, cs->pts, sw->opt->sweep.n))
+		return -1;
+	if (!sw->opt->json)
+		printf("\nPlot written to %s\n", sw->opt->plot);
+	return 0;
+}
+
+static int sweep(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
+		 const struct lvb_variant *designs, unsigned int nr_designs)
+{
+	static const struct lvb_sweep_ops ops = {
+		.ceiling = true,
+		.header = compare_sweep_header,
+		.row = compare_sweep_row,
+		.end = compare_sweep_end,
+	};
+	struct compare_sweep cs = { 0 };
+	struct lvb_sweep sw = { wl, opt, params, designs, nr_designs, &ops, &cs };
+
+	sweep_cols_init(&cs.cols, &lvb_by_kinds[opt->by]);
+	return lvb_sweep_run(&sw);
 }
 
 /**

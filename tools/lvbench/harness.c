@@ -156,6 +156,37 @@ void *lvb_zalloc(size_t bytes)
 
 /* ---- machine and containers ------------------------------------------------------------------ */
 
+void lvb_env_config(const struct lvb_common *opt, enum lv_lock_design design, unsigned int flags,
+		    struct lv_config *cfg)
+{
+	lv_config_init(cfg);
+	cfg->nr_nodes = opt->nodes;
+	cfg->node_mem_bytes = (size_t)opt->memory_mib << 20;
+	cfg->lock_design = design;
+	cfg->lock_backend = (enum lv_lock_backend)opt->backend;
+	cfg->batch_size = opt->batch;
+	cfg->disable_mode =
+		opt->disable == LVB_UNSET ? LV_DISABLE_SWEEP : (enum lv_disable_mode)opt->disable;
+	/*
+	 * Where only the LRU is measured, untouched data frames would only cost address space;
+	 * the page cache needs them (a read copies the data out).
+	 */
+	cfg->metadata_only = !(flags & LVB_ENV_DATA);
+	cfg->no_kswapd = flags & LVB_ENV_NO_KSWAPD;
+	cfg->file_folio_order = (flags >> 8) & 0xf;
+	cfg->readahead_pages = (flags >> 24) & 0x7f;
+	if (opt->scan_cost != LVB_UNSET)
+		cfg->scan_cost = (enum lv_scan_cost)opt->scan_cost;
+	if (opt->batch_large != LVB_UNSET)
+		cfg->batch_large = opt->batch_large;
+	if (opt->batch_policy != LVB_UNSET)
+		cfg->batch_policy = (enum lv_batch_policy)opt->batch_policy;
+	cfg->no_lock_sites = opt->lock_sites == 0;
+	if (flags & LVB_ENV_THP_ALWAYS)
+		cfg->thp = LV_THP_ALWAYS;
+	cfg->compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
+}
+
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
 		   unsigned int flags)
 {
@@ -165,32 +196,7 @@ int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lo
 	memset(env, 0, sizeof(*env));
 	env->opt = opt;
 	env->design = design;
-	lv_config_init(&cfg);
-	cfg.nr_nodes = opt->nodes;
-	cfg.node_mem_bytes = (size_t)opt->memory_mib << 20;
-	cfg.lock_design = design;
-	cfg.lock_backend = (enum lv_lock_backend)opt->backend;
-	cfg.batch_size = opt->batch;
-	cfg.disable_mode =
-		opt->disable == LVB_UNSET ? LV_DISABLE_SWEEP : (enum lv_disable_mode)opt->disable;
-	/*
-	 * Where only the LRU is measured, untouched data frames would only cost address space;
-	 * the page cache needs them (a read copies the data out).
-	 */
-	cfg.metadata_only = !(flags & LVB_ENV_DATA);
-	cfg.no_kswapd = flags & LVB_ENV_NO_KSWAPD;
-	cfg.file_folio_order = (flags >> 8) & 0xf;
-	cfg.readahead_pages = (flags >> 24) & 0x7f;
-	if (opt->scan_cost != LVB_UNSET)
-		cfg.scan_cost = (enum lv_scan_cost)opt->scan_cost;
-	if (opt->batch_large != LVB_UNSET)
-		cfg.batch_large = opt->batch_large;
-	if (opt->batch_policy != LVB_UNSET)
-		cfg.batch_policy = (enum lv_batch_policy)opt->batch_policy;
-	cfg.no_lock_sites = opt->lock_sites == 0;
-	if (flags & LVB_ENV_THP_ALWAYS)
-		cfg.thp = LV_THP_ALWAYS;
-	cfg.compaction_proactiveness = flags & 0x4u ? (flags >> 16) & 0x7f : 0;
+	lvb_env_config(opt, design, flags, &cfg);
 	env->m = lv_machine_create(&cfg);
 	if (!env->m)
 		return -errno;
@@ -571,7 +577,7 @@ int lvb_run_threads(struct lvb_env *env, struct lvb_worker *workers,
 				fprintf(stderr,
 					"lvbench: cannot create thread %u of %u: %s (the limits: "
 					"ulimit -u and -v, kernel.threads-max, "
-					"vm.max_map_count)\n",
+					"kernel.pid_max, vm.max_map_count)\n",
 					created + 1, n, strerror(err));
 			break;
 		}

@@ -6,7 +6,8 @@
  * lvb_workload: a name, its own options, and a run function that builds one machine for one lock
  * design, runs it and fills a &struct lvb_result. harness.c gives workloads the machine, the
  * containers and the threads; compare.c runs rounds of one or both designs (and sweeps over
- * container counts); report.c turns results into statistics, tables and JSON. Nothing here knows
+ * container counts); scale.c makes a sweep of the cost per op and the memory per memcg;
+ * report.c turns results into statistics, tables and JSON. Nothing here knows
  * about a particular workload: what differs (the unit of throughput, a ceiling, extra output) is
  * a hook of &struct lvb_workload.
  */
@@ -109,10 +110,11 @@ struct lvb_common {
 	uint64_t seed;
 	bool json;
 	bool help;
-	/* compare only */
+	/* compare and scale only */
 	struct lvb_list sweep; /* container counts; n == 0: no sweep */
 	const char *plot;      /* SVG file for the sweep, or NULL */
 	bool compare;	       /* set by main: lvbench compare */
+	bool scale;	       /* set by main: lvbench scale */
 	unsigned int by;       /* enum lvb_by: what compare compares (and names the columns) */
 };
 
@@ -154,6 +156,8 @@ enum lvb_by {
 #define LVB_WL_FOLIO_ORDER 0x2u /* its page cache honours --folio-order */
 /* Its rounds and reports follow a column's folio order: compare --by folio-order applies. */
 #define LVB_WL_BY_FOLIO_ORDER 0x4u
+/* It keeps --threads at any --containers, every container active: lvbench scale applies. */
+#define LVB_WL_SCALE 0x8u
 
 /**
  * struct lvb_by_kind - one --by value: the &struct lvb_common field its columns set (an
@@ -245,6 +249,7 @@ struct lvb_series {
 	double *samples; /* per-thread rate */
 	size_t nr_samples;
 	double *round_rate; /* [rounds]: total rate of each round */
+	double *round_ops;  /* [rounds]: ops of all threads per second in each round */
 	uint64_t ops;
 	double units; /* the workload's amount in its unit (MB), or ops */
 	double elapsed;
@@ -393,6 +398,9 @@ struct lvb_env {
 void *lvb_zalloc(size_t bytes);
 int lvb_env_create(struct lvb_env *env, const struct lvb_common *opt, enum lv_lock_design design,
 		   unsigned int flags);
+/* lvb_env_config - the machine configuration lvb_env_create() makes from @opt and @flags. */
+void lvb_env_config(const struct lvb_common *opt, enum lv_lock_design design, unsigned int flags,
+		    struct lv_config *cfg);
 /* Drain, verify the machine is empty and consistent, remove the memcgs, destroy. */
 unsigned int lvb_env_destroy(struct lvb_env *env);
 
@@ -473,6 +481,50 @@ int lvb_bench(const struct lvb_workload *wl, const struct lvb_common *opt, const
 /* One row of the mmtests table: @stat @name, then each value with its percentage (n > 1). */
 void lvb_print_row(FILE *out, const char *stat, const char *name, const double *v, unsigned int n,
 		   bool lower_better);
+/* The LRU lock of @s: the lruvec and node classes added (one of them is always zero). */
+struct lv_lock_stat lvb_lru_lock(const struct lvb_series *s);
+
+struct lvb_sweep;
+
+/**
+ * struct lvb_sweep_ops - what a sweep makes of its container counts: compare's columns
+ * (compare.c), or scale's cost per op and memory per memcg (scale.c).
+ */
+struct lvb_sweep_ops {
+	bool ceiling;	 /* measure the workload's ceiling at each count, before its rounds */
+	bool interleave; /* one round of every count in turn, --rounds times; rows at the end */
+	/* Optional: the table's header, before the first count (not with --json). */
+	void (*header)(struct lvb_sweep *sw);
+	/* Optional: before the first round of count @i (options @o); 0, or -1 after saying why. */
+	int (*start)(struct lvb_sweep *sw, unsigned int i, const struct lvb_common *o);
+	/* Every round of count @i is done: its row, or its JSON objects with --json. */
+	void (*row)(struct lvb_sweep *sw, unsigned int i, const struct lvb_common *o,
+		    const struct lvb_series *s, const struct lvb_ceiling *c);
+	/* Optional: after the last row; 0, or -1 after saying why. */
+	int (*end)(struct lvb_sweep *sw);
+};
+
+/**
+ * struct lvb_sweep - one sweep over @opt->sweep's container counts: @opt with each count as
+ * --containers (and the workload's thread count for it), @variants run at every count.
+ */
+struct lvb_sweep {
+	const struct lvb_workload *wl;
+	const struct lvb_common *opt;
+	const void *params;
+	const struct lvb_variant *variants;
+	unsigned int nr_variants;
+	const struct lvb_sweep_ops *ops;
+	void *priv; /* the ops' own state */
+};
+
+int lvb_sweep_run(struct lvb_sweep *sw);
+
+/* ---- scale (scale.c) ------------------------------------------------------------------------- */
+
+extern const char lvb_scale_help[]; /* the long help's description, output and JSON keys */
+int lvb_scale(const struct lvb_workload *wl, const struct lvb_common *opt, const void *params,
+	      const struct lvb_variant *variant);
 
 /* "s" after a count of @n things unless it is one: "%u round%s", n, lvb_plural(n). */
 static inline const char *lvb_plural(unsigned long long n)
@@ -490,6 +542,7 @@ struct lvb_stats {
 };
 
 int lvb_stats_compute(const double *x, size_t n, struct lvb_stats *st);
+double lvb_median(double *v, size_t n); /* sorts @v in place; 0 if @n is 0 */
 int lvb_series_stats(const struct lvb_series *s, struct lvb_stats *st);
 double lvb_contended_fraction(const struct lv_lock_stat *s);
 void lvb_print_locks(FILE *out, const struct lvb_series *s);

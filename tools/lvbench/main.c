@@ -4,6 +4,7 @@
  *
  *   lvbench WORKLOAD [OPTIONS]            one lock design
  *   lvbench compare WORKLOAD [OPTIONS]    node and lruvec designs alternately, side by side
+ *   lvbench scale WORKLOAD [OPTIONS]      cost per op and memory per memcg by container count
  *
  * Options are long options only ("--name value" or "--name=value"), described by tables so
  * that a workload adds its own without touching this file, and so that every error can name
@@ -149,7 +150,9 @@ const struct lvb_by_kind lvb_by_kinds[LVB_NR_BY] = {
 static const struct lvb_opt common_opts[] = {
 	{ "containers", LVB_OPT_UINT, COMMON(containers), 1, LVB_MAX_CONTAINERS, NULL, "N",
 	  "memory cgroups, 1..65534 (the library's 65535 memcg ids,\n"
-	  "the root's included); thread t runs in container t % N",
+	  "the root's included); thread t runs in container t % N\n"
+	  "(churn, readtwice, readonce: with fewer threads than\n"
+	  "containers, each thread serves several in turn)",
 	  "16" },
 	{ "threads", LVB_OPT_UINT, COMMON(threads), 1, LVB_MAX_THREADS, NULL, "N",
 	  "benchmark threads, 1..65535", "32" },
@@ -235,6 +238,34 @@ static const struct lvb_opt compare_opts[] = {
 	{ 0 }
 };
 
+/*
+ * lvbench scale's own option: the same field as compare's --sweep, with scale's help and
+ * default. The shared options it sets differently are scale_defaults[].
+ */
+#define SCALE_SWEEP                                                                                \
+	{                                                                                          \
+		4,                                                                                 \
+		{                                                                                  \
+			10, 100, 1000, 10000                                                       \
+		}                                                                                  \
+	}
+#define SCALE_ROUNDS 3
+static const struct lvb_opt scale_opts[] = {
+	{ "sweep", LVB_OPT_LIST, COMMON(sweep), 1, LVB_MAX_CONTAINERS, NULL, "N,N,...",
+	  "the container counts, increasing, at most 32 of 1..65534", "10,100,1000,10000" },
+	{ 0 }
+};
+
+static const struct lvb_default scale_defaults[] = {
+	{ "containers", "--sweep gives the counts", true },
+	{ "threads",
+	  "2 x online CPUs, the same at every count (readtwice:\n"
+	  "at most the first count x --readers)",
+	  false },
+	{ "rounds", "3, the counts taking turns round by round", false },
+	{ 0 }
+};
+
 /* Options a workload did not set in its prepare hook get these. */
 static void common_defaults(struct lvb_common *c)
 {
@@ -282,12 +313,17 @@ static void common_fill(struct lvb_common *c)
 #define HELP_COLUMN 21 /* where the text of an option starts */
 #define HELP_WIDTH  92 /* the last column a default may extend the text's last line to */
 
-static const struct lvb_default *find_default(const struct lvb_workload *wl, const char *name)
+static const struct lvb_default *find_in(const struct lvb_default *d, const char *name)
 {
-	for (const struct lvb_default *d = wl ? wl->shared_defaults : NULL; d && d->name; d++)
+	for (; d && d->name; d++)
 		if (!strcmp(d->name, name))
 			return d;
 	return NULL;
+}
+
+static const struct lvb_default *find_default(const struct lvb_workload *wl, const char *name)
+{
+	return find_in(wl ? wl->shared_defaults : NULL, name);
 }
 
 /* Continuation lines of an option's text line up under its first line. */
@@ -299,13 +335,15 @@ static void print_lines(FILE *out, const char *text)
 }
 
 /*
- * print_opts - one entry per option of @opts: its name, its text, and its default (in @wl, for
- * the shared options) or why it does not apply to @wl.
+ * print_opts - one entry per option of @opts: its name, its text, and its default (in @over,
+ * else in @wl, for the shared options) or why it does not apply to @wl.
  */
-static void print_opts(FILE *out, const struct lvb_opt *opts, const struct lvb_workload *wl)
+static void print_opts(FILE *out, const struct lvb_opt *opts, const struct lvb_workload *wl,
+		       const struct lvb_default *over)
 {
 	for (const struct lvb_opt *o = opts; o && o->name; o++) {
-		const struct lvb_default *d = find_default(wl, o->name);
+		const struct lvb_default *mine = find_in(over, o->name);
+		const struct lvb_default *d = mine ? mine : find_default(wl, o->name);
 		const char *help = o->help, *def = d ? d->text : o->def;
 		char head[40], note[160] = "";
 		size_t last;
@@ -313,7 +351,8 @@ static void print_opts(FILE *out, const struct lvb_opt *opts, const struct lvb_w
 		snprintf(head, sizeof(head), "--%s%s%s", o->name, o->metavar ? " " : "",
 			 o->metavar ? o->metavar : "");
 		if (d && d->not_applicable)
-			snprintf(note, sizeof(note), "not for %s: %s", wl->name, def);
+			snprintf(note, sizeof(note), "not for %s: %s", mine ? "scale" : wl->name,
+				 def);
 		else if (def)
 			snprintf(note, sizeof(note), "default: %s", def);
 		fprintf(out, "  %-18s ", head);
@@ -342,6 +381,19 @@ static void print_workloads(FILE *out)
 	fprintf(out, "Workloads:\n");
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
 		fprintf(out, "  %-*s  %s\n", width, workloads[i]->name, workloads[i]->summary);
+}
+
+/* The workloads that do all of @features, for messages: "readtwice, readonce". */
+static const char *workloads_with(unsigned int features, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NR_WORKLOADS && len < size; i++)
+		if ((workloads[i]->features & features) == features)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+						workloads[i]->name);
+	return buf;
 }
 
 static const char sizes_help[] =
@@ -384,21 +436,24 @@ static const char output_help[] =
 /* The short help: one screen. Everything else is in lvbench help WORKLOAD. */
 static void usage_main(FILE *out)
 {
-	fprintf(out, "Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
-		     "       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
-		     "       lvbench help [WORKLOAD | compare]    the long help\n"
-		     "Benchmarks lruvec (Linux's memcg-aware page LRU): per-lruvec vs per-node "
-		     "lru_lock.\n\n");
+	fprintf(out,
+		"Usage: lvbench WORKLOAD [OPTIONS]           run one lock design\n"
+		"       lvbench compare WORKLOAD [OPTIONS]   both designs, side by side\n"
+		"       lvbench scale WORKLOAD [OPTIONS]     cost per op, memory per memcg, by "
+		"count\n"
+		"       lvbench help [WORKLOAD | compare | scale]  what it models, options, "
+		"output\n"
+		"Benchmarks lruvec (Linux's memcg-aware page LRU): per-lruvec vs per-node "
+		"lru_lock.\n\n");
 	print_workloads(out);
 	fprintf(out,
 		"\nCommon options (defaults differ; sizes are powers of 1024, a bare --memory "
 		"MiB):\n"
 		"  --containers N  memory cgroups, 1..65534  --duration SEC  seconds per round\n"
-		"  --threads N     threads (churn)           --rounds N      rounds per design\n"
+		"  --threads N     threads (churn, scale)    --rounds N      rounds per design\n"
 		"  --lock DESIGN   lruvec or node            --memory SIZE   per node: 1G, 512M\n"
-		"  --nodes N       NUMA nodes                --json          JSON, one line each\n"
-		"'lvbench help WORKLOAD|compare': what it models, options, output. "
-		"Exit: 0 ok, 1 run failed, 2 usage.\n");
+		"  --nodes N       NUMA nodes                --json          JSON, one line "
+		"each\n");
 }
 
 /* compare --by lock, every workload's default but numa's and page_fault2's. */
@@ -470,20 +525,42 @@ static void usage_compare(FILE *out, const struct lvb_workload *wl)
 		fprintf(out, "%s\n", wl->help);
 		if (wl->opts) {
 			fprintf(out, "\nOptions of %s:\n", wl->name);
-			print_opts(out, wl->opts, wl);
+			print_opts(out, wl->opts, wl, NULL);
 		}
 	} else {
 		print_workloads(out);
 		fprintf(out, "'lvbench help compare WORKLOAD' adds the workload's own help.\n");
 	}
 	fprintf(out, "\nOptions of compare:\n");
-	print_opts(out, compare_opts, wl);
+	print_opts(out, compare_opts, wl, NULL);
 	fprintf(out,
 		"\nOptions of every workload (--lock only with --by disable: --by lock runs "
 		"both designs)%s%s:\n",
 		wl ? ", defaults in " : "", wl ? wl->name : "");
-	print_opts(out, common_opts, wl);
+	print_opts(out, common_opts, wl, NULL);
 	fprintf(out, "\n%s\n%s", sizes_help, output_help);
+}
+
+/* lvbench help scale [WORKLOAD], lvbench scale [WORKLOAD] --help. */
+static void usage_scale(FILE *out, const struct lvb_workload *wl)
+{
+	char buf[128];
+
+	fprintf(out, "Usage: lvbench scale %s [--sweep N,N,...] [OPTIONS]\n\n%s\n",
+		wl ? wl->name : "WORKLOAD", lvb_scale_help);
+	if (wl && wl->opts) {
+		fprintf(out, "\nOptions of %s:\n", wl->name);
+		print_opts(out, wl->opts, wl, NULL);
+	} else if (!wl) {
+		fprintf(out, "\nWorkloads: %s ('lvbench help scale WORKLOAD' adds its options).\n",
+			workloads_with(LVB_WL_SCALE, buf, sizeof(buf)));
+	}
+	fprintf(out, "\nOptions of scale:\n");
+	print_opts(out, scale_opts, wl, scale_defaults);
+	fprintf(out, "\nOptions of every workload, defaults in scale%s%s:\n", wl ? " " : "",
+		wl ? wl->name : "");
+	print_opts(out, common_opts, wl, scale_defaults);
+	fprintf(out, "\n%s", sizes_help);
 }
 
 /* lvbench help WORKLOAD, lvbench WORKLOAD --help: the long form. */
@@ -493,12 +570,12 @@ static void usage_workload(FILE *out, const struct lvb_workload *wl)
 		wl->name, wl->name, wl->help);
 	if (wl->opts) {
 		fprintf(out, "\nOptions of %s:\n", wl->name);
-		print_opts(out, wl->opts, wl);
+		print_opts(out, wl->opts, wl, NULL);
 	}
 	fprintf(out, "\nOptions of every workload, defaults in %s:\n", wl->name);
-	print_opts(out, common_opts, wl);
+	print_opts(out, common_opts, wl, NULL);
 	fprintf(out, "\nOptions of compare (lvbench help compare):\n");
-	print_opts(out, compare_opts, wl);
+	print_opts(out, compare_opts, wl, NULL);
 	fprintf(out, "\n%s\n%s", sizes_help, output_help);
 }
 
@@ -783,6 +860,8 @@ static int parse_opts(int argc, char **argv, struct lvb_common *common,
 		eq = strchr(name, '=');
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		o = find_opt(common_opts, name, len);
+		if (!o && common->scale)
+			o = find_opt(scale_opts, name, len);
 		if (!o)
 			o = find_opt(compare_opts, name, len);
 		if (!o && wl) {
@@ -839,19 +918,6 @@ static bool have_program(const char *name)
 	return false;
 }
 
-/* The workloads that do all of @features, for messages: "readtwice, readonce". */
-static const char *workloads_with(unsigned int features, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; i < NR_WORKLOADS && len < size; i++)
-		if ((workloads[i]->features & features) == features)
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
-						workloads[i]->name);
-	return buf;
-}
-
 /*
  * check_by - before the workload's defaults fill them in: the options @wl does not honour, the
  * --by values it has no columns for, and the option compare's columns set themselves.
@@ -897,9 +963,9 @@ static int check_by(const struct lvb_common *c, const struct lvb_workload *wl)
 /* After the workload's and the generic defaults: the combinations that make no sense. */
 static int check_opts(const struct lvb_common *c)
 {
-	if (!c->compare && c->sweep.n)
-		return lvb_usage_error("option '--sweep' applies to compare only "
-				       "(lvbench compare WORKLOAD --sweep ...)");
+	if (!c->compare && !c->scale && c->sweep.n)
+		return lvb_usage_error("option '--sweep' applies to compare and scale only "
+				       "(lvbench compare|scale WORKLOAD --sweep ...)");
 	if (!c->compare && c->plot)
 		return lvb_usage_error("option '--plot' applies to compare only");
 	if (c->plot && !c->sweep.n)
@@ -967,6 +1033,16 @@ static unsigned int variants(const struct lvb_common *c, struct lvb_variant *v)
 	return k->nr;
 }
 
+static int scale_unsupported(const struct lvb_workload *wl)
+{
+	char buf[128];
+
+	lvb_usage_error("scale: %s is not supported (scale runs %s: they keep the same threads "
+			"at every container count)",
+			wl->name, workloads_with(LVB_WL_SCALE, buf, sizeof(buf)));
+	return LVB_EXIT_USAGE;
+}
+
 static bool is_help(const char *arg)
 {
 	return !strcmp(arg, "--help") || !strcmp(arg, "-h") || !strcmp(arg, "help");
@@ -979,19 +1055,22 @@ static bool is_help(const char *arg)
 static int help_topic(int argc, char **argv)
 {
 	const struct lvb_workload *wl = NULL;
-	bool compare = false;
+	bool compare = false, scale = false;
 	int i = 0;
 
 	if (i < argc && !strcmp(argv[i], "compare")) {
 		compare = true;
+		i++;
+	} else if (i < argc && !strcmp(argv[i], "scale")) {
+		scale = true;
 		i++;
 	}
 	if (i < argc) {
 		wl = find_workload(argv[i]);
 		if (!wl) {
 			lvb_usage_error("help: unknown workload '%s' (churn, readtwice, readonce, "
-					"aim9, numa, compact, swap, reparent, usemem, page_fault2; "
-					"or compare)",
+					"aim9, numa, compact, swap, reparent, usemem, page_fault2, "
+					"replay; or compare, scale)",
 					argv[i]);
 			return LVB_EXIT_USAGE;
 		}
@@ -1001,8 +1080,12 @@ static int help_topic(int argc, char **argv)
 		lvb_usage_error("help: unexpected argument '%s'", argv[i]);
 		return LVB_EXIT_USAGE;
 	}
+	if (scale && wl && !(wl->features & LVB_WL_SCALE))
+		return scale_unsupported(wl);
 	if (compare)
 		usage_compare(stdout, wl);
+	else if (scale)
+		usage_scale(stdout, wl);
 	else if (wl)
 		usage_workload(stdout, wl);
 	else
@@ -1015,7 +1098,8 @@ int main(int argc, char **argv)
 	const struct lvb_workload *wl;
 	struct lvb_common common;
 	struct lvb_variant v[LVB_MAX_VARIANTS];
-	bool compare = false, containers_given;
+	bool compare = false, scale = false, containers_given;
+	unsigned int nr_variants;
 	void *params = NULL;
 	int first, ret;
 
@@ -1030,33 +1114,44 @@ int main(int argc, char **argv)
 		return LVB_EXIT_OK;
 	}
 	first = 1;
-	if (!strcmp(argv[1], "compare")) {
-		compare = true;
+	if (!strcmp(argv[1], "compare") || !strcmp(argv[1], "scale")) {
+		compare = !strcmp(argv[1], "compare");
+		scale = !compare;
 		first = 2;
-		set_usage_hint("%s", "lvbench help compare");
+		set_usage_hint("lvbench help %s", argv[1]);
 		if (argc < 3 || argv[2][0] == '-' || !strcmp(argv[2], "help")) {
 			if (argc >= 3 && is_help(argv[2])) {
-				usage_compare(stdout, NULL);
+				if (compare)
+					usage_compare(stdout, NULL);
+				else
+					usage_scale(stdout, NULL);
 				return LVB_EXIT_OK;
 			}
-			lvb_usage_error("compare: missing workload");
+			lvb_usage_error("%s: missing workload", argv[1]);
 			return LVB_EXIT_USAGE;
 		}
 	}
 	wl = find_workload(argv[first]);
 	if (!wl) {
-		if (compare)
-			lvb_usage_error("compare: unknown workload '%s'", argv[first]);
+		if (first == 2)
+			lvb_usage_error("%s: unknown workload '%s'", argv[1], argv[first]);
 		else if (argv[first][0] == '-')
-			lvb_usage_error("unknown option '%s' (a workload or compare comes first)",
+			lvb_usage_error("unknown option '%s' (a workload, compare or scale comes "
+					"first)",
 					argv[first]);
 		else
 			lvb_usage_error("unknown subcommand or workload '%s'", argv[first]);
 		return LVB_EXIT_USAGE;
 	}
-	set_usage_hint(compare ? "lvbench help compare %s" : "lvbench help %s", wl->name);
+	if (scale && !(wl->features & LVB_WL_SCALE))
+		return scale_unsupported(wl);
+	set_usage_hint(compare ? "lvbench help compare %s"
+		       : scale ? "lvbench help scale %s"
+			       : "lvbench help %s",
+		       wl->name);
 
 	common_defaults(&common);
+	common.scale = scale;
 	if (wl->default_nodes)
 		common.nodes = wl->default_nodes;
 	params = calloc(1, wl->params_size ? wl->params_size : 1);
@@ -1073,6 +1168,8 @@ int main(int argc, char **argv)
 	if (common.help) {
 		if (compare)
 			usage_compare(stdout, wl);
+		else if (scale)
+			usage_scale(stdout, wl);
 		else
 			usage_workload(stdout, wl);
 		free(params);
@@ -1088,6 +1185,10 @@ int main(int argc, char **argv)
 	}
 	if (common.by == LVB_UNSET)
 		common.by = wl->compare_by;
+	if (scale && !common.sweep.n)
+		common.sweep = (struct lvb_list)SCALE_SWEEP;
+	if (scale && common.rounds == LVB_UNSET)
+		common.rounds = SCALE_ROUNDS;
 	containers_given = common.containers != LVB_UNSET;
 	if (check_by(&common, wl) || (wl->prepare && wl->prepare(&common, params)) ||
 	    check_opts(&common)) {
@@ -1101,6 +1202,10 @@ int main(int argc, char **argv)
 		free(params);
 		return LVB_EXIT_USAGE;
 	}
+	/* A workload's prepare hook may have chosen its own (readtwice does). */
+	if (scale && common.threads == LVB_UNSET)
+		common.threads = 2 * lvb_online_cpus() < LVB_MAX_THREADS ? 2 * lvb_online_cpus()
+									 : LVB_MAX_THREADS;
 	common_fill(&common);
 	if (wl->nr_threads)
 		common.threads = wl->nr_threads(&common, params);
@@ -1116,7 +1221,11 @@ int main(int argc, char **argv)
 		return LVB_EXIT_FAIL;
 	}
 
-	ret = lvb_bench(wl, &common, params, v, variants(&common, v));
+	nr_variants = variants(&common, v);
+	if (scale)
+		ret = lvb_scale(wl, &common, params, v);
+	else
+		ret = lvb_bench(wl, &common, params, v, nr_variants);
 	free(params);
 	return ret;
 }

@@ -242,21 +242,6 @@ out:
 #define PF2_PUB_15 8839851.0
 #define PF2_PUB_31 9949112.0
 
-/* pf2_median - the median of the @n values at @v (sorted in place); 0 if none. */
-static double pf2_median(double *v, unsigned int n)
-{
-	for (unsigned int i = 1; i < n; i++)
-		for (unsigned int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	if (!n)
-		return 0;
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* pf2_round_median - the median of @s's per-round totals (faults/s of all threads). */
 static double pf2_round_median(const struct lvb_series *s)
 {
@@ -264,7 +249,7 @@ static double pf2_round_median(const struct lvb_series *s)
 	unsigned int n = s->rounds < 64 ? s->rounds : 64;
 
 	memcpy(v, s->round_rate, n * sizeof(*v));
-	return pf2_median(v, n);
+	return lvb_median(v, n);
 }
 
 static void pf2_print_extra(FILE *out, const struct lvb_common *opt, const void *params,

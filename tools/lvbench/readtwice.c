@@ -12,6 +12,12 @@
  * the original (dd under timeout); a reader that reaches the end of its file starts over, which
  * only happens with a small --file or --file-size.
  *
+ * A thread is one reader, or with --threads fewer than the readers, thread t serves readers t,
+ * t + T, t + 2T, ... (reader r being reader r % --readers of container r / --readers) in turns
+ * of RT_TURN_READS reads each, so that any number of containers is read by the same threads
+ * (lvbench scale). The two readers of a container sit on neighbouring threads and reach it in
+ * the same turn, so the second still finds the first one's pages, as the two dd do.
+ *
  * Throughput is bytes read per reader over the duration, in MB/s (10^6 bytes, as dd prints it);
  * the headline is their arithmetic mean, as Alex Shi and Daniel Jordan reported it.
  *
@@ -36,6 +42,7 @@
 
 struct rt_params {
 	unsigned int readers;	/* per container; LVB_UNSET: the workload's default */
+	unsigned int threads;	/* --threads, each serving readers in turn; LVB_UNSET: one each */
 	unsigned int limit_mib; /* memory.max of each container in MiB; 0: none */
 	uint64_t file_size;	/* of each sparse file in bytes; 0: the default */
 	const char *file;	/* a real file read instead of sparse ones */
@@ -128,16 +135,27 @@ static uint64_t machine_bytes(const struct lvb_common *opt)
 /* The kernel's default readahead window: read_ahead_kb 128. */
 #define RT_READAHEAD 32
 
+/*
+ * A thread serving several readers reads this many 4 KiB pages of one before it turns to the
+ * next (a whole folio if larger): 128 KiB, the kernel's default readahead window, and about
+ * one per-CPU batch of 31 folios, so that a batch holds one lruvec's folios, as it does with
+ * one reader per thread, and the cost measured is that of the memcg count, not of batches
+ * that mix lruvecs; yet each container's turn comes round often.
+ */
+#define RT_TURN_READS 32u
+
+static unsigned int rt_turn_reads(const struct lvb_common *opt)
+{
+	unsigned int folio = 1u << opt->folio_order;
+
+	return folio > RT_TURN_READS ? folio : RT_TURN_READS;
+}
+
 static int rt_prepare(struct lvb_common *opt, void *params)
 {
 	struct rt_params *p = params;
-	unsigned int cpus = lvb_online_cpus(), max_containers;
-	const char *name = rt_name(p);
+	unsigned int cpus = lvb_online_cpus(), max_containers, min_containers;
 
-	if (opt->threads != LVB_UNSET)
-		return lvb_usage_error("%s: option '--threads' does not apply (threads are "
-				       "--containers x --readers)",
-				       name);
 	if (p->readers == LVB_UNSET)
 		p->readers = p->shared ? 2 : 1;
 	if (opt->containers == LVB_UNSET) {
@@ -166,11 +184,27 @@ static int rt_prepare(struct lvb_common *opt, void *params)
 	for (unsigned int i = 0; i < opt->sweep.n; i++)
 		if (opt->sweep.v[i] > max_containers)
 			max_containers = opt->sweep.v[i];
-	if ((uint64_t)max_containers * p->readers > LVB_MAX_THREADS)
+	min_containers = opt->sweep.n ? opt->sweep.v[0] : opt->containers;
+	/* scale: the same threads at every count, none of them idle at the first. */
+	if (opt->scale && opt->threads == LVB_UNSET)
+		opt->threads = 2 * cpus < min_containers * p->readers ? 2 * cpus
+								      : min_containers * p->readers;
+	p->threads = opt->threads;
+	if (p->threads == LVB_UNSET && (uint64_t)max_containers * p->readers > LVB_MAX_THREADS)
 		return lvb_usage_error(
 			"--containers, --readers: %u containers x %u readers is more than %u "
-			"threads",
+			"threads (--threads N serves them with N threads)",
 			max_containers, p->readers, LVB_MAX_THREADS);
+	if (p->threads != LVB_UNSET && p->threads > (uint64_t)min_containers * p->readers)
+		return lvb_usage_error("--threads: %u threads for %u container%s x %u reader%s: "
+				       "a thread would have no reader to serve",
+				       p->threads, min_containers, lvb_plural(min_containers),
+				       p->readers, lvb_plural(p->readers));
+	if (p->threads != LVB_UNSET && (p->pin || p->passes))
+		return lvb_usage_error("--threads%s, %s: %s one reader per thread; a thread "
+				       "here serves several readers in turn",
+				       opt->scale ? " (scale)" : "", p->pin ? "--pin" : "--passes",
+				       p->pin ? "--pin places" : "--passes and --once count");
 
 	if (p->pin) {
 		int err = lvb_pin_cpus(p->pin_cpu, max_containers);
@@ -214,7 +248,7 @@ static unsigned int rt_nr_threads(const struct lvb_common *opt, const void *para
 {
 	const struct rt_params *p = params;
 
-	return opt->containers * p->readers;
+	return p->threads != LVB_UNSET ? p->threads : opt->containers * p->readers;
 }
 
 /* ---- the readers ----------------------------------------------------------------------------- */
@@ -256,9 +290,27 @@ void lvb_reader_step(struct lvb_worker *w, struct lvb_reader *rt)
 	w->counters[LVB_READ_WRAPS]++;
 }
 
+/*
+ * struct rt_thread - one thread's readers, every --threads'th one, read a turn at a time.
+ * Owner thread only.
+ */
+struct rt_thread {
+	struct lvb_reader *readers; /* [nr], sharing one buffer */
+	unsigned int nr, cur;
+	unsigned int left; /* reads left in readers[cur]'s turn */
+	unsigned int turn; /* reads per turn */
+	char *buf;
+} __attribute__((aligned(64)));
+
 static void rt_step(struct lvb_worker *w)
 {
-	lvb_reader_step(w, w->priv);
+	struct rt_thread *rt = w->priv;
+
+	lvb_reader_step(w, &rt->readers[rt->cur]);
+	if (rt->nr > 1 && !--rt->left) {
+		rt->left = rt->turn;
+		rt->cur = rt->cur + 1 < rt->nr ? rt->cur + 1 : 0;
+	}
 }
 
 /* rt_pin - with --pin, thread @t runs on its container's CPU; containers share CPUs round-robin. */
@@ -271,19 +323,19 @@ static void rt_pin(const struct rt_params *p, struct lvb_worker *w, unsigned int
 /* rt_nr_files - one file (and ceiling ring) per container when shared, else one per reader. */
 static unsigned int rt_nr_files(const struct lvb_common *opt, const struct rt_params *p)
 {
-	return p->shared ? opt->containers : opt->threads;
+	return p->shared ? opt->containers : opt->containers * p->readers;
 }
 
 /* --passes: a reader that read its file often enough leaves the CPU to those that did not. */
 static void rt_step_passes(struct lvb_worker *w)
 {
-	struct lvb_reader *rt = w->priv;
+	struct rt_thread *rt = w->priv;
 
-	if (w->counters[LVB_READ_WRAPS] >= rt->passes) {
+	if (w->counters[LVB_READ_WRAPS] >= rt->readers->passes) {
 		sched_yield();
 		return;
 	}
-	lvb_reader_step(w, rt);
+	lvb_reader_step(w, rt->readers);
 }
 
 static const struct lvb_thread_ops rt_thread_ops = {
@@ -353,13 +405,13 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 {
 	const struct rt_params *p = params;
 	unsigned int n = opt->threads, nr_files = rt_nr_files(opt, p);
+	unsigned int nr_readers = opt->containers * p->readers;
 	unsigned int flags = LVB_ENV_DATA | (p->no_kswapd ? LVB_ENV_NO_KSWAPD : 0) |
 			     LVB_ENV_FOLIO_ORDER(opt->folio_order) |
 			     LVB_ENV_READAHEAD(p->readahead);
 	struct lvb_worker *workers = NULL;
-	struct lvb_reader *threads = NULL;
+	struct rt_thread *threads = NULL;
 	struct rt_file *files = NULL;
-	unsigned int nr_ready = 0;
 	struct lvb_env env;
 	int err;
 
@@ -379,26 +431,36 @@ static int rt_run(const struct lvb_common *opt, const void *params, enum lv_lock
 	threads = lvb_zalloc(n * sizeof(*threads));
 	if (!workers || !threads)
 		goto out;
-	for (; nr_ready < n; nr_ready++) {
-		unsigned int t = nr_ready, c = t / p->readers;
-		struct rt_file *f = &files[p->shared ? c : t];
-		struct lvb_reader *rt = &threads[t];
+	for (unsigned int t = 0; t < n; t++) {
+		struct rt_thread *rt = &threads[t];
 
+		rt->nr = (nr_readers - t + n - 1) / n;
+		rt->turn = rt->left = rt_turn_reads(opt);
 		rt->buf = aligned_alloc(LV_PAGE_SIZE, LVB_READ_SIZE);
-		if (!rt->buf)
+		rt->readers = lvb_zalloc(rt->nr * sizeof(*rt->readers));
+		if (!rt->buf || !rt->readers)
 			goto out;
-		rt->file = f->file;
-		rt->size = f->size;
-		rt->memcg = env.memcgs[c];
-		rt->passes = p->passes;
+		for (unsigned int k = 0; k < rt->nr; k++) {
+			unsigned int r = t + k * n, c = r / p->readers;
+			struct rt_file *f = &files[p->shared ? c : r];
+			struct lvb_reader *rd = &rt->readers[k];
+
+			rd->buf = rt->buf;
+			rd->file = f->file;
+			rd->size = f->size;
+			rd->memcg = env.memcgs[c];
+			rd->passes = p->passes;
+		}
 		workers[t].priv = rt;
 		rt_pin(p, &workers[t], t);
 	}
 	err = lvb_run_threads(&env, workers, p->passes ? &rt_passes_thread_ops : &rt_thread_ops,
 			      res);
 out:
-	for (unsigned int t = 0; t < nr_ready; t++)
+	for (unsigned int t = 0; threads && t < n; t++) {
 		free(threads[t].buf);
+		free(threads[t].readers);
+	}
 	free(threads);
 	free(workers);
 	/* Every page must be out of the page cache before the machine is checked empty. */
@@ -511,6 +573,9 @@ static int rt_ceiling(const struct lvb_common *opt, const void *params, struct l
 	struct ceil_ring *rings;
 	int err = -ENOMEM;
 
+	/* Its threads follow one reader each: with fewer (--threads), there is no ceiling. */
+	if (n < opt->containers * p->readers)
+		return 0;
 	workers = lvb_zalloc(n * sizeof(*workers));
 	threads = lvb_zalloc(n * sizeof(*threads));
 	rings = lvb_zalloc(nr_rings * sizeof(*rings));
@@ -583,14 +648,15 @@ static double series_mean(const struct lvb_series *s)
 }
 
 static void print_summary_line(FILE *out, const char *name, const struct lvb_common *opt,
-			       const struct lvb_series *s, const char *tag, const char *column)
+			       const struct rt_params *p, const struct lvb_series *s,
+			       const char *tag, const char *column)
 {
 	/* The same line as scripts/kernel-readtwice.sh prints for the host kernel. */
 	fprintf(out,
 		"%s: containers=%u readers=%u mean_mb_per_s_reader=%.1f total_mb_per_s=%.1f%s%s%s%s"
 		"\n",
-		name, opt->containers, opt->threads, series_mean(s), lvb_series_rate(s),
-		tag ? " lock=" : "", tag ? tag : "", column ? " column=" : "",
+		name, opt->containers, opt->containers * p->readers, series_mean(s),
+		lvb_series_rate(s), tag ? " lock=" : "", tag ? tag : "", column ? " column=" : "",
 		column ? column : "");
 }
 
@@ -615,7 +681,11 @@ static void rt_describe(FILE *out, const struct lvb_common *opt, const void *par
 	else
 		fprintf(out, "folios of %u page%s", 1u << opt->folio_order,
 			opt->folio_order ? "s" : "");
-	fprintf(out, "%s\n", p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
+	fprintf(out, "%s", p->pin ? ", each container's readers pinned to one CPU (--pin)" : "");
+	if (p->threads != LVB_UNSET)
+		fprintf(out, ";\n%u thread%s serving the readers in turns of %u reads",
+			opt->threads, lvb_plural(opt->threads), rt_turn_reads(opt));
+	fputc('\n', out);
 }
 
 static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *params,
@@ -666,7 +736,7 @@ static void rt_print_extra(FILE *out, const struct lvb_common *opt, const void *
 	}
 	fputc('\n', out);
 	for (unsigned int d = 0; d < n; d++)
-		print_summary_line(out, rt_name(p), opt, &s[d],
+		print_summary_line(out, rt_name(p), opt, p, &s[d],
 				   n > 1 ? lvb_lock_names[s[d].design] : NULL,
 				   n > 1 && opt->by != LVB_BY_LOCK ? s[d].column : NULL);
 }
@@ -677,8 +747,9 @@ static void rt_json_extra(FILE *out, bool *first, const struct lvb_common *opt, 
 	const struct rt_params *p = params;
 
 	(void)s;
-	lvb_json_u64(out, first, "readers", opt->threads);
+	lvb_json_u64(out, first, "readers", opt->containers * p->readers);
 	lvb_json_u64(out, first, "readers_per_container", p->readers);
+	lvb_json_u64(out, first, "turn_reads", rt_turn_reads(opt));
 	lvb_json_str(out, first, "file", p->file ? p->file : "sparse");
 	lvb_json_u64(out, first, "file_size", p->file ? p->real_size : p->file_size);
 	lvb_json_u64(out, first, "limit_mib", p->limit_mib);
@@ -716,7 +787,12 @@ static const struct lvb_rate rt_rate = {
 	"accessed. Memory runs out after the first GiBs: kswapd and direct reclaim (and the\n"     \
 	"container's limit with --limit) evict from the LRU, leaving shadow entries.\n"            \
 	"The run is time-bound, like dd under timeout; a reader at the end of its file starts\n"   \
-	"over. Threads are --containers x --readers (at most 65535).\n"                            \
+	"over. Threads are --containers x --readers (at most 65535), one per reader; or fewer\n"   \
+	"with --threads N: thread t serves readers t, t+N, t+2N, ... (reader r is reader\n"        \
+	"r % --readers of container r / --readers, so a container's readers sit on neighbouring\n" \
+	"threads and reach it together) in turns of 32 reads each (128 KiB, the kernel's\n"        \
+	"readahead window and about one per-CPU batch; a whole folio if larger). Then there is\n"  \
+	"no ceiling, no --pin nor --passes, and the rates per reader are per thread.\n"            \
 	"Output: MB/s per reader (MB = 10^6 bytes, like dd) in the mmtests rows, the total,\n"     \
 	"the ceiling (the same threads doing only the memory work of 4 KiB reads: memset\n"        \
 	"a frame on first touch, memcpy it out; no cache management) and each design's\n"          \
@@ -731,15 +807,15 @@ static const struct lvb_rate rt_rate = {
 	"spread over the rounds, in percent), ceiling_zeroes_per_frame\n"                          \
 	"(1: each frame of the ceiling zeroed once), ceiling_ring_bytes (each ring of the\n"       \
 	"ceiling: a container's share of memory or its limit, per reader of its own file; at\n"    \
-	"most half the memory in all), readers, readers_per_container, file, file_size (bytes),\n" \
-	"limit_mib, memory_mib (all nodes), kswapd, once and passes (--passes; 0: read on), "      \
-	"readahead,\n"                                                                             \
-	"pin_cpus (null without --pin), vm_hwm_kib, vm_rss_kib; vmstat has pgscan, pgsteal,\n"     \
-	"workingset_refault, workingset_activate and the other events.\n"
+	"most half the memory in all), readers, readers_per_container, turn_reads (reads per\n"    \
+	"turn), file, file_size (bytes), limit_mib, memory_mib (all nodes), kswapd, once and\n"    \
+	"passes (--passes; 0: read on), readahead, pin_cpus (null without --pin), vm_hwm_kib,\n"   \
+	"vm_rss_kib; vmstat has pgscan, pgsteal, workingset_refault, workingset_activate and\n"    \
+	"the other events.\n"
 
 static const struct lvb_default rt_shared_defaults[] = {
 	{ "containers", "online CPUs; compare: 2 x online CPUs", false },
-	{ "threads", "threads are --containers x --readers", true },
+	{ "threads", "--containers x --readers, one per reader", false },
 	{ "duration", "5; compare: 5 s x 5 rounds per design, about a minute on 2 CPUs", false },
 	{ "rounds", "1; compare: 5", false },
 	{ "memory", "2048 MiB, one node", false },
@@ -774,7 +850,7 @@ const struct lvb_workload lvb_readtwice = {
 	.print_extra = rt_print_extra,
 	.describe = rt_describe,
 	.json_extra = rt_json_extra,
-	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER,
+	.features = LVB_WL_FOLIO_ORDER | LVB_WL_BY_FOLIO_ORDER | LVB_WL_SCALE,
 };
 
 const struct lvb_workload lvb_readonce = {

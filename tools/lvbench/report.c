@@ -25,6 +25,15 @@ static int cmp_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
+/* lvb_median - the median of the @n values at @v (sorted in place, best first); 0 if none. */
+double lvb_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_desc);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* A thread that never ran makes the harmonic mean collapse to 0, as 1/0 would. */
 static double hmean(const double *x, size_t n)
 {
