@@ -91,7 +91,7 @@ Environment:
 
 Exit status: 0 when every run succeeded and the tables were written, 1 when a run failed or a
 marker is missing (the document is then left as it was), 2 usage.
-The full default set takes about sixteen minutes on a 2-CPU machine; the kernel table about seven
+The full default set takes about twenty-six minutes on a 2-CPU machine; the kernel table about seven
 more.
 EOF
 }
