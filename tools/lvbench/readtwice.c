@@ -784,9 +784,10 @@ static const struct lvb_rate rt_rate = {
 	"Each read is lv_file_read() of 4096 bytes at the reader's offset, sequentially, as\n"     \
 	"dd bs=4k does; a miss allocates a page, charges it to the container, zeroes it\n"         \
 	"(sparse) or fills it with pread(2) (--file) and adds it to the LRU, with the pages\n"     \
-	"after it up to the readahead window (--readahead) when the reader is sequential; a\n"    \
-	"hit marks it accessed. Memory runs out after the first GiBs: kswapd and direct reclaim (and the\n"     \
-	"container's limit with --limit) evict from the LRU, leaving shadow entries.\n"            \
+	"after it up to the readahead window (--readahead) when the reader is sequential; a\n"     \
+	"hit marks it accessed. Memory runs out after the first GiBs: kswapd and direct\n"         \
+	"reclaim (and the container's limit with --limit) evict from the LRU, leaving shadow\n"    \
+	"entries.\n"                                                                               \
 	"The run is time-bound, like dd under timeout; a reader at the end of its file starts\n"   \
 	"over. Threads are --containers x --readers (at most 65535), one per reader; or fewer\n"   \
 	"with --threads N: thread t serves readers t, t+N, t+2N, ... (reader r is reader\n"        \
