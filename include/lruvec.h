@@ -1040,8 +1040,8 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * asked for; the pages after the first are allocated with one reclaim pass at most each, and
  * the run ends at the first that cannot be had (an error there is not the read's). A page read
  * ahead counts in LV_PGPGIN when it is filled, and is marked accessed by its first read. A
- * failed fill of a page read ahead drops that page only; the read that reaches it misses
- * again.
+ * failed fill of a page read ahead drops that page only: a read that reaches it later, or was
+ * waiting for it, reads it again, and only a failure of that read is the read's error.
  *
  * Refaults. A miss on a page evicted earlier finds its shadow entry (LV_WORKINGSET_REFAULT).
  * Its refault distance is how far the workingset clock of the memcg that evicted it, on that

@@ -821,6 +821,17 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 			}
 			folio_wait_fill(folio);
 		}
+		if (!folio_test(folio, PG_uptodate) && folio_test(folio, PG_readahead)) {
+			/*
+			 * Read ahead for another reader, and its fill failed: the error was not
+			 * ours to report. Its filler takes it out of the page cache right after
+			 * publishing the error (filemap_fill_failed()); then we read it ourselves.
+			 */
+			while (READ_ONCE(folio->mapping) == file)
+				cpu_relax();
+			lv_folio_put(folio);
+			continue;
+		}
 		if (!folio_test(folio, PG_uptodate)) {
 			lv_folio_put(folio);
 			*err = -EIO;

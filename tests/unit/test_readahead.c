@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Readahead (lv_config.readahead_pages): which pages a miss reads (the window, its end at the
  * file's end and at a page cached already, sequential readers only), their charges and LRU
- * order, how their first reads mark them, a fill that fails inside a run, a memcg at its
- * limit in the middle of one, and a truncation while a run's fills are in flight. */
+ * order, how their first reads mark them, a fill that fails inside a run (and a reader asleep
+ * on that page, which reads it itself), a memcg at its limit in the middle of one, and a
+ * truncation while a run's fills are in flight. */
 #include "internal.h" /* filemap_peek(), the LRU lists: is the run on them in index order? */
 
 #include "lvtest.h"
@@ -14,13 +15,15 @@
 #define RA   8
 
 /*
- * The library's pread(2) is wrapped (-Wl,--wrap=pread, see the Makefile): a read of
- * fail_fd at fail_off fails once with EIO, and preads of hold_fd wait for hold_go.
+ * The library's pread(2) is wrapped (-Wl,--wrap=pread, see the Makefile): preads of hold_fd
+ * (at hold_off, or at any offset if it is -1) wait for hold_go, then a read of fail_fd at
+ * fail_off fails once with EIO.
  */
 static int fail_fd = -1;     /* set while no reader runs */
 static off_t fail_off;	     /* set while no reader runs */
 static int fail_armed;	     /* atomic: the one failure is still to come */
 static int hold_fd = -1;     /* set while no reader runs */
+static off_t hold_off = -1;  /* set while no reader runs */
 static int hold_inside;	     /* atomic: a pread of hold_fd is waiting */
 static int hold_go;	     /* atomic */
 static uint64_t hold_preads; /* atomic: preads of hold_fd */
@@ -30,16 +33,16 @@ ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
 
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset)
 {
-	if (fd == fail_fd && offset == fail_off &&
-	    __atomic_exchange_n(&fail_armed, 0, __ATOMIC_ACQ_REL)) {
-		errno = EIO;
-		return -1;
-	}
-	if (fd == hold_fd) {
+	if (fd == hold_fd && (hold_off < 0 || offset == hold_off)) {
 		__atomic_fetch_add(&hold_preads, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&hold_inside, 1, __ATOMIC_RELEASE);
 		while (!__atomic_load_n(&hold_go, __ATOMIC_ACQUIRE))
 			usleep(100);
+	}
+	if (fd == fail_fd && offset == fail_off &&
+	    __atomic_exchange_n(&fail_armed, 0, __ATOMIC_ACQ_REL)) {
+		errno = EIO;
+		return -1;
 	}
 	return __real_pread(fd, buf, count, offset);
 }
@@ -357,6 +360,7 @@ static void test_limit(void)
 struct reader_arg {
 	struct lv_file *f;
 	struct lv_memcg *memcg;
+	unsigned long page;
 	unsigned char buf[PAGE];
 	long ret;
 };
@@ -365,8 +369,61 @@ static void *reader(void *p)
 {
 	struct reader_arg *r = p;
 
-	r->ret = lv_file_read(r->f, r->memcg, r->buf, PAGE, 0);
+	r->ret = lv_file_read(r->f, r->memcg, r->buf, PAGE, (uint64_t)r->page * PAGE);
 	return NULL;
+}
+
+/*
+ * A reader asleep on a page another's run reads ahead, whose fill then fails: the error is not
+ * the waiter's, which reads the page itself. Reader a's run (pages 0..RA-1) has page 1's fill
+ * held in pread; reader b reads page 1 and sleeps on it (PG_waiters); then page 1's pread fails.
+ */
+static void test_waiter_retries(void)
+{
+	struct lv_config cfg = ra_config(RA);
+	struct lv_machine *m = new_machine(&cfg);
+	struct lv_memcg *memcg = new_memcg(m, NULL, "a");
+	const size_t len = 16 * PAGE;
+	int fd = temp_file(len, 9);
+	struct lv_file *f = lv_file_open(m, fd, len);
+	struct reader_arg a = { .f = f, .memcg = memcg, .page = 0 };
+	struct reader_arg b = { .f = f, .memcg = memcg, .page = 1 };
+	struct lv_folio *page1;
+	pthread_t ta, tb;
+
+	if (!f)
+		BAIL_OUT("waiter retries: setup failed");
+	hold_fd = fd;
+	hold_off = PAGE;
+	fail_fd = fd;
+	fail_off = PAGE;
+	__atomic_store_n(&fail_armed, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_go, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_inside, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&ta, NULL, reader, &a))
+		BAIL_OUT("waiter retries: pthread_create failed");
+	while (!__atomic_load_n(&hold_inside, __ATOMIC_ACQUIRE))
+		usleep(100);
+	page1 = filemap_peek(f, 1);
+	if (pthread_create(&tb, NULL, reader, &b))
+		BAIL_OUT("waiter retries: pthread_create failed");
+	while (!folio_test(page1, PG_waiters))
+		usleep(100);
+	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	hold_fd = fail_fd = -1;
+	hold_off = -1;
+	ok(!__atomic_load_n(&fail_armed, __ATOMIC_ACQUIRE), "waiter retries: page 1's fill failed");
+	is(a.ret, PAGE, "waiter retries: the run's reader gets page 0");
+	is(b.ret, PAGE, "waiter retries: the waiter on page 1 reads it itself");
+	ok(!bad_bytes(b.buf, PAGE, PAGE, len, 9), "waiter retries: ... its bytes right");
+	check_ok(m, "waiter retries");
+	lv_file_close(f);
+	lv_lru_add_drain_all(m);
+	is(lv_memcg_remove(memcg), 0, "waiter retries: memcg removed");
+	close(fd);
+	finish(m, "waiter retries");
 }
 
 /*
@@ -424,5 +481,6 @@ int main(void)
 	test_fill_fails();
 	test_limit();
 	test_truncate_race();
+	test_waiter_retries();
 	return done_testing();
 }
