@@ -826,9 +826,14 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 			 * Read ahead for another reader, and its fill failed: the error was not
 			 * ours to report. Its filler takes it out of the page cache right after
 			 * publishing the error (filemap_fill_failed()); then we read it ourselves.
+			 * It may be preempted in between: after a while, give it the CPU.
 			 */
-			while (READ_ONCE(folio->mapping) == file)
-				cpu_relax();
+			for (int spins = 0; READ_ONCE(folio->mapping) == file; spins++) {
+				if (spins < 64)
+					cpu_relax();
+				else
+					sched_yield();
+			}
 			lv_folio_put(folio);
 			continue;
 		}

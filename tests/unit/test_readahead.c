@@ -19,14 +19,13 @@
  * (at hold_off, or at any offset if it is -1) wait for hold_go, then a read of fail_fd at
  * fail_off fails once with EIO.
  */
-static int fail_fd = -1;     /* set while no reader runs */
-static off_t fail_off;	     /* set while no reader runs */
-static int fail_armed;	     /* atomic: the one failure is still to come */
-static int hold_fd = -1;     /* set while no reader runs */
-static off_t hold_off = -1;  /* set while no reader runs */
-static int hold_inside;	     /* atomic: a pread of hold_fd is waiting */
-static int hold_go;	     /* atomic */
-static uint64_t hold_preads; /* atomic: preads of hold_fd */
+static int fail_fd = -1;    /* set while no reader runs */
+static off_t fail_off;	    /* set while no reader runs */
+static int fail_armed;	    /* atomic: the one failure is still to come */
+static int hold_fd = -1;    /* set while no reader runs */
+static off_t hold_off = -1; /* set while no reader runs */
+static int hold_inside;	    /* atomic: a pread of hold_fd is waiting */
+static int hold_go;	    /* atomic */
 
 ssize_t __real_pread(int fd, void *buf, size_t count, off_t offset);
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
@@ -34,7 +33,6 @@ ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset);
 ssize_t __wrap_pread(int fd, void *buf, size_t count, off_t offset)
 {
 	if (fd == hold_fd && (hold_off < 0 || offset == hold_off)) {
-		__atomic_fetch_add(&hold_preads, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&hold_inside, 1, __ATOMIC_RELEASE);
 		while (!__atomic_load_n(&hold_go, __ATOMIC_ACQUIRE))
 			usleep(100);
@@ -276,43 +274,74 @@ static void test_refault(void)
 
 /* ---- failures and races ---------------------------------------------------------------------- */
 
+/* A machine reading ahead RA pages, memcg "a", and a real file of @pages pages of pat(@seed). */
+struct real_file {
+	struct lv_machine *m;
+	struct lv_memcg *memcg;
+	struct lv_file *f;
+	size_t len;
+	int fd, seed;
+	uint64_t free0; /* free frames once the file is open */
+};
+
+static void real_open(struct real_file *r, size_t pages, int seed, const char *what)
+{
+	struct lv_config cfg = ra_config(RA);
+
+	r->m = new_machine(&cfg);
+	r->memcg = new_memcg(r->m, NULL, "a");
+	r->len = pages * PAGE;
+	r->seed = seed;
+	r->fd = temp_file(r->len, (unsigned int)seed);
+	r->f = lv_file_open(r->m, r->fd, r->len);
+	if (!r->f)
+		BAIL_OUT("%s: lv_file_open failed", what);
+	r->free0 = nstat(r->m, LV_NR_FREE);
+}
+
+/* real_close - the machine consistent, and once the file is closed every frame free again. */
+static void real_close(struct real_file *r, const char *what)
+{
+	hold_fd = fail_fd = -1;
+	hold_off = -1;
+	check_ok(r->m, what);
+	lv_file_close(r->f);
+	lv_lru_add_drain_all(r->m);
+	is(nstat(r->m, LV_NR_FREE), r->free0, "%s: every frame is free again", what);
+	is(lv_memcg_remove(r->memcg), 0, "%s: memcg removed", what);
+	close(r->fd);
+	finish(r->m, what);
+}
+
 /* The fill of page 3 of a run fails: the read of page 0 succeeds, page 3 is read again later. */
 static void test_fill_fails(void)
 {
-	struct lv_config cfg = ra_config(RA);
-	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, NULL, "a");
-	const size_t len = 16 * PAGE;
-	int fd = temp_file(len, 3);
-	struct lv_file *f = lv_file_open(m, fd, len);
-	unsigned char *buf = malloc(len);
-	uint64_t free0 = nstat(m, LV_NR_FREE);
+	struct real_file r;
+	unsigned char *buf;
 
-	if (!f || !buf)
-		BAIL_OUT("fill fails: setup failed");
-	fail_fd = fd;
+	real_open(&r, 16, 3, "fill fails");
+	buf = malloc(r.len);
+	if (!buf)
+		BAIL_OUT("fill fails: malloc failed");
+	fail_fd = r.fd;
 	fail_off = 3 * PAGE;
 	__atomic_store_n(&fail_armed, 1, __ATOMIC_RELEASE);
-	is(lv_file_read(f, a, buf, PAGE, 0), PAGE, "fill fails: the read of page 0 succeeds");
+	is(lv_file_read(r.f, r.memcg, buf, PAGE, 0), PAGE,
+	   "fill fails: the read of page 0 succeeds");
 	ok(!__atomic_load_n(&fail_armed, __ATOMIC_ACQUIRE), "fill fails: page 3's fill failed");
-	ok(!bad_bytes(buf, PAGE, 0, len, 3), "fill fails: page 0 reads right");
-	is(lv_file_cached_pages(f), RA - 1, "fill fails: the failed page left the page cache");
-	ok(!cached(f, 3) && cached(f, 2) && cached(f, 4), "fill fails: ... only that page");
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_usage(a), RA - 1, "fill fails: ... and was freed and uncharged");
-	memset(buf, 0, len);
-	is(lv_file_read(f, a, buf, len, 0), (long)len, "fill fails: the whole file reads");
-	ok(!bad_bytes(buf, len, 0, len, 3), "fill fails: ... every byte right, page 3 included");
-	is(lv_file_cached_pages(f), 16, "fill fails: all 16 pages cached");
-	fail_fd = -1;
-	check_ok(m, "fill fails");
-	lv_file_close(f);
-	lv_lru_add_drain_all(m);
-	is(nstat(m, LV_NR_FREE), free0, "fill fails: every frame is free again");
-	is(lv_memcg_remove(a), 0, "fill fails: memcg removed");
-	close(fd);
+	ok(!bad_bytes(buf, PAGE, 0, r.len, 3), "fill fails: page 0 reads right");
+	is(lv_file_cached_pages(r.f), RA - 1, "fill fails: the failed page left the page cache");
+	ok(!cached(r.f, 3) && cached(r.f, 2) && cached(r.f, 4), "fill fails: ... only that page");
+	lv_lru_add_drain_all(r.m);
+	is(lv_memcg_usage(r.memcg), RA - 1, "fill fails: ... and was freed and uncharged");
+	memset(buf, 0, r.len);
+	is(lv_file_read(r.f, r.memcg, buf, r.len, 0), (long)r.len,
+	   "fill fails: the whole file reads");
+	ok(!bad_bytes(buf, r.len, 0, r.len, 3),
+	   "fill fails: ... every byte right, page 3 included");
+	is(lv_file_cached_pages(r.f), 16, "fill fails: all 16 pages cached");
 	free(buf);
-	finish(m, "fill fails");
+	real_close(&r, "fill fails");
 }
 
 /*
@@ -322,44 +351,32 @@ static void test_fill_fails(void)
  */
 static void test_limit(void)
 {
-	struct lv_config cfg = ra_config(RA);
-	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, NULL, "a");
-	const size_t len = 64 * PAGE;
-	int fd = temp_file(len, 5);
-	struct lv_file *f = lv_file_open(m, fd, len);
-	unsigned char buf[PAGE];
 	long over = 0, bad = 0, fails = 0;
+	unsigned char buf[PAGE];
+	struct real_file r;
 
-	if (!f)
-		BAIL_OUT("limit: setup failed");
-	is(lv_memcg_set_max(a, 4), 0, "limit: memcg limit 4 pages");
-	is(rd1(f, a, 0), PAGE, "limit: read page 0");
-	ok(lv_file_cached_pages(f) >= 1 && lv_memcg_usage(a) <= 4,
+	real_open(&r, 64, 5, "limit");
+	is(lv_memcg_set_max(r.memcg, 4), 0, "limit: memcg limit 4 pages");
+	is(rd1(r.f, r.memcg, 0), PAGE, "limit: read page 0");
+	ok(lv_file_cached_pages(r.f) >= 1 && lv_memcg_usage(r.memcg) <= 4,
 	   "limit: the run stopped within the limit (%lu cached, %lu charged)",
-	   (unsigned long)lv_file_cached_pages(f), (unsigned long)lv_memcg_usage(a));
+	   (unsigned long)lv_file_cached_pages(r.f), (unsigned long)lv_memcg_usage(r.memcg));
 	for (unsigned long i = 0; i < 64; i++) {
-		long n = lv_file_read(f, a, buf, PAGE, (uint64_t)i * PAGE);
+		long n = lv_file_read(r.f, r.memcg, buf, PAGE, (uint64_t)i * PAGE);
 
 		fails += n != PAGE;
-		bad += n == PAGE && bad_bytes(buf, PAGE, i * PAGE, len, 5);
-		over += lv_memcg_usage(a) > 4;
+		bad += n == PAGE && bad_bytes(buf, PAGE, i * PAGE, r.len, 5);
+		over += lv_memcg_usage(r.memcg) > 4;
 	}
 	is(fails, 0, "limit: 64 sequential reads all succeed");
 	is(bad, 0, "limit: ... every byte right");
 	is(over, 0, "limit: ... and the usage never passes the limit");
-	ok(lv_memcg_stat(a, LV_PGPGIN) >= 64, "limit: every page was read in");
-	check_ok(m, "limit");
-	lv_file_close(f);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_remove(a), 0, "limit: memcg removed");
-	close(fd);
-	finish(m, "limit");
+	ok(lv_memcg_stat(r.memcg, LV_PGPGIN) >= 64, "limit: every page was read in");
+	real_close(&r, "limit");
 }
 
 struct reader_arg {
-	struct lv_file *f;
-	struct lv_memcg *memcg;
+	struct real_file *r;
 	unsigned long page;
 	unsigned char buf[PAGE];
 	long ret;
@@ -367,10 +384,23 @@ struct reader_arg {
 
 static void *reader(void *p)
 {
-	struct reader_arg *r = p;
+	struct reader_arg *a = p;
 
-	r->ret = lv_file_read(r->f, r->memcg, r->buf, PAGE, (uint64_t)r->page * PAGE);
+	a->ret = lv_file_read(a->r->f, a->r->memcg, a->buf, PAGE, (uint64_t)a->page * PAGE);
 	return NULL;
+}
+
+/* start_held - start @a's read with the preads of @r's file at @off (-1: any) held. */
+static void start_held(pthread_t *th, struct reader_arg *a, off_t off, const char *what)
+{
+	hold_fd = a->r->fd;
+	hold_off = off;
+	__atomic_store_n(&hold_go, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_inside, 0, __ATOMIC_RELEASE);
+	if (pthread_create(th, NULL, reader, a))
+		BAIL_OUT("%s: pthread_create failed", what);
+	while (!__atomic_load_n(&hold_inside, __ATOMIC_ACQUIRE))
+		usleep(100);
 }
 
 /*
@@ -380,31 +410,17 @@ static void *reader(void *p)
  */
 static void test_waiter_retries(void)
 {
-	struct lv_config cfg = ra_config(RA);
-	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *memcg = new_memcg(m, NULL, "a");
-	const size_t len = 16 * PAGE;
-	int fd = temp_file(len, 9);
-	struct lv_file *f = lv_file_open(m, fd, len);
-	struct reader_arg a = { .f = f, .memcg = memcg, .page = 0 };
-	struct reader_arg b = { .f = f, .memcg = memcg, .page = 1 };
+	struct real_file r;
+	struct reader_arg a = { .r = &r, .page = 0 }, b = { .r = &r, .page = 1 };
 	struct lv_folio *page1;
 	pthread_t ta, tb;
 
-	if (!f)
-		BAIL_OUT("waiter retries: setup failed");
-	hold_fd = fd;
-	hold_off = PAGE;
-	fail_fd = fd;
+	real_open(&r, 16, 9, "waiter retries");
+	fail_fd = r.fd;
 	fail_off = PAGE;
 	__atomic_store_n(&fail_armed, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&hold_go, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&hold_inside, 0, __ATOMIC_RELEASE);
-	if (pthread_create(&ta, NULL, reader, &a))
-		BAIL_OUT("waiter retries: pthread_create failed");
-	while (!__atomic_load_n(&hold_inside, __ATOMIC_ACQUIRE))
-		usleep(100);
-	page1 = filemap_peek(f, 1);
+	start_held(&ta, &a, PAGE, "waiter retries");
+	page1 = filemap_peek(r.f, 1);
 	if (pthread_create(&tb, NULL, reader, &b))
 		BAIL_OUT("waiter retries: pthread_create failed");
 	while (!folio_test(page1, PG_waiters))
@@ -412,18 +428,11 @@ static void test_waiter_retries(void)
 	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
-	hold_fd = fail_fd = -1;
-	hold_off = -1;
 	ok(!__atomic_load_n(&fail_armed, __ATOMIC_ACQUIRE), "waiter retries: page 1's fill failed");
 	is(a.ret, PAGE, "waiter retries: the run's reader gets page 0");
 	is(b.ret, PAGE, "waiter retries: the waiter on page 1 reads it itself");
-	ok(!bad_bytes(b.buf, PAGE, PAGE, len, 9), "waiter retries: ... its bytes right");
-	check_ok(m, "waiter retries");
-	lv_file_close(f);
-	lv_lru_add_drain_all(m);
-	is(lv_memcg_remove(memcg), 0, "waiter retries: memcg removed");
-	close(fd);
-	finish(m, "waiter retries");
+	ok(!bad_bytes(b.buf, PAGE, PAGE, r.len, 9), "waiter retries: ... its bytes right");
+	real_close(&r, "waiter retries");
 }
 
 /*
@@ -433,43 +442,23 @@ static void test_waiter_retries(void)
  */
 static void test_truncate_race(void)
 {
-	struct lv_config cfg = ra_config(RA);
-	struct lv_machine *m = new_machine(&cfg);
-	struct lv_memcg *a = new_memcg(m, NULL, "a");
-	const size_t len = 16 * PAGE;
-	int fd = temp_file(len, 7);
-	struct lv_file *f = lv_file_open(m, fd, len);
-	struct reader_arg r = { .f = f, .memcg = a };
-	uint64_t free0 = nstat(m, LV_NR_FREE);
+	struct real_file r;
+	struct reader_arg a = { .r = &r, .page = 0 };
 	pthread_t th;
 
-	if (!f)
-		BAIL_OUT("truncate race: setup failed");
-	hold_fd = fd;
-	__atomic_store_n(&hold_go, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&hold_inside, 0, __ATOMIC_RELEASE);
-	if (pthread_create(&th, NULL, reader, &r))
-		BAIL_OUT("truncate race: pthread_create failed");
-	while (!__atomic_load_n(&hold_inside, __ATOMIC_ACQUIRE))
-		usleep(100);
-	is(lv_file_cached_pages(f), RA, "truncate race: the run is inserted, its fills held");
-	is(lv_file_truncate(f, 3 * PAGE), 0, "truncate race: cut to 3 pages meanwhile");
+	real_open(&r, 16, 7, "truncate race");
+	start_held(&th, &a, -1, "truncate race");
+	is(lv_file_cached_pages(r.f), RA, "truncate race: the run is inserted, its fills held");
+	is(lv_file_truncate(r.f, 3 * PAGE), 0, "truncate race: cut to 3 pages meanwhile");
 	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	hold_fd = -1;
-	is(r.ret, PAGE, "truncate race: the reader gets page 0");
-	ok(!bad_bytes(r.buf, PAGE, 0, len, 7), "truncate race: ... its bytes right");
-	ok(lv_file_cached_pages(f) <= 3, "truncate race: nothing past the new end stays cached");
-	lv_lru_add_drain_all(m);
-	ok(lv_memcg_usage(a) <= 3, "truncate race: ... or charged (%lu)",
-	   (unsigned long)lv_memcg_usage(a));
-	check_ok(m, "truncate race");
-	lv_file_close(f);
-	lv_lru_add_drain_all(m);
-	is(nstat(m, LV_NR_FREE), free0, "truncate race: every frame is free again");
-	is(lv_memcg_remove(a), 0, "truncate race: memcg removed");
-	close(fd);
-	finish(m, "truncate race");
+	is(a.ret, PAGE, "truncate race: the reader gets page 0");
+	ok(!bad_bytes(a.buf, PAGE, 0, r.len, 7), "truncate race: ... its bytes right");
+	ok(lv_file_cached_pages(r.f) <= 3, "truncate race: nothing past the new end stays cached");
+	lv_lru_add_drain_all(r.m);
+	ok(lv_memcg_usage(r.memcg) <= 3, "truncate race: ... or charged (%lu)",
+	   (unsigned long)lv_memcg_usage(r.memcg));
+	real_close(&r, "truncate race");
 }
 
 int main(void)
