@@ -302,6 +302,48 @@ static void check_dead_costs(struct lruvec *lruvec, void *arg)
 			   READ_ONCE(lruvec->anon_cost), READ_ONCE(lruvec->file_cost), pending);
 }
 
+/* Each lruvec's size level and each node's view of them, recounted (vmscan.c, "Many memcgs"). */
+static void check_size_levels(struct check *c)
+{
+	for (unsigned int nid = 0; nid < c->m->cfg.nr_nodes; nid++) {
+		struct pglist_data *pgdat = c->m->nodes[nid];
+		long nr[DEF_PRIORITY + 2] = { 0 };
+
+		for (size_t i = 0; i < c->nr; i++) {
+			struct lruvec *lruvec = c->lruvecs[i];
+			int level = 0;
+
+			if (lruvec->pgdat != pgdat)
+				continue;
+			for (int l = 0; l < LRU_UNEVICTABLE; l++)
+				if (lru_size_order(lruvec->lru_size[l]) + 1 > level)
+					level = lru_size_order(lruvec->lru_size[l]) + 1;
+			/* A level falls only when reclaim looks: at least the lists' own. */
+			if (level > lruvec->size_level)
+				check_fail(c, "node %d memcg '%s': size level %d, recorded %d", nid,
+					   lruvec->memcg ? lruvec->memcg->name : "-", level,
+					   lruvec->size_level);
+			level = lruvec->size_level;
+			nr[level]++;
+			for (int l = 1; lruvec->memcg && l <= DEF_PRIORITY + 1; l++) {
+				unsigned int bit = memcg_level_bit(lruvec->memcg->id);
+				bool set =
+					memcg_level_map(pgdat, l)[bit / 64] & (1ul << (bit % 64));
+
+				if (set != (l == level))
+					check_fail(c,
+						   "node %d memcg '%s': size level %d, map %d %s",
+						   nid, lruvec->memcg->name, level, l,
+						   set ? "set" : "clear");
+			}
+		}
+		for (int l = 1; l <= DEF_PRIORITY + 1; l++)
+			if (nr[l] != nr_lruvecs_at_level(pgdat, l))
+				check_fail(c, "node %d: %ld lruvecs of size level %d, counted %ld",
+					   nid, nr[l], l, nr_lruvecs_at_level(pgdat, l));
+	}
+}
+
 int lv_check(struct lv_machine *m, FILE *report)
 {
 	struct check c = { .m = m, .out = report ? report : stderr };
@@ -374,6 +416,7 @@ int lv_check(struct lv_machine *m, FILE *report)
 				   lruvec->memcg ? lruvec->memcg->name : "-",
 				   lruvec_nr_isolated(lruvec), c.isolated[i]);
 	}
+	check_size_levels(&c);
 	if (m->root) {
 		lv_lock_acquire(&m->memcg_mutex);
 		check_memcg_usage(&c, m->root);

@@ -369,7 +369,14 @@ struct lruvec {
 	 * removed descendants, which reparenting spliced here (memcontrol.c).
 	 */
 	struct list_head objcg_list;
-	long nr_objcgs; /* *lru_lock for writes (atomic stores); read racily: objcg_list's length */
+	int nr_objcgs; /* *lru_lock for writes (atomic stores); read racily: objcg_list's length */
+	/*
+	 * *lru_lock (atomic stores; read racily by reclaim): at least 1 + the highest
+	 * lru_size_order() of the evictable lists, 0 when they are empty and reclaim has seen it:
+	 * reclaim finds something to scan here at priority size_level - 1 and below, unless the
+	 * lists shrank since it last looked (vmscan.c, "Many memcgs").
+	 */
+	unsigned char size_level;
 	/*
 	 * Written with atomics by threads that do not hold the lock (the workingset clock moves
 	 * with every activation and eviction, in every ancestor): a line of their own, so that
@@ -426,6 +433,10 @@ struct zone {
 	unsigned long watermark[NR_WMARK];	      /* constant */
 };
 
+#define DEF_PRIORITY  12	 /* reclaim scans a list's size >> priority, from here down to 0 */
+#define MEMCG_MAX_IDS (1u << 16) /* ids fit the 16 bits a shadow entry has for them */
+#define LEVEL_STRIPES 16	 /* lines of a node's size level counts (struct pglist_data) */
+
 struct pglist_data {
 	int node_id;		    /* constant */
 	struct lv_machine *machine; /* constant */
@@ -447,6 +458,22 @@ struct pglist_data {
 	 */
 	unsigned long *swap_slot;
 	uint64_t compact_events[NR_COMPACT_EVENTS]; /* atomic */
+	/*
+	 * Reclaim's view of the node (vmscan.c, "Many memcgs"), kept by lruvec_size_level_update()
+	 * under the LRU lock of the lruvec that changed, and read racily. level_stripes[s].nr[l]:
+	 * the node's lruvecs of size level l > 0 (struct lruvec's size_level) counted by threads
+	 * of CPU slots s, s + LEVEL_STRIPES, ...: their sum over the stripes is the count
+	 * (atomic). memcg_levels: DEF_PRIORITY + 1 bitmaps of MEMCG_MAX_IDS bits
+	 * (memcg_level_map()), bit memcg_level_bit(id) of map l set when memcg id's lruvec on
+	 * this node has size level l (atomic). reclaim_pos (atomic): the bit of the maps
+	 * global reclaim looks at next, moved on by every reclaimer of the node, the kernel's
+	 * shared reclaim cookie.
+	 */
+	struct level_stripe {
+		long nr[DEF_PRIORITY + 2];
+	} ____cacheline_aligned level_stripes[LEVEL_STRIPES];
+	unsigned long *memcg_levels;
+	unsigned int reclaim_pos;
 	/* Compaction (compaction.c). */
 	long nr_compact_isolated; /* atomic: pages compaction's migrate scanners hold isolated */
 	/*
@@ -457,6 +484,30 @@ struct pglist_data {
 	unsigned int compact_defer_shift; /* skip up to 2^shift attempts after a failure */
 	int compact_order_failed;	  /* orders from here on are deferred */
 };
+
+#define MEMCG_LEVEL_WORDS (MEMCG_MAX_IDS / 64)
+
+/* memcg_level_map - @pgdat's bitmap of the memcgs whose lruvec has size level @level. */
+static inline unsigned long *memcg_level_map(struct pglist_data *pgdat, unsigned int level)
+{
+	return pgdat->memcg_levels + (size_t)(level - 1) * MEMCG_LEVEL_WORDS;
+}
+
+/*
+ * memcg_level_bit - memcg @id's bit in a size level map. Ids 128 apart share a cache line of
+ * the map (512 bits), neighbouring ids do not: tenants created one after another, busy on
+ * different CPUs, would otherwise bounce one line with every change of level.
+ */
+static inline unsigned int memcg_level_bit(unsigned int id)
+{
+	return id % 128 * 512 + id / 128;
+}
+
+/* memcg_level_id - the memcg id of bit @bit of a size level map: memcg_level_bit()'s inverse. */
+static inline unsigned int memcg_level_id(unsigned int bit)
+{
+	return bit % 512 * 128 + bit / 512;
+}
 
 static inline void count_compact_event(struct pglist_data *pgdat, enum compact_event ev, long nr)
 {
@@ -845,6 +896,9 @@ bool css_tryget(struct lv_memcg *memcg);
 void css_put(struct lv_memcg *memcg);
 struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr);
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr);
+long nr_lruvecs_at_level(struct pglist_data *pgdat, int level);
+struct lv_memcg *mem_cgroup_reclaim_next(struct pglist_data *pgdat, unsigned int level,
+					 unsigned int *left);
 struct lv_memcg *mem_cgroup_from_id(struct lv_machine *m, unsigned int id);
 void mem_cgroup_uncharge(struct lv_memcg *memcg, long nr);
 int memcg_set_limit(struct lv_memcg *memcg, bool swap, size_t pages);

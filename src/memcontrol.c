@@ -212,8 +212,6 @@ static void memcg_rcu_free(struct rcu_head *head)
 	rcu_free_end();
 }
 
-#define MEMCG_MAX_IDS (1u << 16) /* ids fit the 16 bits a shadow entry has for them */
-
 int mem_cgroup_init(struct lv_machine *m)
 {
 	if (mem_cgroup_disabled(m))
@@ -401,6 +399,85 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr)
 		return NULL;
 	}
 	return s.memcgs;
+}
+
+/*
+ * find_next_level - from bit @*bit of @pgdat's size level maps on, wrapping, the first memcg
+ * of size level @level or more: the maps of those levels or'ed together, 64 bits at a time.
+ * Return: how many bits come before it, @*bit set to it; @left when there is none among the
+ * next @left.
+ */
+static unsigned int find_next_level(struct pglist_data *pgdat, unsigned int level,
+				    unsigned int *bit, unsigned int left)
+{
+	unsigned int n = 0, i = *bit;
+
+	while (n < left) {
+		unsigned int span = 64 - i % 64;
+		unsigned long word = 0;
+
+		for (unsigned int l = level; l <= DEF_PRIORITY + 1; l++)
+			word |= __atomic_load_n(&memcg_level_map(pgdat, l)[i / 64],
+						__ATOMIC_RELAXED);
+		word >>= i % 64;
+
+		if (word) {
+			unsigned int d = (unsigned int)__builtin_ctzl(word);
+
+			if (n + d >= left)
+				break;
+			*bit = i + d;
+			return n + d;
+		}
+		n += span;
+		i = (i + span) % MEMCG_MAX_IDS;
+	}
+	return left;
+}
+
+/**
+ * mem_cgroup_reclaim_next - the next memcg @pgdat's global reclaim visits, with a reference:
+ * the kernel's shared reclaim cookie (mem_cgroup_iter() with a cookie). Every reclaimer of the
+ * node moves the one position on, so a call takes the walk up where the last one stopped
+ * instead of starting it over, and concurrent calls visit different memcgs. The position is a
+ * bit of the node's size level maps, which stands for a memcg id (memcg_level_id()): the walk
+ * reads those maps and the id array (written under the memcg mutex, read under RCU), none of
+ * the tree's pointers, which a removal unlinks, and visits every memcg alike.
+ * @level: the size level a memcg's lruvec on @pgdat needs to be visited (vmscan.c, "Many
+ * memcgs"): the ones below it have nothing to scan at this priority and are passed over, 64
+ * at a time (find_next_level()).
+ * @left: the positions still to look at in the caller's round (MEMCG_MAX_IDS at its start:
+ * every memcg once, unless concurrent callers took some), decremented per position passed.
+ * Return: a memcg to css_put() after the visit, or NULL when the round is over.
+ * Context: any; takes no lock.
+ */
+struct lv_memcg *mem_cgroup_reclaim_next(struct pglist_data *pgdat, unsigned int level,
+					 unsigned int *left)
+{
+	struct lv_memcg *memcg = NULL;
+
+	rcu_read_lock();
+	while (*left && !memcg) {
+		unsigned int pos = __atomic_load_n(&pgdat->reclaim_pos, __ATOMIC_RELAXED);
+		unsigned int bit = pos % MEMCG_MAX_IDS;
+		unsigned int n = find_next_level(pgdat, level, &bit, *left);
+
+		if (n == *left) {
+			*left = 0; /* the rest of the round has nothing at this level */
+			break;
+		}
+		/* Taken by another reclaimer meanwhile: look again from where it left off. */
+		if (!__atomic_compare_exchange_n(&pgdat->reclaim_pos, &pos, pos + n + 1, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		*left -= n + 1;
+		memcg = mem_cgroup_from_id(pgdat->machine, memcg_level_id(bit));
+		/* Read before a removal cleared the id, and freed since: nothing to reclaim. */
+		if (memcg && !css_tryget(memcg))
+			memcg = NULL;
+	}
+	rcu_read_unlock();
+	return memcg;
 }
 
 void mem_cgroup_snapshot_put(struct lv_memcg **memcgs, size_t nr)
@@ -745,6 +822,8 @@ static long lruvec_reparent(struct lruvec *child, struct lruvec *parent)
 	}
 	if (moved)
 		lruvec_count_event(child, EV_PGMOVED, moved);
+	/* Empty now: its id may go to a new memcg, whose level starts at 0. */
+	lruvec_size_level_update(child, true);
 	reparent_unlock(child, parent);
 	return moved;
 }

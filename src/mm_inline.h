@@ -24,13 +24,37 @@ static inline enum lru_list folio_lru_list(struct lv_folio *folio)
 	return lru;
 }
 
+/*
+ * lru_size_order - the highest priority at which reclaim scans a list of @size pages
+ * (size >> priority >= 1): floor(log2(size)), at most DEF_PRIORITY; -1 for an empty list.
+ */
+static inline int lru_size_order(unsigned long size)
+{
+	int order = size ? 63 - __builtin_clzl(size) : -1;
+
+	return order < DEF_PRIORITY ? order : DEF_PRIORITY;
+}
+
+void lruvec_size_level_update(struct lruvec *lruvec, bool lower);
+
 static inline void update_lru_size(struct lruvec *lruvec, enum lru_list lru, long nr_pages)
 {
+	unsigned long old = lruvec->lru_size[lru], new = old + (unsigned long)nr_pages;
+
 	lockdep_assert_held(lruvec->lru_lock);
 	/* A negative size: a list and its counter went out of step (C4, docs/protocol.md §9.2). */
-	VM_BUG_ON_M(lruvec->pgdat->machine,
-		    nr_pages < 0 && lruvec->lru_size[lru] < (unsigned long)-nr_pages);
-	WRITE_ONCE(lruvec->lru_size[lru], lruvec->lru_size[lru] + (unsigned long)nr_pages);
+	VM_BUG_ON_M(lruvec->pgdat->machine, nr_pages < 0 && old < (unsigned long)-nr_pages);
+	WRITE_ONCE(lruvec->lru_size[lru], new);
+	if (lru == LRU_UNEVICTABLE)
+		return;
+	/*
+	 * A list that grows past the lruvec's level raises it at once, so that reclaim finds it;
+	 * a level is lowered only by reclaim's visits (vmscan.c, "Many memcgs"): a small lruvec
+	 * whose size swings around a power of two would otherwise change its node's counts and
+	 * maps with nearly every update.
+	 */
+	if (lru_size_order(new) >= lruvec->size_level)
+		lruvec_size_level_update(lruvec, false);
 }
 
 /* Unevictable folios are counted but not linked: the list head is only an accounting bucket. */

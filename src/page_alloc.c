@@ -856,6 +856,9 @@ int node_init(struct lv_machine *m, int nid)
 	pgdat->swap_slot = calloc(nr_pages, sizeof(*pgdat->swap_slot));
 	if (!pgdat->swap_slot)
 		goto fail;
+	pgdat->memcg_levels = calloc((DEF_PRIORITY + 1) * MEMCG_LEVEL_WORDS, sizeof(long));
+	if (!pgdat->memcg_levels)
+		goto fail;
 	if (!m->cfg.metadata_only) {
 		pgdat->frames = arena_map(nr_pages * LV_PAGE_SIZE);
 		if (!pgdat->frames)
@@ -891,6 +894,7 @@ int node_init(struct lv_machine *m, int nid)
 	m->nodes[nid] = pgdat;
 	return 0;
 fail:
+	free(pgdat->memcg_levels);
 	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);
@@ -911,6 +915,7 @@ void node_exit(struct lv_machine *m, int nid)
 	lv_lock_destroy(&pgdat->__lruvec.own_lock);
 	lv_lock_destroy(&pgdat->__lruvec.shadow_lock);
 	lv_lock_destroy(&pgdat->__lruvec.cost_lock);
+	free(pgdat->memcg_levels);
 	free(pgdat->swap_slot);
 	free(pgdat->memmap);
 	free(pgdat);

@@ -50,7 +50,8 @@
 #include <unistd.h>
 
 #define SWAP_CLUSTER_MAX 32
-#define DEF_PRIORITY	 12
+/* Lruvecs a reclaim call remembers aging, for snapshot_refaults() at its end. */
+#define SC_AGED_MAX 16
 /* Global reclaim passes over busy lruvecs at its first priorities only: it always progresses. */
 #define SKIP_BUSY_PRIORITIES 3
 /* How long kswapd stays awake after reaching the high watermark (see kswapd_linger()). */
@@ -62,9 +63,11 @@ struct scan_control {
 	unsigned long nr_to_reclaim;
 	unsigned long nr_reclaimed;
 	int priority;
-	bool may_skip;		 /* pass over lruvecs whose lock is held (see reclaim_lock()) */
-	bool skipped;		 /* the lruvec being visited was passed over */
-	unsigned long id;	 /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
+	bool may_skip;	      /* pass over lruvecs whose lock is held (see reclaim_lock()) */
+	bool skipped;	      /* the lruvec being visited was passed over */
+	unsigned long id;     /* this call's mark on the lruvecs it aged (lruvec->reclaim_id) */
+	unsigned int nr_aged; /* entries of aged[] */
+	struct lruvec *aged[SC_AGED_MAX]; /* lruvecs marked with id, their memcgs referenced */
 	struct lv_memcg *target; /* limit reclaim's memcg (its swappiness), NULL for global */
 	bool can_swap;		 /* the lruvec being visited may have anon pages swapped out */
 };
@@ -77,6 +80,117 @@ struct scan_control {
 struct kswapd {
 	struct node_daemon d; /* as struct node_daemon says */
 };
+
+/* ---- many memcgs ------------------------------------------------------------------------- */
+
+/*
+ * Many memcgs. A host with thousands of tenants has thousands of small lruvecs per node, and
+ * reclaim scans each list's size >> priority: at the first priorities a list of a few hundred
+ * pages gives nothing, and a walk of every memcg at each of them reclaims nothing either. Three
+ * things keep a call's cost proportional to what it reclaims rather than to the number of
+ * memcgs:
+ *
+ * - Size levels. Each lruvec has one: 1 + the highest lru_size_order() of its evictable lists
+ *   (0: empty). The node counts its lruvecs per level (pgdat->level_stripes) and keeps a bitmap
+ *   of memcg ids per level (pgdat->memcg_levels).
+ * - The first priority is the highest at which some lruvec of the node can scan a list
+ *   (reclaim_first_priority()): the walks skipped would have scanned nothing, anywhere. The
+ *   kernel's MGLRU sets its initial priority from the node's size for the same reason.
+ * - Global reclaim walks the memcgs from a position per node shared by every reclaimer
+ *   (mem_cgroup_reclaim_next(), the kernel's reclaim cookie), looks at priority p only at the
+ *   lruvecs of level p + 1 and up (64 a load), and stops once it reclaimed enough, as the
+ *   kernel's direct reclaim does with partial walks: the next call goes on from there, so
+ *   every memcg takes its turn and no call pins them all.
+ *
+ * A level rises as soon as a list grows past it (update_lru_size()), so reclaim finds every
+ * lruvec it would scan. It falls only when reclaim looks: at an isolation, or a visit that
+ * finds nothing to scan (shrink_lruvec()), and at a reparenting, which empties the child. A
+ * small lruvec whose size swings around a power of two would otherwise change its node's
+ * counts and maps with nearly every LRU update. A level too high costs one visit that
+ * corrects it. Everything is read racily: a stale read starts a call one priority off, or
+ * passes over a lruvec that grew a moment ago. Either way it changes only which lruvec gives
+ * the pages, and the walk goes on down to priority 0.
+ *
+ * Limit reclaim walks its target's subtree, pinned by a snapshot: it is small, and nothing
+ * else reclaims from it in the same order.
+ * Historical note: global reclaim pinned a snapshot of the whole tree per call, from a start
+ * that moved one memcg per call, at every priority from DEF_PRIORITY down. At 10,000 memcgs a
+ * 4 KiB read cost 5.4 times what it cost at 10 (docs/design.md, decision 169).
+ */
+
+/* lruvec_true_level - @lruvec's size level from its lists' sizes (read racily without the lock). */
+static int lruvec_true_level(struct lruvec *lruvec)
+{
+	int level = 0;
+
+	for (enum lru_list lru = 0; lru < LRU_UNEVICTABLE; lru++) {
+		int order = lru_size_order(READ_ONCE(lruvec->lru_size[lru]));
+
+		if (order + 1 > level)
+			level = order + 1;
+	}
+	return level;
+}
+
+/**
+ * lruvec_size_level_update - recompute @lruvec's size level and publish a change to its node
+ * ("Many memcgs"): a rise always, a fall only if @lower (reclaim's visits, a reparenting).
+ * Context: @lruvec's LRU lock held.
+ */
+void lruvec_size_level_update(struct lruvec *lruvec, bool lower)
+{
+	struct pglist_data *pgdat = lruvec->pgdat;
+	struct level_stripe *stripe;
+	int level;
+
+	lockdep_assert_held(lruvec->lru_lock);
+	level = lruvec_true_level(lruvec);
+	if (level == lruvec->size_level || (level < lruvec->size_level && !lower))
+		return;
+	/*
+	 * Level 0 is not counted: every lruvec starts there, and an empty one gives nothing. The
+	 * count goes to this CPU's stripe: a line shared by the whole node would bounce with
+	 * every change, and with many small tenants nearly every LRU update is one.
+	 */
+	stripe = &pgdat->level_stripes[this_cpu_index(pgdat->machine) % LEVEL_STRIPES];
+	if (lruvec->size_level)
+		__atomic_fetch_sub(&stripe->nr[lruvec->size_level], 1, __ATOMIC_RELAXED);
+	if (level)
+		__atomic_fetch_add(&stripe->nr[level], 1, __ATOMIC_RELAXED);
+	if (lruvec->memcg) {
+		unsigned int bit = memcg_level_bit(lruvec->memcg->id);
+		unsigned long mask = 1ul << (bit % 64);
+
+		if (lruvec->size_level)
+			__atomic_fetch_and(&memcg_level_map(pgdat, lruvec->size_level)[bit / 64],
+					   ~mask, __ATOMIC_RELAXED);
+		if (level)
+			__atomic_fetch_or(&memcg_level_map(pgdat, level)[bit / 64], mask,
+					  __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&lruvec->size_level, (unsigned char)level, __ATOMIC_RELAXED);
+}
+
+/* nr_lruvecs_at_level - how many of @pgdat's lruvecs have size level @level (> 0). */
+long nr_lruvecs_at_level(struct pglist_data *pgdat, int level)
+{
+	long nr = 0;
+
+	for (int s = 0; s < LEVEL_STRIPES; s++)
+		nr += __atomic_load_n(&pgdat->level_stripes[s].nr[level], __ATOMIC_RELAXED);
+	return nr;
+}
+
+/* reclaim_first_priority - see "Many memcgs": the highest priority that scans a list of @nid. */
+static int reclaim_first_priority(struct lv_machine *m, int nid)
+{
+	for (int level = DEF_PRIORITY + 1; level > 0; level--)
+		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++)
+			if ((nid < 0 || (unsigned int)nid == n) &&
+			    nr_lruvecs_at_level(m->nodes[n], level) > 0)
+				return level - 1;
+	return DEF_PRIORITY; /* all empty, or emptied as we looked: walk them all */
+}
 
 /* ---- single-folio isolation ----------------------------------------------------------------- */
 
@@ -217,8 +331,9 @@ void check_move_unevictable_folios(struct lv_folio **folios, unsigned int nr)
  * exchanges the stripes; the noting adds, then loads dying, all seq_cst), so at least one of
  * them sees the other, and a noting that sees dying folds the child itself (the exchange moves
  * each count exactly once). Whoever adds or folds keeps the lruvec readable meanwhile: reclaim
- * holds a reference on its memcg (mem_cgroup_snapshot()), a refault the charge of its folio,
- * the removal its own; a memcg pins its parent, so the walk up is safe.
+ * holds a reference on its memcg (mem_cgroup_reclaim_next(), mem_cgroup_snapshot()), a
+ * refault the charge of its folio, the removal its own; a memcg pins its parent, so the walk up
+ * is safe.
  */
 
 /*
@@ -424,6 +539,8 @@ static unsigned long isolate_lru_folios(struct lruvec *lruvec, enum lru_list lru
 	}
 	while (!list_empty(&busy))
 		list_move(busy.next, src);
+	/* A visit brings a level its lists no longer have back down ("Many memcgs"). */
+	lruvec_size_level_update(lruvec, true);
 	*nr_scanned = scanned_pages;
 	return taken;
 }
@@ -718,6 +835,36 @@ static void snapshot_refaults(struct lruvec *lruvec, const struct scan_control *
 		__atomic_store_n(&lruvec->refaults, refaults, __ATOMIC_RELAXED);
 }
 
+/*
+ * sc_aged - @sc aged @lruvec's active file list on news of refaults (and marked it with its
+ * id): remember it, with a reference on its memcg, for the snapshot at the call's end. Past
+ * SC_AGED_MAX lruvecs in one call, the snapshot is taken at once.
+ */
+static void sc_aged(struct scan_control *sc, struct lruvec *lruvec)
+{
+	for (unsigned int i = 0; i < sc->nr_aged; i++)
+		if (sc->aged[i] == lruvec)
+			return;
+	if (sc->nr_aged == SC_AGED_MAX) {
+		snapshot_refaults(lruvec, sc);
+		return;
+	}
+	if (lruvec->memcg)
+		css_get(lruvec->memcg);
+	sc->aged[sc->nr_aged++] = lruvec;
+}
+
+/* sc_aged_snapshot - the call @sc ends: the snapshot of every lruvec it aged (sc_aged()). */
+static void sc_aged_snapshot(struct scan_control *sc)
+{
+	for (unsigned int i = 0; i < sc->nr_aged; i++) {
+		snapshot_refaults(sc->aged[i], sc);
+		if (sc->aged[i]->memcg)
+			css_put(sc->aged[i]->memcg);
+	}
+	sc->nr_aged = 0;
+}
+
 enum scan_balance { SCAN_EQUAL, SCAN_FRACT, SCAN_ANON, SCAN_FILE };
 
 /*
@@ -795,6 +942,17 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 
 	get_scan_count(lruvec, sc, deactivate, nr);
 	sc->skipped = false;
+	/*
+	 * Visited for a level its lists have lost since (levels fall only when reclaim looks,
+	 * "Many memcgs"): bring it down, so that the walks at this priority pass over it.
+	 */
+	if (!(nr[LRU_INACTIVE_ANON] | nr[LRU_ACTIVE_ANON] | nr[LRU_INACTIVE_FILE] |
+	      nr[LRU_ACTIVE_FILE]) &&
+	    lruvec_true_level(lruvec) < __atomic_load_n(&lruvec->size_level, __ATOMIC_RELAXED)) {
+		lv_lock_acquire(lruvec->lru_lock);
+		lruvec_size_level_update(lruvec, true);
+		lv_lock_release(lruvec->lru_lock);
+	}
 	while ((nr[LRU_INACTIVE_ANON] || nr[LRU_ACTIVE_ANON] || nr[LRU_INACTIVE_FILE] ||
 		nr[LRU_ACTIVE_FILE]) &&
 	       sc->nr_reclaimed < sc->nr_to_reclaim && !sc->skipped) {
@@ -812,9 +970,11 @@ static void shrink_lruvec(struct lruvec *lruvec, struct scan_control *sc)
 			if ((file && deactivate) || inactive_is_low(lruvec, file)) {
 				shrink_active_list(lruvec, lru, n, sc);
 				/* Aged: the news of refaults can be taken (snapshot_refaults()). */
-				if (file && deactivate && !sc->skipped)
+				if (file && deactivate && !sc->skipped) {
 					__atomic_store_n(&lruvec->reclaim_id, sc->id,
 							 __ATOMIC_RELAXED);
+					sc_aged(sc, lruvec);
+				}
 			}
 		}
 	}
@@ -850,6 +1010,32 @@ unsigned long reclaim_pages(struct list_head *list)
 	return reclaimed;
 }
 
+/* shrink_node_memcgs - one walk of @pgdat's memcgs at @sc's priority ("Many memcgs"). */
+static void shrink_node_memcgs(struct pglist_data *pgdat, struct lv_memcg **memcgs,
+			       size_t nr_memcgs, size_t start, struct scan_control *sc)
+{
+	struct lv_machine *m = pgdat->machine;
+	unsigned int left;
+	struct lv_memcg *memcg;
+
+	if (mem_cgroup_disabled(m)) {
+		shrink_lruvec(mem_cgroup_lruvec(NULL, pgdat), sc);
+		return;
+	}
+	if (memcgs) {
+		for (size_t k = 0; k < nr_memcgs && sc->nr_reclaimed < sc->nr_to_reclaim; k++)
+			shrink_lruvec(mem_cgroup_lruvec(memcgs[(start + k) % nr_memcgs], pgdat),
+				      sc);
+		return;
+	}
+	left = MEMCG_MAX_IDS;
+	while (sc->nr_reclaimed < sc->nr_to_reclaim &&
+	       (memcg = mem_cgroup_reclaim_next(pgdat, sc->priority + 1, &left))) {
+		shrink_lruvec(mem_cgroup_lruvec(memcg, pgdat), sc);
+		css_put(memcg);
+	}
+}
+
 /**
  * try_to_free_pages - reclaim about @nr pages from @target's subtree (NULL: every memcg) on
  * node @nid (-1: every node), raising the scan pressure until enough was freed.
@@ -862,7 +1048,8 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	struct scan_control sc = { .nr_to_reclaim = nr > SWAP_CLUSTER_MAX ? nr : SWAP_CLUSTER_MAX,
 				   .target = target };
 	struct lv_memcg **memcgs = NULL;
-	size_t nr_memcgs = 1, start;
+	size_t nr_memcgs = 0, start;
+	int first;
 
 	lockdep_assert_no_lru_lock();
 	/*
@@ -871,33 +1058,26 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	 * (shrink_inactive_list() drains again as it goes).
 	 */
 	lru_add_drain_try(m);
-	/* The memcgs to visit, each pinned: the kernel's mem_cgroup_iter. */
-	if (!mem_cgroup_disabled(m)) {
-		memcgs = mem_cgroup_snapshot(target ? target : m->root, &nr_memcgs);
+	/* Limit reclaim's subtree, each memcg pinned: the kernel's mem_cgroup_iter. */
+	if (target && !mem_cgroup_disabled(m)) {
+		memcgs = mem_cgroup_snapshot(target, &nr_memcgs);
 		if (!memcgs)
 			return 0;
 	}
 	/*
-	 * Concurrent reclaimers start at different memcgs, as the kernel's shared mem_cgroup_iter
-	 * position makes them, instead of queueing on the same lruvec locks one after another.
+	 * Concurrent limit reclaimers start at different memcgs, as the kernel's shared
+	 * mem_cgroup_iter position makes them, instead of queueing on the same lruvec locks one
+	 * after another.
 	 */
 	start = __atomic_fetch_add(&m->reclaim_rotor, 1, __ATOMIC_RELAXED);
 	sc.id = start + 1; /* unique among concurrent calls; 0 marks no lruvec */
-	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
+	first = reclaim_first_priority(m, nid);
+	for (sc.priority = first; sc.priority >= 0; sc.priority--) {
 		/* Global reclaim waits for no lock it can do without, while pressure is low. */
-		sc.may_skip = !target && sc.priority > DEF_PRIORITY - SKIP_BUSY_PRIORITIES;
-		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
-			if (nid >= 0 && (unsigned int)nid != n)
-				continue;
-			/* shrink_node: every lruvec of the node, in proportion to its size. */
-			for (size_t k = 0; k < nr_memcgs && sc.nr_reclaimed < sc.nr_to_reclaim;
-			     k++) {
-				struct lv_memcg *memcg =
-					memcgs ? memcgs[(start + k) % nr_memcgs] : NULL;
-
-				shrink_lruvec(mem_cgroup_lruvec(memcg, m->nodes[n]), &sc);
-			}
-		}
+		sc.may_skip = !target && sc.priority > first - SKIP_BUSY_PRIORITIES;
+		for (unsigned int n = 0; n < m->cfg.nr_nodes; n++)
+			if (nid < 0 || (unsigned int)nid == n)
+				shrink_node_memcgs(m->nodes[n], memcgs, nr_memcgs, start, &sc);
 		if (sc.nr_reclaimed >= sc.nr_to_reclaim)
 			break;
 	}
@@ -905,13 +1085,7 @@ unsigned long try_to_free_pages(struct lv_machine *m, struct lv_memcg *target, i
 	 * Each lruvec keeps its own snapshot, as the kernel did from 4.12 to 5.4 (5.5 moved the
 	 * decision to the reclaim root).
 	 */
-	for (unsigned int n = 0; n < m->cfg.nr_nodes; n++) {
-		if (nid >= 0 && (unsigned int)nid != n)
-			continue;
-		for (size_t k = 0; k < nr_memcgs; k++)
-			snapshot_refaults(mem_cgroup_lruvec(memcgs ? memcgs[k] : NULL, m->nodes[n]),
-					  &sc);
-	}
+	sc_aged_snapshot(&sc);
 	if (memcgs)
 		mem_cgroup_snapshot_put(memcgs, nr_memcgs);
 	return sc.nr_reclaimed;

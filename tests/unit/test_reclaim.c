@@ -2095,8 +2095,103 @@ static void test_reparent_under_load(void)
 	finish(m, "reparent under load");
 }
 
+/*
+ * Many memcgs (vmscan.c): global reclaim starts at the first priority that scans a list, walks
+ * the memcgs from a position it keeps per node and passes over the lruvecs too small for the
+ * priority. 200 tenants of 40 inactive pages (order 5, size level 6): a call for 32 pages takes
+ * one page from each of 32 tenants (40 >> 5), the next call one from each of the next 32, and
+ * no tenant gives a second page before every tenant gave one. Starting each call one memcg
+ * after the last call's start, as a rotor would, takes a second page from 31 of them.
+ */
+static void test_many_memcgs(void)
+{
+	enum { NR = 200, PAGES = 40, CALLS = NR / 32 };
+	struct lv_config cfg = small_config();
+	static struct lv_memcg *memcgs[NR];
+	static struct lv_file *files[NR];
+	struct pglist_data *pgdat;
+	struct lv_machine *m;
+	unsigned long failed = 0;
+	bool fair = true;
+
+	cfg.node_mem_bytes = 64ul << 20;
+	m = new_machine(&cfg);
+	pgdat = m->nodes[0];
+	for (int i = 0; i < NR; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "t%d", i);
+		memcgs[i] = new_memcg(m, NULL, name);
+		files[i] = new_file(m, PAGES);
+		failed += read_pages(files[i], memcgs[i], 0, PAGES);
+	}
+	lv_lru_add_drain_all(m);
+	is(failed, 0, "many memcgs: every tenant read its %d pages", PAGES);
+	is(nr_lruvecs_at_level(pgdat, 6), NR, "many memcgs: %d lruvecs of size level 6", NR);
+	is(nr_lruvecs_at_level(pgdat, 7), 0, "many memcgs: none above it");
+	check_ok(m, "many memcgs: filled");
+	for (int call = 0; call < CALLS; call++) {
+		uint64_t scan = lv_node_stat(m, 0, LV_PGSCAN);
+		unsigned long r = lv_reclaim_node(m, 0, 32);
+		int touched = 0, twice = 0;
+
+		scan = lv_node_stat(m, 0, LV_PGSCAN) - scan;
+		for (int i = 0; i < NR; i++) {
+			uint64_t left = lv_memcg_stat(memcgs[i], LV_NR_INACTIVE_FILE);
+
+			touched += left < PAGES;
+			twice += left < PAGES - 1;
+		}
+		if (r != 32 || scan != 32 || touched != 32 * (call + 1) || twice) {
+			diag("call %d: reclaimed %lu, scanned %llu; %d tenants touched, %d twice",
+			     call, r, (unsigned long long)scan, touched, twice);
+			fair = false;
+		}
+	}
+	ok(fair, "many memcgs: each of %d calls took 32 pages from 32 tenants not touched before",
+	   CALLS);
+	check_ok(m, "many memcgs: reclaimed");
+	/*
+	 * A level falls only when reclaim looks: a tenant whose pages went keeps level 6 until
+	 * a walk at priority 5 visits it, finds nothing and lowers it.
+	 */
+	{
+		struct lruvec *lruvec = mem_cgroup_lruvec(memcgs[NR - 1], pgdat);
+		int calls = 0;
+
+		lv_file_close(files[NR - 1]);
+		files[NR - 1] = NULL;
+		lv_lru_add_drain_all(m);
+		is(lruvec->size_level, 6,
+		   "many memcgs: a tenant emptied by a close keeps its level");
+		while (lruvec->size_level && calls++ < NR)
+			lv_reclaim_node(m, 0, 32);
+		is(lruvec->size_level, 0, "many memcgs: a walk brought it down (%d calls)", calls);
+	}
+	/* The walk goes on past removed tenants, whose pages their parent now holds. */
+	for (int i = 0; i < NR; i += 2) {
+		lv_file_close(files[i]);
+		files[i] = NULL;
+	}
+	lv_lru_add_drain_all(m);
+	for (int i = 0; i < NR; i += 2)
+		failed += lv_memcg_remove(memcgs[i]) != 0;
+	is(failed, 0, "many memcgs: every other tenant removed");
+	ok(lv_reclaim_node(m, 0, 64) >= 64, "many memcgs: reclaim after removals");
+	check_ok(m, "many memcgs: after removals");
+	for (int i = 1; i < NR; i += 2) {
+		lv_file_close(files[i]);
+		lv_lru_add_drain_all(m);
+		failed += lv_memcg_remove(memcgs[i]) != 0;
+	}
+	is(failed, 0, "many memcgs: the others removed");
+	is(nr_lruvecs_at_level(pgdat, 6), 0, "many memcgs: no lruvec of level 6 left");
+	finish(m, "many memcgs");
+}
+
 int main(void)
 {
+	test_many_memcgs();
 	test_reclaim_api();
 	test_skip_busy();
 	test_deactivate_counts();
