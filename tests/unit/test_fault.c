@@ -294,14 +294,16 @@ static void workload(void)
 		if (ids[k] >= 0)
 			expect(lv_swap_off(m, ids[k]) == 0,
 			       "lv_swap_off of an empty device failed");
-	/* Limit reclaim pins its subtree in a snapshot, which allocates (global reclaim does not).
-	 */
-	lv_memcg_reclaim(owner, 4);
 	lv_lru_add_drain_all(m);
 	if (memcg)
 		expect(lv_memcg_remove(memcg) == 0, "lv_memcg_remove failed");
 	policy_work();
 	threads_work();
+	/*
+	 * Limit reclaim pins its subtree in a snapshot, which allocates (global reclaim does not).
+	 * Last, so that what it evicts cannot move the sites of the steps after it.
+	 */
+	lv_memcg_reclaim(lv_memcg_root(m), 4);
 	run_sites = fault_inject_stop(); /* the checks below are not the workload's */
 
 	if (lv_check(m, NULL) || lv_node_stat(m, 0, LV_NR_CHARGED) ||
