@@ -329,8 +329,15 @@ static void check_size_levels(struct check *c)
 				unsigned int bit = memcg_level_bit(lruvec->memcg->id);
 				bool set =
 					memcg_level_map(pgdat, l)[bit / 64] & (1ul << (bit % 64));
+				unsigned int w = bit / 64;
 
-				if (set != (l == level))
+				if (set &&
+				    !(memcg_level_summary(pgdat, l)[w / 64] & (1ul << (w % 64))))
+					check_fail(
+						c,
+						"node %d memcg '%s': map %d word %u unsummarised",
+						nid, lruvec->memcg->name, l, w);
+				if (set != (l <= level))
 					check_fail(c,
 						   "node %d memcg '%s': size level %d, map %d %s",
 						   nid, lruvec->memcg->name, level, l,

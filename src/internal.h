@@ -465,9 +465,10 @@ struct pglist_data {
 	 * of CPU slots s, s + LEVEL_STRIPES, ...: their sum over the stripes is the count
 	 * (atomic). memcg_levels: DEF_PRIORITY + 1 bitmaps of MEMCG_MAX_IDS bits
 	 * (memcg_level_map()), bit memcg_level_bit(id) of map l set when memcg id's lruvec on
-	 * this node has size level l (atomic). reclaim_pos (atomic): the bit of the maps
-	 * global reclaim looks at next, moved on by every reclaimer of the node, the kernel's
-	 * shared reclaim cookie.
+	 * this node has size level l or more, each with a summary (memcg_level_summary()) that
+	 * has bit w set while word w of the map is not zero (atomic). reclaim_pos (atomic): the bit
+	 * of the maps global reclaim looks at next, moved on by every reclaimer of the node, the
+	 * kernel's shared reclaim cookie.
 	 */
 	struct level_stripe {
 		long nr[DEF_PRIORITY + 2];
@@ -485,12 +486,20 @@ struct pglist_data {
 	int compact_order_failed;	  /* orders from here on are deferred */
 };
 
-#define MEMCG_LEVEL_WORDS (MEMCG_MAX_IDS / 64)
+#define MEMCG_LEVEL_WORDS   (MEMCG_MAX_IDS / 64)
+#define MEMCG_LEVEL_SUMMARY (MEMCG_LEVEL_WORDS / 64)
+#define MEMCG_LEVEL_STRIDE  (MEMCG_LEVEL_WORDS + MEMCG_LEVEL_SUMMARY)
 
-/* memcg_level_map - @pgdat's bitmap of the memcgs whose lruvec has size level @level. */
+/* memcg_level_map - @pgdat's bitmap of the memcgs whose lruvec has size level @level or more. */
 static inline unsigned long *memcg_level_map(struct pglist_data *pgdat, unsigned int level)
 {
-	return pgdat->memcg_levels + (size_t)(level - 1) * MEMCG_LEVEL_WORDS;
+	return pgdat->memcg_levels + (size_t)(level - 1) * MEMCG_LEVEL_STRIDE;
+}
+
+/* memcg_level_summary - which words of memcg_level_map(@pgdat, @level) are not zero. */
+static inline unsigned long *memcg_level_summary(struct pglist_data *pgdat, unsigned int level)
+{
+	return memcg_level_map(pgdat, level) + MEMCG_LEVEL_WORDS;
 }
 
 /*

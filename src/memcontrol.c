@@ -403,23 +403,20 @@ struct lv_memcg **mem_cgroup_snapshot(struct lv_memcg *top, size_t *nr)
 
 /*
  * find_next_level - from bit @*bit of @pgdat's size level maps on, wrapping, the first memcg
- * of size level @level or more: the maps of those levels or'ed together, 64 bits at a time.
- * Return: how many bits come before it, @*bit set to it; @left when there is none among the
- * next @left.
+ * of size level @level or more: its map read a word at a time, the words that are zero
+ * skipped through the map's summary, 64 at a time. Return: how many bits come before it,
+ * @*bit set to it; @left when there is none among the next @left.
  */
 static unsigned int find_next_level(struct pglist_data *pgdat, unsigned int level,
 				    unsigned int *bit, unsigned int left)
 {
+	const unsigned long *map = memcg_level_map(pgdat, level);
+	const unsigned long *sum = memcg_level_summary(pgdat, level);
 	unsigned int n = 0, i = *bit;
 
 	while (n < left) {
-		unsigned int span = 64 - i % 64;
-		unsigned long word = 0;
-
-		for (unsigned int l = level; l <= DEF_PRIORITY + 1; l++)
-			word |= __atomic_load_n(&memcg_level_map(pgdat, l)[i / 64],
-						__ATOMIC_RELAXED);
-		word >>= i % 64;
+		unsigned long word = __atomic_load_n(&map[i / 64], __ATOMIC_RELAXED) >> (i % 64);
+		unsigned int w, skip = 0;
 
 		if (word) {
 			unsigned int d = (unsigned int)__builtin_ctzl(word);
@@ -429,8 +426,22 @@ static unsigned int find_next_level(struct pglist_data *pgdat, unsigned int leve
 			*bit = i + d;
 			return n + d;
 		}
-		n += span;
-		i = (i + span) % MEMCG_MAX_IDS;
+		n += 64 - i % 64;
+		/* The next word the summary says is not zero, at most a round away. */
+		w = (i / 64 + 1) % MEMCG_LEVEL_WORDS;
+		while (skip < MEMCG_LEVEL_WORDS) {
+			unsigned long s =
+				__atomic_load_n(&sum[w / 64], __ATOMIC_RELAXED) >> (w % 64);
+
+			if (s) {
+				skip += (unsigned int)__builtin_ctzl(s);
+				break;
+			}
+			skip += 64 - w % 64;
+			w = (w + 64 - w % 64) % MEMCG_LEVEL_WORDS;
+		}
+		n += 64 * skip;
+		i = (i / 64 + 1 + skip) % MEMCG_LEVEL_WORDS * 64;
 	}
 	return left;
 }
@@ -444,8 +455,8 @@ static unsigned int find_next_level(struct pglist_data *pgdat, unsigned int leve
  * reads those maps and the id array (written under the memcg mutex, read under RCU), none of
  * the tree's pointers, which a removal unlinks, and visits every memcg alike.
  * @level: the size level a memcg's lruvec on @pgdat needs to be visited (vmscan.c, "Many
- * memcgs"): the ones below it have nothing to scan at this priority and are passed over, 64
- * at a time (find_next_level()).
+ * memcgs"): the ones below it have nothing to scan at this priority and are passed over
+ * (find_next_level()).
  * @left: the positions still to look at in the caller's round (MEMCG_MAX_IDS at its start:
  * every memcg once, unless concurrent callers took some), decremented per position passed.
  * Return: a memcg to css_put() after the visit, or NULL when the round is over.

@@ -856,7 +856,7 @@ int node_init(struct lv_machine *m, int nid)
 	pgdat->swap_slot = calloc(nr_pages, sizeof(*pgdat->swap_slot));
 	if (!pgdat->swap_slot)
 		goto fail;
-	pgdat->memcg_levels = calloc((DEF_PRIORITY + 1) * MEMCG_LEVEL_WORDS, sizeof(long));
+	pgdat->memcg_levels = calloc((DEF_PRIORITY + 1) * MEMCG_LEVEL_STRIDE, sizeof(long));
 	if (!pgdat->memcg_levels)
 		goto fail;
 	if (!m->cfg.metadata_only) {

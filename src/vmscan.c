@@ -91,14 +91,16 @@ struct kswapd {
  * memcgs:
  *
  * - Size levels. Each lruvec has one: 1 + the highest lru_size_order() of its evictable lists
- *   (0: empty). The node counts its lruvecs per level (pgdat->level_stripes) and keeps a bitmap
- *   of memcg ids per level (pgdat->memcg_levels).
+ *   (0: empty). The node counts its lruvecs per level (pgdat->level_stripes) and keeps, per
+ *   level, a bitmap of the memcg ids at that level or above, with a summary of its words that
+ *   are not zero (pgdat->memcg_levels).
  * - The first priority is the highest at which some lruvec of the node can scan a list
  *   (reclaim_first_priority()): the walks skipped would have scanned nothing, anywhere. The
  *   kernel's MGLRU sets its initial priority from the node's size for the same reason.
  * - Global reclaim walks the memcgs from a position per node shared by every reclaimer
  *   (mem_cgroup_reclaim_next(), the kernel's reclaim cookie), looks at priority p only at the
- *   lruvecs of level p + 1 and up (64 a load), and stops once it reclaimed enough, as the
+ *   lruvecs of level p + 1 and up (the summary skips 4,096 others a load), and stops once it
+ *   reclaimed enough, as the
  *   kernel's direct reclaim does with partial walks: the next call goes on from there, so
  *   every memcg takes its turn and no call pins them all.
  *
@@ -132,6 +134,36 @@ static int lruvec_true_level(struct lruvec *lruvec)
 	return level;
 }
 
+/* level_map_set - set @bit of @pgdat's map of level @l, and its word's bit in the summary. */
+static void level_map_set(struct pglist_data *pgdat, int l, unsigned int bit)
+{
+	unsigned int w = bit / 64;
+
+	if (!__atomic_fetch_or(&memcg_level_map(pgdat, l)[w], 1ul << (bit % 64), __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(&memcg_level_summary(pgdat, l)[w / 64], 1ul << (w % 64),
+				  __ATOMIC_SEQ_CST);
+}
+
+/*
+ * level_map_clear - clear @bit of @pgdat's map of level @l, and its word's summary bit if that
+ * emptied the word. A setter that filled the word again meanwhile may have set the summary bit
+ * before we cleared it: the word is read again after, and the bit put back if it is not empty
+ * (all seq_cst: one of us sees the other). A summary bit may so stay set over an empty word,
+ * which costs a look; never the other way round.
+ */
+static void level_map_clear(struct pglist_data *pgdat, int l, unsigned int bit)
+{
+	unsigned long *word = &memcg_level_map(pgdat, l)[bit / 64];
+	unsigned long *sum = &memcg_level_summary(pgdat, l)[bit / 64 / 64];
+	unsigned long sbit = 1ul << (bit / 64 % 64), mask = 1ul << (bit % 64);
+
+	if (__atomic_fetch_and(word, ~mask, __ATOMIC_SEQ_CST) != mask)
+		return;
+	__atomic_fetch_and(sum, ~sbit, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(word, __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(sum, sbit, __ATOMIC_SEQ_CST);
+}
+
 /**
  * lruvec_size_level_update - recompute @lruvec's size level and publish a change to its node
  * ("Many memcgs"): a rise always, a fall only if @lower (reclaim's visits, a reparenting).
@@ -159,14 +191,11 @@ void lruvec_size_level_update(struct lruvec *lruvec, bool lower)
 		__atomic_fetch_add(&stripe->nr[level], 1, __ATOMIC_RELAXED);
 	if (lruvec->memcg) {
 		unsigned int bit = memcg_level_bit(lruvec->memcg->id);
-		unsigned long mask = 1ul << (bit % 64);
 
-		if (lruvec->size_level)
-			__atomic_fetch_and(&memcg_level_map(pgdat, lruvec->size_level)[bit / 64],
-					   ~mask, __ATOMIC_RELAXED);
-		if (level)
-			__atomic_fetch_or(&memcg_level_map(pgdat, level)[bit / 64], mask,
-					  __ATOMIC_RELAXED);
+		for (int l = lruvec->size_level + 1; l <= level; l++)
+			level_map_set(pgdat, l, bit);
+		for (int l = level + 1; l <= lruvec->size_level; l++)
+			level_map_clear(pgdat, l, bit);
 	}
 	__atomic_store_n(&lruvec->size_level, (unsigned char)level, __ATOMIC_RELAXED);
 }
