@@ -1039,9 +1039,10 @@ struct lv_file *lv_file_open(struct lv_machine *m, int fd, uint64_t size);
  * of the end of the file and of the first page cached already, charged to @memcg like the one
  * asked for; the pages after the first are allocated with one reclaim pass at most each, and
  * the run ends at the first that cannot be had (an error there is not the read's). A page read
- * ahead counts in LV_PGPGIN when it is filled, and is marked accessed by its first read. A
- * failed fill of a page read ahead drops that page only: a read that reaches it later, or was
- * waiting for it, reads it again, and only a failure of that read is the read's error.
+ * ahead counts in LV_PGPGIN and LV_FILE_RA when it is filled, and is marked accessed by its
+ * first read. A failed fill of a page read ahead drops that page only: a read that reaches it
+ * later, or was waiting for it, reads it again, and only a failure of that read is the read's
+ * error.
  *
  * Refaults. A miss on a page evicted earlier finds its shadow entry (LV_WORKINGSET_REFAULT).
  * Its refault distance is how far the workingset clock of the memcg that evicted it, on that
@@ -1979,6 +1980,8 @@ enum lv_stat_item {
 	LV_PGSTEAL_ANON,	      /* anon pages reclaimed (in pgsteal too) */
 	LV_SWAP_WRITE_ERROR,	      /* swap-out writes that failed (the folio stayed mapped) */
 	LV_SWAP_READ_ERROR, /* swap-in reads that failed (a fault's: -EIO; read-ahead's) */
+	LV_FILE_RA,	    /* pages lv_file_read() read ahead of a miss (cfg.readahead_pages),
+			       counted when their fill ends; in LV_PGPGIN too */
 	LV_NR_STAT_ITEMS
 };
 
@@ -1986,7 +1989,7 @@ enum lv_stat_item {
  * lv_stat_name - the name of a statistics item.
  * @item: the item.
  *
- * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "swap_read_error");
+ * Return: its vmstat-style name ("nr_inactive_anon", "pgactivate", ..., "file_ra");
  * "?" for a value outside &enum lv_stat_item.
  * Context: any thread; lock-free.
  */

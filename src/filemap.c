@@ -780,7 +780,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 {
 	struct lv_folio *run[LV_MAX_READAHEAD], *counted = NULL;
 	void *shadows[LV_MAX_READAHEAD];
-	long pgpgin = 0;
+	long pgpgin = 0, ahead = 0;
 	unsigned int nrun = 1, inserted;
 	uint64_t failed = 0; /* bit j: the fill of run[j] */
 	struct lv_folio *folio;
@@ -961,13 +961,18 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 			continue;
 		if (!counted)
 			counted = run[j];
-		if (run[j]->pgdat == counted->pgdat)
+		if (run[j]->pgdat == counted->pgdat) {
 			pgpgin += j ? 1 : (long)nr;
-		else
+			ahead += j > 0;
+		} else {
 			folio_count_event(run[j], EV_PGPGIN, 1);
+			folio_count_event(run[j], EV_FILE_RA, 1);
+		}
 	}
 	if (counted)
 		folio_count_event(counted, EV_PGPGIN, pgpgin);
+	if (ahead)
+		folio_count_event(counted, EV_FILE_RA, ahead);
 	for (unsigned int j = 0; j < inserted; j++) {
 		if (failed & (1ull << j))
 			filemap_fill_failed(file, run[j]);

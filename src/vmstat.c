@@ -84,6 +84,7 @@ static const char *const stat_names[LV_NR_STAT_ITEMS] = {
 	[LV_PGSTEAL_ANON] = "pgsteal_anon",
 	[LV_SWAP_WRITE_ERROR] = "swap_write_error",
 	[LV_SWAP_READ_ERROR] = "swap_read_error",
+	[LV_FILE_RA] = "file_ra",
 };
 
 const char *lv_lock_class_name(enum lv_lock_class cls)
@@ -299,6 +300,7 @@ static const enum lru_event item_event[LV_NR_STAT_ITEMS] = {
 	[LV_PGSTEAL_ANON] = EV_PGSTEAL_ANON,
 	[LV_SWAP_WRITE_ERROR] = EV_SWAP_WRITE_ERROR,
 	[LV_SWAP_READ_ERROR] = EV_SWAP_READ_ERROR,
+	[LV_FILE_RA] = EV_FILE_RA,
 };
 
 /* Items kept in the lruvecs' event counters (EV_NR_MLOCK is a count kept the same way). */
@@ -308,7 +310,7 @@ static bool item_is_event(enum lv_stat_item item)
 	       item == LV_PGMIGRATE_FAIL || item == LV_RECLAIM_SKIP_BUSY ||
 	       item == LV_RECLAIM_DRAIN || item == LV_PAGEOUTRUN || item == LV_PGPGIN ||
 	       (item >= LV_NR_MLOCK && item <= LV_THP_SPLIT_PAGE_FAILED) ||
-	       (item >= LV_PSWPIN && item <= LV_SWAP_READ_ERROR && item != LV_NR_SWAP &&
+	       (item >= LV_PSWPIN && item <= LV_FILE_RA && item != LV_NR_SWAP &&
 		item != LV_NR_SWAPCACHE);
 }
 

@@ -1590,6 +1590,9 @@ o = json.loads(open(sys.argv[1]).readline())
 assert o["check"] == "ok" and o["readahead"] == int(sys.argv[2]), o
 v = o["vmstat"]
 assert v["pgpgin"] == 2048 and v["workingset_refault"] == 0, v
+# Each miss reads up to 32 pages: all but about one in 32 of them ahead.
+ra = int(sys.argv[2])
+assert (v["file_ra"] == 0) if ra == 0 else (2048 * (ra - 1) // ra <= v["file_ra"] < 2048), v
 PY
 	py=$?
 	check "readonce --readahead $ra: one pass reads every page in once" test $rc -eq 0 -a $py -eq 0

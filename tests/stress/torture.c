@@ -3670,6 +3670,9 @@ int main(int argc, char **argv)
 	/* A required path: a very short run may not migrate any. */
 	ok(migrated > 0 || opt.duration < 1, "pages migrated during the run (%lu)",
 	   (unsigned long)migrated);
+	/* Every reader starts at page 0 some time, and a miss there is sequential. */
+	ok(!opt.readahead || node_stat_sum(LV_FILE_RA) > 0, "pages read ahead (%lu)",
+	   (unsigned long)node_stat_sum(LV_FILE_RA));
 
 	if (paths_list(memcg, false, unneeded, sizeof(unneeded)))
 		printf("# not required with --thp never:%s\n", unneeded);

@@ -95,6 +95,8 @@ static void test_window(void)
 	is(cached_range(f, 0, RA), RA, "window: ... pages 0..%d", RA - 1);
 	is(lv_memcg_usage(a), RA, "window: all %d charged to the reader's memcg", RA);
 	is(lv_memcg_stat(a, LV_PGPGIN), RA, "window: pgpgin counts every page filled");
+	is(lv_memcg_stat(a, LV_FILE_RA), RA - 1, "window: file_ra counts the %d read ahead",
+	   RA - 1);
 	for (unsigned long i = 1; i < RA; i++)
 		rd1(f, a, i);
 	is(lv_file_cached_pages(f), RA, "window: reads of pages 1..%d hit", RA - 1);
@@ -103,6 +105,7 @@ static void test_window(void)
 
 	is(rd1(f, a, 40), PAGE, "window: read page 40 (page 39 not cached)");
 	ok(cached(f, 40) && !cached(f, 41), "window: a reader that jumped reads one page");
+	is(lv_memcg_stat(a, LV_FILE_RA), 2 * (RA - 1), "window: ... none of it ahead");
 	is(rd1(f, a, 41), PAGE, "window: read page 41 (page 40 cached)");
 	is(cached_range(f, 41, 41 + RA), RA, "window: ... reads ahead from 41");
 

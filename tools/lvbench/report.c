@@ -414,6 +414,7 @@ static const enum lv_stat_item json_vmstat_items[] = {
 	LV_RECLAIM_SKIP_BUSY,
 	LV_RECLAIM_DRAIN,
 	LV_PGPGIN,
+	LV_FILE_RA,
 };
 
 /* json_rounds - the per-round totals of @s as a JSON array. */
