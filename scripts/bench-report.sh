@@ -410,6 +410,11 @@ def compare_lock_rows(node, lru, unit, per):
     if ceil:
         rows.append([f"share of the ceiling ({num(ceil)} {unit}, {num(ceil / node['threads'])} per {per})",
                      f"{100 * node['ceiling_fraction']:.1f} %", f"{100 * lru['ceiling_fraction']:.1f} %"])
+        if "ceiling_min" in node:
+            rows.append([f"the ceiling's spread over its {node['ceiling_rounds']} runs "
+                         "(lowest–highest, CoeffVar)",
+                         f"{num(node['ceiling_min'])}–{num(node['ceiling_max'])} {unit}, "
+                         f"{node['ceiling_coeffvar']:.2f} %", ""])
     rows += [
         ["LRU lock contended/acquired", f"{100 * ln['fraction']:.3f} %",
          f"{100 * ll['fraction']:.3f} %" + less(ln["fraction"], ll["fraction"])],
@@ -475,6 +480,7 @@ def t_readtwice_ceiling(runs):
         ["MB/s per reader, each run"] + [", ".join(num(v, 0) for v in r) for r in rate],
         ["MB/s per reader, median"] + [num(median(r)) for r in rate],
         ["ceiling, MB/s, median"] + [num(median(c)) for c in ceil],
+        ["ceiling, MB/s, lowest–highest"] + [f"{num(min(c))}–{num(max(c))}" for c in ceil],
         ["share of the ceiling, each run"] + [", ".join(f"{v:.1f}" for v in s) + " %" for s in share],
         ["share of the ceiling, median"] + [f"**{median(s):.1f} %**" for s in share],
         ["share of the ceiling, range"] + [f"{min(s):.1f}–{max(s):.1f} %" for s in share],
