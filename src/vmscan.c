@@ -100,9 +100,8 @@ struct kswapd {
  * - Global reclaim walks the memcgs from a position per node shared by every reclaimer
  *   (mem_cgroup_reclaim_next(), the kernel's reclaim cookie), looks at priority p only at the
  *   lruvecs of level p + 1 and up (the summary skips 4,096 others a load), and stops once it
- *   reclaimed enough, as the
- *   kernel's direct reclaim does with partial walks: the next call goes on from there, so
- *   every memcg takes its turn and no call pins them all.
+ *   reclaimed enough, as the kernel's direct reclaim does with partial walks: the next call
+ *   goes on from there, so every memcg takes its turn and no call pins them all.
  *
  * A level rises as soon as a list grows past it (update_lru_size()), so reclaim finds every
  * lruvec it would scan. It falls only when reclaim looks: at an isolation, or a visit that
