@@ -2109,6 +2109,7 @@ static void test_many_memcgs(void)
 	struct lv_config cfg = small_config();
 	static struct lv_memcg *memcgs[NR];
 	static struct lv_file *files[NR];
+	static unsigned int ids[NR];
 	struct pglist_data *pgdat;
 	struct lv_machine *m;
 	unsigned long failed = 0;
@@ -2122,6 +2123,7 @@ static void test_many_memcgs(void)
 
 		snprintf(name, sizeof(name), "t%d", i);
 		memcgs[i] = new_memcg(m, NULL, name);
+		ids[i] = memcgs[i]->id;
 		files[i] = new_file(m, PAGES);
 		failed += read_pages(files[i], memcgs[i], 0, PAGES);
 	}
@@ -2186,6 +2188,19 @@ static void test_many_memcgs(void)
 	}
 	is(failed, 0, "many memcgs: the others removed");
 	is(nr_lruvecs_at_level(pgdat, 6), 0, "many memcgs: no lruvec of level 6 left");
+	/* A removed memcg's id may be given out again: none of its bits may stay behind. */
+	{
+		unsigned long stale = 0;
+
+		for (int i = 0; i < NR; i++)
+			for (unsigned int l = 1; l <= DEF_PRIORITY + 1; l++) {
+				unsigned int bit = memcg_level_bit(ids[i]);
+
+				stale += !!(memcg_level_map(pgdat, l)[bit / 64] &
+					    (1ul << (bit % 64)));
+			}
+		is(stale, 0, "many memcgs: the removed tenants' level bits are all clear");
+	}
 	finish(m, "many memcgs");
 }
 
