@@ -88,6 +88,8 @@ enum lv_lock_backend {
 	LV_BACKEND_FUTEX = 0, /* barging futex lock: flat under oversubscription (default) */
 	LV_BACKEND_MUTEX = 1, /* pthread_mutex_t */
 	LV_BACKEND_SPIN = 2,  /* test-and-test-and-set, yields after 100 spins */
+	/* the futex lock, whose contenders spin first for as long as spinning has paid lately */
+	LV_BACKEND_ADAPTIVE = 3,
 };
 
 /** enum lv_disable_mode - how lv_lru_cache_disable() waits for in-flight adders. */

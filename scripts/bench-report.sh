@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 # Every table, in the order of the document; "kernel" runs only when asked for.
-tables=(readtwice readtwice-c16 readtwice-ceiling readonce readtwice-order readtwice-large
+tables=(readtwice readtwice-c16 readtwice-adaptive readtwice-ceiling readonce readtwice-order readtwice-large
 	batch-policy churn churn-sites scale aim9 aim9-faults numa compact swap reparent usemem page-fault2
 	kernel)
 
@@ -40,9 +40,10 @@ with a line naming the machine, the compiler and the commit measured.
 Tables (NAME):
   readtwice          lvbench compare readtwice                      (what 'make bench' runs)
   readtwice-c16      lvbench compare readtwice --containers 16
+  readtwice-adaptive lvbench compare readtwice --backend adaptive
   readtwice-ceiling  5 x lvbench readtwice, 1 container x 1 reader, --folio-order 0 without
-                     and with readahead, and --folio-order 6, alternately, against the
-                     ceiling (medians)
+                     and with readahead, with readahead on the adaptive lock backend, and
+                     --folio-order 6, alternately, against the ceiling (medians)
   readonce           lvbench compare readonce
   readtwice-order    lvbench compare readtwice --by folio-order (folios of 1, 4, 16 pages)
   readtwice-large    lvbench compare readtwice --by batch-large --folio-order 4
@@ -458,13 +459,17 @@ def t_readtwice_c16(runs):
     return readtwice_like(runs, "readtwice-c16", "readtwice")
 
 
+def t_readtwice_adaptive(runs):
+    return readtwice_like(runs, "readtwice-adaptive", "readtwice")
+
+
 def t_readonce(runs):
     return readtwice_like(runs, "readonce", "readonce")
 
 
 def t_readtwice_ceiling(runs):
     cols = []
-    for kind in ("ra0", "order0", "order6"):
+    for kind in ("ra0", "order0", "adaptive0", "order6"):
         ids = sorted((rid for rid, _ in runs.cmds["readtwice-ceiling"]
                       if rid.startswith(f"{kind}-")), key=lambda r: int(r.split("-")[1]))
         objs = [runs.json("readtwice-ceiling", rid, 1)[0] for rid in ids]
@@ -472,7 +477,7 @@ def t_readtwice_ceiling(runs):
     o = cols[0][0]
     what = (f"{plural(o['containers'], 'container')} × {plural(o['readers'], 'reader')}, "
             f"{o['memory_mib']} MiB, a sparse file of {o['file_size'] / 2**30:g} GiB, "
-            f"{plural(len(cols[0]), 'alternating triple')} of {o['duration_s']:g} s runs")
+            f"{plural(len(cols[0]), 'alternating set')} of four of {o['duration_s']:g} s runs")
     rate = [[x["mb_per_s_reader_mean"] for x in c] for c in cols]
     ceil = [[x["ceiling_mb_per_s"] for x in c] for c in cols]
     share = [[100 * x["ceiling_fraction"] for x in c] for c in cols]
@@ -485,19 +490,22 @@ def t_readtwice_ceiling(runs):
         ["share of the ceiling, median"] + [f"**{median(s):.1f} %**" for s in share],
         ["share of the ceiling, range"] + [f"{min(s):.1f}–{max(s):.1f} %" for s in share],
     ]
-    s0, mib = hwm_share(cols[0] + cols[1] + cols[2])
-    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{s0:.1f} % (the largest of all runs)", "", ""])
+    s0, mib = hwm_share(cols[0] + cols[1] + cols[2] + cols[3])
+    rows.append([f"VmHWM, share of the configured {mib} MiB", f"{s0:.1f} % (the largest of all runs)", "", "", ""])
     ra = cols[1][0]["readahead"]
     lines = [shape_line(o, what) + ".", ""]
     lines += table(["", "one page per folio, no readahead (`--readahead 0`)",
-                    f"one page per folio, reading {ra} pages ahead", "64-page folios (`--folio-order 6`)"],
+                    f"one page per folio, reading {ra} pages ahead",
+                    f"the same on the adaptive lock backend (`--backend adaptive`)",
+                    "64-page folios (`--folio-order 6`)"],
                    rows)
     lines += ["", goal("one page per folio (reading ahead) at 65 % of the ceiling or more (median)",
                        median(share[1]) >= 65),
+              "", goal("the same on the adaptive lock backend (median)", median(share[2]) >= 65),
               "", goal("64-page folios at 60 % of the ceiling or more (median)",
-                       median(share[2]) >= 60)]
+                       median(share[3]) >= 60)]
     # One command per column is enough to show: the runs repeat them.
-    cmds = runs.commands("readtwice-ceiling", {"ra0-1", "order0-1", "order6-1"})
+    cmds = runs.commands("readtwice-ceiling", {"ra0-1", "order0-1", "adaptive0-1", "order6-1"})
     return lines, [f"{c}    # x {len(cols[0])}" for c in cmds]
 
 
@@ -1237,6 +1245,7 @@ def headline(runs):
 RENDER = {
     "readtwice": t_readtwice,
     "readtwice-c16": t_readtwice_c16,
+    "readtwice-adaptive": t_readtwice_adaptive,
     "readtwice-ceiling": t_readtwice_ceiling,
     "readonce": t_readonce,
     "readtwice-order": t_readtwice_order,
@@ -1429,6 +1438,9 @@ plan() {
 	case $1 in
 	readtwice) add "$1" compare "$lv" compare readtwice "${q_rt[@]}" --json ;;
 	readtwice-c16) add "$1" compare "$lv" compare readtwice --containers 16 "${q_rt[@]}" --json ;;
+	readtwice-adaptive)
+		add "$1" compare "$lv" compare readtwice --backend adaptive "${q_rt[@]}" --json
+		;;
 	readonce) add "$1" compare "$lv" compare readonce "${q_rt[@]}" --json ;;
 	readtwice-order) add "$1" compare "$lv" compare readtwice --by folio-order "${q_rt[@]}" --json ;;
 	readtwice-large)
@@ -1447,6 +1459,8 @@ plan() {
 				--folio-order 0 --readahead 0 --json
 			add "$1" "order0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
 				--folio-order 0 --json
+			add "$1" "adaptive0-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
+				--folio-order 0 --backend adaptive --json
 			add "$1" "order6-$i" "$lv" readtwice --containers 1 --readers 1 "${q_1x1[@]}" \
 				--folio-order 6 --json
 		done

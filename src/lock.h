@@ -53,6 +53,15 @@ struct lv_lock {
 	};
 	uint8_t backend; /* enum lv_lock_backend: set at init, never changed */
 	uint8_t cls;	 /* enum lv_lock_class: set at init, never changed */
+	/*
+	 * The adaptive backend's spin (lock.c, "Spinning"). @spinner: atomic, 1 while a
+	 * contender spins. @spin_probe and @spin_ns: written by the holder only (relaxed
+	 * stores), read racily by contenders: how many contentions slept since the last probe
+	 * while @spin_ns was 0, and how long a contender spins before it sleeps, in ns.
+	 */
+	uint8_t spinner;
+	uint8_t spin_probe;
+	uint32_t spin_ns;
 	/* Set at init, never changed: the machine's call-site table, NULL to record no sites. */
 	struct lock_site_table *sites;
 	/* Statistics: written by the holder only (relaxed stores), read racily. */
@@ -117,13 +126,26 @@ bool lv_lock_trylock_inverted(struct lv_lock *l);
 
 /*
  * lv_lock_is_contended - whether a thread is waiting for @l, as spin_is_contended(): a hint for
- * a long holder (compaction's scanner) to let go. One relaxed load. Only the futex backend
- * records waiters (state 2, which may outlast them by one hold); the others answer false.
+ * a long holder (compaction's scanner) to let go. One relaxed load. Only the futex and
+ * adaptive backends record waiters (state 2, which may outlast them by one hold); the others
+ * answer false.
  */
 static inline bool lv_lock_is_contended(const struct lv_lock *l)
 {
-	return l->backend == LV_BACKEND_FUTEX && __atomic_load_n(&l->futex, __ATOMIC_RELAXED) == 2;
+	return (l->backend == LV_BACKEND_FUTEX || l->backend == LV_BACKEND_ADAPTIVE) &&
+	       __atomic_load_n(&l->futex, __ATOMIC_RELAXED) == 2;
 }
+
+/*
+ * The adaptive backend's bounds (lock.c, "Spinning"), in ns: a spin that fails halves the
+ * budget, and one below SPIN_NS_MIN is 0; one that succeeds grows it, up to SPIN_NS_MAX; at 0,
+ * every SPIN_PROBE_EVERY-th contention spins for SPIN_NS_PROBE to see whether spinning pays
+ * again.
+ */
+#define SPIN_NS_MIN	 500u
+#define SPIN_NS_MAX	 16000u
+#define SPIN_NS_PROBE	 800u
+#define SPIN_PROBE_EVERY 32u
 
 /* lv_lock_stat_add - add @l's statistics into @sum (racy read). */
 void lv_lock_stat_add(struct lv_lock_stat *sum, const struct lv_lock *l);

@@ -46,7 +46,7 @@ const char *lv_config_invalid(const struct lv_config *c)
 	if (c->lock_design != LV_LOCK_LRUVEC && c->lock_design != LV_LOCK_NODE)
 		return "lock_design";
 	if (c->lock_backend != LV_BACKEND_FUTEX && c->lock_backend != LV_BACKEND_MUTEX &&
-	    c->lock_backend != LV_BACKEND_SPIN)
+	    c->lock_backend != LV_BACKEND_SPIN && c->lock_backend != LV_BACKEND_ADAPTIVE)
 		return "lock_backend";
 	if (c->batch_size < 1 || c->batch_size > LV_MAX_BATCH)
 		return "batch_size";

@@ -39,7 +39,7 @@
  * diagnosis instead of hanging it.
  *
  * Usage: torture [--seed N] [--duration S] [--threads T] [--lock lruvec|node|nomemcg]
- *                [--backend futex|mutex|spin] [--disable sweep|rcu|rcu-expedited]
+ *                [--backend futex|mutex|spin|adaptive] [--disable sweep|rcu|rcu-expedited]
  *                [--batch B] [--containers C] [--slots S] [--folio-order N] [--wait S]
  *                [--protocol pin|v1] [--thp always|madvise|never]
  *                [--thp-defrag always|madvise|defer|never] [--watchdog S]
@@ -3138,6 +3138,8 @@ static int parse_args(int argc, char **argv)
 				opt.backend = LV_BACKEND_MUTEX;
 			else if (!strcmp(optarg, "spin"))
 				opt.backend = LV_BACKEND_SPIN;
+			else if (!strcmp(optarg, "adaptive"))
+				opt.backend = LV_BACKEND_ADAPTIVE;
 			else
 				return -1;
 			break;
@@ -3407,15 +3409,16 @@ int main(int argc, char **argv)
 	int err;
 
 	if (parse_args(argc, argv)) {
-		fprintf(stderr, "usage: torture [--seed N] [--duration S] [--threads T] "
-				"[--lock lruvec|node|nomemcg] [--backend futex|mutex|spin] "
-				"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
-				"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
-				"[--thp always|madvise|never] "
-				"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
-				"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
-				"[--scan-cost locked|vmstat] "
-				"[--batch-policy arrival|sorted|per-lruvec] [--readahead PAGES]\n");
+		fprintf(stderr,
+			"usage: torture [--seed N] [--duration S] [--threads T] "
+			"[--lock lruvec|node|nomemcg] [--backend futex|mutex|spin|adaptive] "
+			"[--disable sweep|rcu|rcu-expedited] [--batch B] [--containers C] "
+			"[--slots S] [--folio-order N] [--wait S] [--protocol pin|v1] "
+			"[--thp always|madvise|never] "
+			"[--thp-defrag always|madvise|defer|never] [--watchdog S] "
+			"[--swappiness 0..200] [--page-cluster 1..5] [--batch-large] "
+			"[--scan-cost locked|vmstat] "
+			"[--batch-policy arrival|sorted|per-lruvec] [--readahead PAGES]\n");
 		return 2;
 	}
 	/* Before the machine: its kswapd and kcompactd threads' locks are watched too. */

@@ -35,12 +35,12 @@ export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 # More threads than the 2 cores in every run: the oversubscribed case is the normal one.
 configs=(
 	"--lock lruvec --threads 8 --folio-order 4 --thp always --batch-large --batch-policy per-lruvec"
-	"--lock node --threads 8 --swappiness 200 --page-cluster 1 --batch-policy sorted --readahead 32"
+	"--lock node --threads 8 --backend adaptive --swappiness 200 --page-cluster 1 --batch-policy sorted --readahead 32"
 	"--lock nomemcg --threads 8 --thp always --thp-defrag always --readahead 8"
 	"--lock lruvec --threads 6 --disable rcu --swappiness 0 --batch-policy sorted --readahead 64"
 	"--lock lruvec --threads 16 --backend spin --page-cluster 5 --scan-cost vmstat --batch-policy per-lruvec"
 	"--lock node --threads 8 --backend mutex --batch 15 --thp-defrag defer --swappiness 100 --batch-policy per-lruvec"
-	"--lock lruvec --threads 4 --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
+	"--lock lruvec --threads 4 --backend adaptive --batch 1 --slots 7 --disable rcu-expedited --folio-order 2"
 )
 
 if [ -n "${TORTURE_LIST:-}" ]; then

@@ -342,9 +342,10 @@ static void test_backends(void)
 		const char *name;
 	} backends[] = { { LV_BACKEND_FUTEX, "futex" },
 			 { LV_BACKEND_MUTEX, "mutex" },
-			 { LV_BACKEND_SPIN, "spin" } };
+			 { LV_BACKEND_SPIN, "spin" },
+			 { LV_BACKEND_ADAPTIVE, "adaptive" } };
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		struct lv_config cfg = small_config();
 		struct lv_machine *m;
 		struct lv_memcg *a, *b;

@@ -21,9 +21,11 @@
 #include <unistd.h>
 
 const char *const lvb_lock_names[] = { [LV_LOCK_LRUVEC] = "lruvec", [LV_LOCK_NODE] = "node", NULL };
-const char *const lvb_backend_names[] = {
-	[LV_BACKEND_FUTEX] = "futex", [LV_BACKEND_MUTEX] = "mutex", [LV_BACKEND_SPIN] = "spin", NULL
-};
+const char *const lvb_backend_names[] = { [LV_BACKEND_FUTEX] = "futex",
+					  [LV_BACKEND_MUTEX] = "mutex",
+					  [LV_BACKEND_SPIN] = "spin",
+					  [LV_BACKEND_ADAPTIVE] = "adaptive",
+					  NULL };
 const char *const lvb_disable_names[] = { [LV_DISABLE_SWEEP] = "sweep",
 					  [LV_DISABLE_RCU] = "rcu",
 					  [LV_DISABLE_RCU_EXPEDITED] = "rcu-expedited",
@@ -165,7 +167,9 @@ static const struct lvb_opt common_opts[] = {
 	  "lru_lock, Linux <= 5.10); compare runs both",
 	  "lruvec" },
 	{ "backend", LVB_OPT_CHOICE, COMMON(backend), 0, 0, lvb_backend_names, "KIND",
-	  "lock implementation: futex, mutex or spin", "futex" },
+	  "lock implementation: futex, mutex, spin or adaptive (futex\n"
+	  "with a spin before the sleep while spinning pays)",
+	  "futex" },
 	{ "disable", LVB_OPT_CHOICE, COMMON(disable), 0, 0, lvb_disable_names, "MODE",
 	  "how lv_lru_cache_disable waits for adders: sweep (lock and\n"
 	  "drain every CPU slot, as v5.17), rcu (a normal RCU grace\n"
