@@ -97,9 +97,9 @@ static void design_neg(struct lv_config *c)
 {
 	c->lock_design = (enum lv_lock_design) - 1;
 }
-static void backend3(struct lv_config *c)
+static void backend4(struct lv_config *c)
 {
-	c->lock_backend = (enum lv_lock_backend)3;
+	c->lock_backend = (enum lv_lock_backend)4;
 }
 static void backend_neg(struct lv_config *c)
 {
@@ -153,7 +153,7 @@ static void test_invalid(void)
 		{ "batch_size 32", batch32 },
 		{ "lock_design 2", design2 },
 		{ "lock_design -1", design_neg },
-		{ "lock_backend 3", backend3 },
+		{ "lock_backend 4", backend4 },
 		{ "lock_backend -1", backend_neg },
 		{ "disable_mode 3", mode3 },
 		{ "disable_mode -1", mode_neg },
