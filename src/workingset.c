@@ -100,26 +100,24 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	struct lv_memcg *eviction_memcg = NULL;
 	long nr = folio_nr_pages(folio);
 	bool file = folio_is_file_lru(folio);
-
-	struct lv_memcg *memcg;
 	bool activated = false;
 
 	if ((unsigned int)nid >= m->cfg.nr_nodes)
 		return false;
-	/* Its memcg may be removed meanwhile: a reference keeps the lruvec for the cost below. */
-	memcg = get_mem_cgroup_from_folio(folio);
-	lruvec = mem_cgroup_lruvec(memcg, folio->pgdat);
+	/*
+	 * The verdict is taken under RCU alone, the folio's memcg read once: a removal may
+	 * re-point the folio meanwhile and free the memcg read only after a grace period. A
+	 * reference is taken only for the cost an activation notes, which takes locks.
+	 */
+	rcu_read_lock();
+	lruvec = mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat);
 	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_REFAULT : EV_WORKINGSET_REFAULT_ANON,
 				  nr);
-
-	rcu_read_lock();
 	if (!mem_cgroup_disabled(m)) {
 		/* The memcg that evicted it may be gone (or its id reused): then no verdict. */
 		eviction_memcg = mem_cgroup_from_id(m, memcgid);
-		if (!eviction_memcg) {
-			rcu_read_unlock();
+		if (!eviction_memcg)
 			goto out;
-		}
 	}
 	eviction_lruvec = mem_cgroup_lruvec(eviction_memcg, m->nodes[nid]);
 	refault = __atomic_load_n(&eviction_lruvec->nonresident_age, __ATOMIC_RELAXED);
@@ -132,7 +130,6 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 		if (file)
 			workingset_size += READ_ONCE(eviction_lruvec->lru_size[LRU_INACTIVE_ANON]);
 	}
-	rcu_read_unlock();
 
 	/* The clock is kept modulo 2^40: the distance is too. */
 	distance = (refault - eviction) & EVICTION_MASK;
@@ -144,11 +141,16 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 				  file ? EV_WORKINGSET_ACTIVATE : EV_WORKINGSET_ACTIVATE_ANON, nr);
 	if (workingset)
 		folio_set_workingset(folio);
-	/* Reclaim was wrong to evict it: that is a cost of its side. */
-	lru_note_cost(lruvec, file, (unsigned long)nr);
 	activated = true;
 out:
-	if (memcg)
-		css_put(memcg);
+	rcu_read_unlock();
+	if (activated) {
+		/* Reclaim was wrong to evict it: that is a cost of its side. */
+		struct lv_memcg *memcg = get_mem_cgroup_from_folio(folio);
+
+		lru_note_cost(mem_cgroup_lruvec(memcg, folio->pgdat), file, (unsigned long)nr);
+		if (memcg)
+			css_put(memcg);
+	}
 	return activated;
 }
