@@ -708,8 +708,9 @@ static unsigned int ra_alloc(struct lv_file *file, struct lv_memcg *memcg, unsig
 			break;
 		folio->mapping = file;
 		folio->index = index + j;
-		folio_set(folio, PG_locked);
-		folio_set(folio, PG_readahead);
+		/* One locked instruction for both: the folio is not yet visible to anyone. */
+		__atomic_fetch_or(&folio->flags, (1ul << PG_locked) | (1ul << PG_readahead),
+				  __ATOMIC_RELEASE);
 		run[j] = folio;
 	}
 	return j;
@@ -780,7 +781,7 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 {
 	struct lv_folio *run[LV_MAX_READAHEAD], *counted = NULL;
 	void *shadows[LV_MAX_READAHEAD];
-	long pgpgin = 0, ahead = 0;
+	long pgpgin = 0, ahead = 0, refaults = 0;
 	unsigned int nrun = 1, inserted;
 	uint64_t failed = 0; /* bit j: the fill of run[j] */
 	struct lv_folio *folio;
@@ -941,10 +942,19 @@ static struct lv_folio *filemap_get_folio(struct lv_file *file, struct memcg_gua
 	ra_drop(run, inserted, nrun);
 
 	if (shadow)
-		*activated = workingset_refault(folio, shadow);
-	for (unsigned int j = 1; j < inserted; j++)
-		if (shadows[j])
-			workingset_refault(run[j], shadows[j]);
+		*activated = workingset_refault(folio, shadow, false);
+	/* The run shares one memcg: one count per node, not one atomic per folio. */
+	for (unsigned int j = 1; j < inserted; j++) {
+		if (!shadows[j])
+			continue;
+		workingset_refault(run[j], shadows[j], true);
+		if (run[j]->pgdat == folio->pgdat)
+			refaults++;
+		else
+			folio_count_event(run[j], EV_WORKINGSET_REFAULT, 1);
+	}
+	if (refaults)
+		folio_count_event(folio, EV_WORKINGSET_REFAULT, refaults);
 	for (unsigned int j = 0; j < inserted; j++)
 		folio_add_lru(run[j]);
 	/* Every fill first, then every publication: the run's stores drain together. */
@@ -1066,6 +1076,18 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 		n = (LV_PAGE_SIZE << folio_order(folio)) - in_folio;
 		if (n > len - done)
 			n = len - done;
+		/*
+		 * A sequential reader touches a large folio once per pass, not once per page: count
+		 * the read that starts in its first page (the kernel compares with the previous
+		 * read position instead; we keep no per-reader state). A refault activated on the
+		 * way in is not accessed again by the read that caused it: marked referenced, it
+		 * would rotate on the active list instead of aging (in the kernel, PG_referenced
+		 * on an active folio does not save it from deactivation). Marked before the copy,
+		 * as the kernel's filemap_read() marks: after it, the marking's locked instruction
+		 * would wait for the copy's stores to drain.
+		 */
+		if (in_folio < LV_PAGE_SIZE && !activated && !ra_first_read(folio))
+			lv_folio_mark_accessed(folio);
 		data = lv_folio_data(folio);
 		if (folio_test(folio, PG_hole))
 			folio_zero_pages(folio, (unsigned int)(in_folio / LV_PAGE_SIZE),
@@ -1074,16 +1096,6 @@ long lv_file_read(struct lv_file *file, struct lv_memcg *memcg, void *buf, size_
 			memcpy((char *)buf + done, (char *)data + in_folio, n);
 		else
 			memset((char *)buf + done, 0, n);
-		/*
-		 * A sequential reader touches a large folio once per pass, not once per page: count
-		 * the read that starts in its first page (the kernel compares with the previous
-		 * read position instead; we keep no per-reader state). A refault activated on the
-		 * way in is not accessed again by the read that caused it: marked referenced, it
-		 * would rotate on the active list instead of aging (in the kernel, PG_referenced
-		 * on an active folio does not save it from deactivation).
-		 */
-		if (in_folio < LV_PAGE_SIZE && !activated && !ra_first_read(folio))
-			lv_folio_mark_accessed(folio);
 		lv_folio_put(folio);
 		done += n;
 	}

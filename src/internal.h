@@ -1120,7 +1120,7 @@ void folio_copy_data(struct lv_folio *new, struct lv_folio *old);
 
 /* workingset.c */
 void *workingset_eviction(struct lv_folio *folio);
-bool workingset_refault(struct lv_folio *folio, void *shadow);
+bool workingset_refault(struct lv_folio *folio, void *shadow, bool counted);
 void workingset_age_nonresident(struct lruvec *lruvec, long nr);
 void workingset_activation(struct lv_folio *folio);
 

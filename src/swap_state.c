@@ -399,7 +399,7 @@ static struct lv_folio *read_swap_cache_async(struct lv_mm *mm, swp_entry_t e, b
 		return NULL;
 	}
 	if (shadow)
-		workingset_refault(folio, shadow);
+		workingset_refault(folio, shadow, false);
 	folio_add_lru(folio);
 	rcu_read_lock();
 	ret = swap_readpage(e, lv_folio_data(folio), folio_lruvec(folio));

@@ -81,12 +81,13 @@ void *workingset_eviction(struct lv_folio *folio)
 }
 
 /**
- * workingset_refault - @folio replaces the shadow entry @shadow: activate it if it refaulted
+ * workingset_refault - @folio replaces the shadow entry @shadow: count the refault (unless
+ * @counted: a read-ahead run counts its refaults once) and activate @folio if it refaulted
  * within the workingset.
  * Return: whether it was activated.
  * Context: the folio is new in the page cache and not yet on an LRU (its obj_cgroup is stable).
  */
-bool workingset_refault(struct lv_folio *folio, void *shadow)
+bool workingset_refault(struct lv_folio *folio, void *shadow, bool counted)
 {
 	struct lv_machine *m = folio_machine(folio);
 	unsigned long entry = (unsigned long)shadow >> 1;
@@ -111,8 +112,9 @@ bool workingset_refault(struct lv_folio *folio, void *shadow)
 	 */
 	rcu_read_lock();
 	lruvec = mem_cgroup_lruvec(folio_memcg(folio), folio->pgdat);
-	lruvec_count_event_atomic(lruvec, file ? EV_WORKINGSET_REFAULT : EV_WORKINGSET_REFAULT_ANON,
-				  nr);
+	if (!counted)
+		lruvec_count_event_atomic(
+			lruvec, file ? EV_WORKINGSET_REFAULT : EV_WORKINGSET_REFAULT_ANON, nr);
 	if (!mem_cgroup_disabled(m)) {
 		/* The memcg that evicted it may be gone (or its id reused): then no verdict. */
 		eviction_memcg = mem_cgroup_from_id(m, memcgid);
