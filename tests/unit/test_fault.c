@@ -284,10 +284,19 @@ static void workload(void)
 	owner = memcg ? memcg : lv_memcg_root(m);
 	mm = lv_mm_create(m, owner, 0);
 	expect(mm || errno == ENOMEM, "lv_mm_create: errno %d", errno);
+	/*
+	 * Tree nodes freed by one step go back to the machine's node cache in an RCU callback,
+	 * and whether the next step's node allocations find them there (no site) or reach the
+	 * host allocator (a site) would depend on when the callbacks ran: wait for them after
+	 * every step, so that each run reaches the same sites in the same order.
+	 */
 	if (mm)
 		anon_work(m, mm, ids);
+	rcu_barrier_lv();
 	file_work(m, owner, mm);
+	rcu_barrier_lv();
 	folio_work(m, owner);
+	rcu_barrier_lv();
 	if (mm)
 		lv_mm_destroy(mm);
 	for (int k = 0; k < 2; k++)
@@ -297,8 +306,10 @@ static void workload(void)
 	lv_lru_add_drain_all(m);
 	if (memcg)
 		expect(lv_memcg_remove(memcg) == 0, "lv_memcg_remove failed");
+	rcu_barrier_lv();
 	policy_work();
 	threads_work();
+	rcu_barrier_lv();
 	/*
 	 * Limit reclaim pins its subtree in a snapshot, which allocates (global reclaim does not).
 	 * Last, so that what it evicts cannot move the sites of the steps after it.
