@@ -44,14 +44,14 @@
  * spent a fifth of the reader's time asleep on locks the other had already released. The
  * kernel's waiters spin, and its mutexes spin while the owner runs. We cannot see whether the
  * holder runs, so a contender spins for a budget the lock learns: a spin that took the lock
- * grows it (to twice the wait seen, at most SPIN_NS_MAX), one that ended in a sleep halves it,
- * and below SPIN_NS_MIN it is 0, so that a lock whose holders are preempted (threads
- * outnumbering cores) soon costs no spinning at all; at 0, every SPIN_PROBE_EVERY-th
- * contention spins briefly to learn whether spinning pays again. One contender spins at a
- * time (@spinner), and none while others sleep: a second spinner would wait behind the first,
- * burning a CPU a sleeper's holder may need. The budget is written by the holder only, as the
- * statistics are. Historical note: a fixed 64-iteration spin cost lvbench churn a fifth of its
- * throughput, because its holders are preempted and every contention paid the spin.
+ * grows it (by a quarter, plus twice the wait seen, at most SPIN_NS_MAX), one that ended in a
+ * sleep halves it, and below SPIN_NS_MIN it is 0, so that a lock whose holders are preempted
+ * (threads outnumbering cores) soon costs no spinning at all; at 0, every SPIN_PROBE_EVERY-th
+ * contention spins briefly to learn whether spinning pays again. One contender spins at a time
+ * (@spinner), and none while others sleep: a second spinner would wait behind the first, burning
+ * a CPU a sleeper's holder may need. The budget is written by the holder only, as the statistics
+ * are. Historical note: a fixed 64-iteration spin cost lvbench churn a fifth of its throughput,
+ * because its holders are preempted and every contention paid the spin.
  *
  * Contention by call site. `perf lock contention` names, for each contended acquisition, the
  * function that asked for the lock; so does lv_lock_sites(). The site is a static string

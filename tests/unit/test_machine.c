@@ -223,6 +223,17 @@ static void test_boundaries(void)
 		is(lv_machine_config(m)->nr_cpu_slots, 4096, "4096 slots kept");
 		finish(m, "64-node machine");
 	}
+
+	/* The last backend: the out-of-range table starts one past it. */
+	cfg = small_config();
+	cfg.lock_backend = LV_BACKEND_ADAPTIVE;
+	m = lv_machine_create(&cfg);
+	ok(m != NULL, "lock_backend LV_BACKEND_ADAPTIVE is valid");
+	if (m) {
+		is(lv_machine_config(m)->lock_backend, LV_BACKEND_ADAPTIVE,
+		   "the adaptive backend kept");
+		finish(m, "adaptive machine");
+	}
 }
 
 static void test_config_reflects(void)
